@@ -1,0 +1,136 @@
+// Distance kernels over f32 and int8 vectors of any length: a 16-lane (four accumulator) SIMD
+// main loop, a 4-lane loop, then a scalar tail. Every kernel returns a "distance" where smaller
+// is closer: -dot for Cosine and Dot, squared L2 for Euclid, L1 for Manhattan. Scores are made
+// from it at the API edge (see src/engine/metric.ts).
+
+import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
+
+@inline function hsum(v: v128): f32 {
+  return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) +
+    f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
+}
+
+@inline function hsumi(v: v128): i32 {
+  return i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1) +
+    i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3);
+}
+
+@inline export function dotF32(a: usize, b: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = f32x4.add(s0, f32x4.mul(v128.load(a), v128.load(b)));
+    s1 = f32x4.add(s1, f32x4.mul(v128.load(a, 16), v128.load(b, 16)));
+    s2 = f32x4.add(s2, f32x4.mul(v128.load(a, 32), v128.load(b, 32)));
+    s3 = f32x4.add(s3, f32x4.mul(v128.load(a, 48), v128.load(b, 48)));
+    a += 64; b += 64;
+  }
+  for (; i + 4 <= n; i += 4) {
+    s0 = f32x4.add(s0, f32x4.mul(v128.load(a), v128.load(b)));
+    a += 16; b += 16;
+  }
+  let s = hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+  for (; i < n; i++) {
+    s += load<f32>(a) * load<f32>(b);
+    a += 4; b += 4;
+  }
+  return s;
+}
+
+@inline export function l2F32(a: usize, b: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const d0 = f32x4.sub(v128.load(a), v128.load(b));
+    const d1 = f32x4.sub(v128.load(a, 16), v128.load(b, 16));
+    const d2 = f32x4.sub(v128.load(a, 32), v128.load(b, 32));
+    const d3 = f32x4.sub(v128.load(a, 48), v128.load(b, 48));
+    s0 = f32x4.add(s0, f32x4.mul(d0, d0));
+    s1 = f32x4.add(s1, f32x4.mul(d1, d1));
+    s2 = f32x4.add(s2, f32x4.mul(d2, d2));
+    s3 = f32x4.add(s3, f32x4.mul(d3, d3));
+    a += 64; b += 64;
+  }
+  for (; i + 4 <= n; i += 4) {
+    const d = f32x4.sub(v128.load(a), v128.load(b));
+    s0 = f32x4.add(s0, f32x4.mul(d, d));
+    a += 16; b += 16;
+  }
+  let s = hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+  for (; i < n; i++) {
+    const d = load<f32>(a) - load<f32>(b);
+    s += d * d;
+    a += 4; b += 4;
+  }
+  return s;
+}
+
+@inline export function l1F32(a: usize, b: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
+    s1 = f32x4.add(s1, f32x4.abs(f32x4.sub(v128.load(a, 16), v128.load(b, 16))));
+    s2 = f32x4.add(s2, f32x4.abs(f32x4.sub(v128.load(a, 32), v128.load(b, 32))));
+    s3 = f32x4.add(s3, f32x4.abs(f32x4.sub(v128.load(a, 48), v128.load(b, 48))));
+    a += 64; b += 64;
+  }
+  for (; i + 4 <= n; i += 4) {
+    s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
+    a += 16; b += 16;
+  }
+  let s = hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+  for (; i < n; i++) {
+    s += Mathf.abs(load<f32>(a) - load<f32>(b));
+    a += 4; b += 4;
+  }
+  return s;
+}
+
+/** f32 distance in the metric's "smaller is closer" form. */
+@inline export function distF32(m: i32, a: usize, b: usize, n: i32): f32 {
+  if (m == METRIC_EUCLID) return l2F32(a, b, n);
+  if (m == METRIC_MANHATTAN) return l1F32(a, b, n);
+  return -dotF32(a, b, n);
+}
+
+// int8 kernels: codes are sign-extended to i16 and combined with i32x4.dot_i16x8_s, which
+// multiplies eight i16 pairs and adds neighbours into four i32 lanes, 16 codes per step.
+// `n` must be a multiple of 16 (codeStride), which the code regions guarantee.
+
+@inline export function dotI8(a: usize, b: usize, n: i32): i32 {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const va = v128.load(a), vb = v128.load(b);
+    s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb)));
+    s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb)));
+    a += 16; b += 16;
+  }
+  return hsumi(i32x4.add(s0, s1));
+}
+
+@inline export function l2I8(a: usize, b: usize, n: i32): i32 {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const va = v128.load(a), vb = v128.load(b);
+    const lo = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
+    const hi = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
+    s0 = i32x4.add(s0, i32x4.dot_i16x8_s(lo, lo));
+    s1 = i32x4.add(s1, i32x4.dot_i16x8_s(hi, hi));
+    a += 16; b += 16;
+  }
+  return hsumi(i32x4.add(s0, s1));
+}
+
+@inline export function l1I8(a: usize, b: usize, n: i32): i32 {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const va = v128.load(a), vb = v128.load(b);
+    const lo = i16x8.abs(i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb)));
+    const hi = i16x8.abs(i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb)));
+    s0 = i32x4.add(s0, i32x4.extadd_pairwise_i16x8_s(lo));
+    s1 = i32x4.add(s1, i32x4.extadd_pairwise_i16x8_s(hi));
+    a += 16; b += 16;
+  }
+  return hsumi(i32x4.add(s0, s1));
+}

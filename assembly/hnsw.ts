@@ -1,0 +1,318 @@
+// HNSW graph: insert, re-insert, delete and filtered top-k search over the regions of layout.ts.
+// Distances are "smaller is closer" (see distance.ts). A search reads the query from the
+// `query` region (or its int8 codes) and leaves its answer in outIds/outDist, closest first.
+
+import {
+  EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
+  levelMult, entryPoint, maxLevel, deletedCount, levels, upper, visited, visitTag, quantized,
+  codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
+  setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
+} from "./layout";
+import { distF32, dotF32 } from "./distance";
+import { Heap } from "./heap";
+import { codeDistQuery, encode, encodeQuery, maybeRefit } from "./quantize";
+
+const candidates = new Heap(); // frontier, min-heap by distance
+const results = new Heap();    // best found, max-heap (negated keys)
+const ordered = new Heap();    // neighbour selection input, min-heap by distance
+
+// Per-search settings, set once before a traversal.
+let target: usize = 0;       // f32 vector the distances are measured from
+let useCodes: bool = false;  // measure with int8 codes (query codes) instead of f32
+let allow: usize = 0;        // allow-bitset over offsets, 0 = every offset
+let filtering: bool = false; // some offsets must be kept out of results (filter or deletions)
+let excluded: i32 = -1;      // offset never returned (the node being re-linked)
+
+@inline function targetDist(id: i32): f32 {
+  if (useCodes) return codeDistQuery(id);
+  return distF32(metric, target, vecPtr(id), stride);
+}
+
+@inline function pairDist(a: i32, b: i32): f32 {
+  return distF32(metric, vecPtr(a), vecPtr(b), stride);
+}
+
+@inline function accepted(id: i32): bool {
+  if (id == excluded) return false;
+  if (!filtering) return true;
+  return !isDeleted(id) && (allow == 0 || bitSet(allow, id));
+}
+
+function newVisit(): void {
+  let tag = visitTag + 1;
+  if (tag == 0) {
+    memory.fill(visited, 0, <usize>capacity << 2);
+    tag = 1;
+  }
+  setVisitTag(tag);
+}
+
+/** Marks `id` visited; false if it already was. */
+@inline function visit(id: i32): bool {
+  const p = visited + (<usize>id << 2);
+  if (load<u32>(p) == visitTag) return false;
+  store<u32>(p, visitTag);
+  return true;
+}
+
+let greedyDist: f32 = 0;
+
+/** Descends one upper level greedily from `cur`; `greedyDist` holds cur's distance in and out. */
+function greedy(cur: i32, level: i32): i32 {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    const l = linksAt(cur, level);
+    const n = <i32>load<u32>(l);
+    for (let j = 0; j < n; j++) {
+      const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
+      const d = targetDist(c);
+      if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
+    }
+  }
+  return cur;
+}
+
+/** Beam search of one level; leaves up to `ef` accepted nodes in `results`. */
+function searchLayer(ep: i32, epDist: f32, ef: i32, level: i32): void {
+  newVisit();
+  candidates.clear();
+  results.clear();
+  visit(ep);
+  candidates.push(epDist, ep);
+  if (accepted(ep)) results.push(-epDist, ep);
+  let bound: f32 = results.size > 0 ? epDist : Infinity;
+  while (candidates.size > 0) {
+    const cd = candidates.topKey();
+    if (cd > bound && (results.size >= ef || !filtering)) break;
+    const c = candidates.topId();
+    candidates.pop();
+    const l = linksAt(c, level);
+    const n = <i32>load<u32>(l);
+    for (let j = 0; j < n; j++) {
+      const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
+      if (!visit(nb)) continue;
+      const d = targetDist(nb);
+      if (results.size < ef || d < bound) {
+        candidates.push(d, nb);
+        if (accepted(nb)) {
+          results.push(-d, nb);
+          if (results.size > ef) results.pop();
+          bound = -results.topKey();
+        }
+      }
+    }
+  }
+}
+
+let firstId: i32 = -1;
+let firstDist: f32 = 0;
+
+/**
+ * Neighbour selection heuristic: takes candidates from `ordered` closest first and keeps one
+ * only if it is closer to the base than to every node already kept, so links spread out in
+ * different directions. Writes at most `maxSel` ids to `out`; returns how many.
+ */
+function selectNeighbors(out: usize, maxSel: i32): i32 {
+  let kept = 0;
+  firstId = -1;
+  while (ordered.size > 0 && kept < maxSel) {
+    const d = ordered.topKey();
+    const c = ordered.topId();
+    ordered.pop();
+    if (firstId < 0) { firstId = c; firstDist = d; }
+    let good = true;
+    for (let j = 0; j < kept; j++) {
+      if (pairDist(c, <i32>load<u32>(out + (<usize>j << 2))) < d) { good = false; break; }
+    }
+    if (good) store<u32>(out + (<usize>(kept++) << 2), c);
+  }
+  ordered.clear();
+  return kept;
+}
+
+/** Adds the edge n -> id at `level`, pruning n's list with the heuristic when it is full. */
+function addLink(n: i32, id: i32, level: i32): void {
+  const cap = level == 0 ? M0 : M;
+  const l = linksAt(n, level);
+  const cnt = <i32>load<u32>(l);
+  for (let j = 0; j < cnt; j++) if (<i32>load<u32>(l + 4 + (<usize>j << 2)) == id) return;
+  if (cnt < cap) {
+    store<u32>(l + 4 + (<usize>cnt << 2), id);
+    store<u32>(l, cnt + 1);
+    return;
+  }
+  ordered.push(pairDist(n, id), id);
+  for (let j = 0; j < cnt; j++) {
+    const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
+    ordered.push(pairDist(n, c), c);
+  }
+  store<u32>(l, selectNeighbors(l + 4, cap));
+}
+
+/** Links offset `id` (vector already stored) into levels min(level, maxLevel) .. 0. */
+function connect(id: i32, level: i32): void {
+  target = vecPtr(id);
+  useCodes = false;
+  allow = 0;
+  filtering = false;
+  excluded = id;
+  let cur = entryPoint;
+  greedyDist = targetDist(cur);
+  for (let l = maxLevel; l > level; l--) cur = greedy(cur, l);
+  for (let l = min(level, maxLevel); l >= 0; l--) {
+    searchLayer(cur, greedyDist, efConstruct, l);
+    while (results.size > 0) {
+      ordered.push(-results.topKey(), results.topId());
+      results.pop();
+    }
+    const own = linksAt(id, l);
+    const kept = selectNeighbors(own + 4, M);
+    store<u32>(own, kept);
+    // The closest candidate enters the next level down; read it before addLink reuses firstId.
+    if (firstId >= 0) { cur = firstId; greedyDist = firstDist; }
+    for (let j = 0; j < kept; j++) addLink(<i32>load<u32>(own + 4 + (<usize>j << 2)), id, l);
+  }
+  excluded = -1;
+}
+
+function normalizeInPlace(p: usize): void {
+  const norm = Mathf.sqrt(dotF32(p, p, stride));
+  if (norm == 0) return;
+  const inv = f32x4.splat(1 / norm);
+  for (let i = 0; i < stride; i += 4) {
+    const q = p + (<usize>i << 2);
+    v128.store(q, f32x4.mul(v128.load(q), inv));
+  }
+}
+
+/** Inserts (or re-inserts) the vector in the query region at offset `id`. */
+export function insert(id: i32): void {
+  if (id >= capacity) reserve(max(id + 1, max(capacity * 2, 1024)));
+  const v = vecPtr(id);
+  memory.copy(v, query, <usize>stride << 2);
+  if (metric == METRIC_COSINE) normalizeInPlace(v);
+  if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+  if (isDeleted(id)) {
+    setDeletedBit(id, false);
+    setDeletedCount(deletedCount - 1);
+  }
+  if (id >= count) setCount(id + 1);
+  let level = <i32>load<u8>(levels + <usize>id);
+  if (level == EMPTY) {
+    level = min(<i32>Math.floor(-Math.log(nextUnit()) * levelMult), MAX_LEVEL);
+    store<u8>(levels + <usize>id, <u8>level);
+    store<u32>(linksAt(id, 0), 0);
+    if (level > 0) {
+      const bytes = <usize>level * <usize>(M + 1) * 4;
+      const block = heap.alloc(bytes);
+      memory.fill(block, 0, bytes);
+      store<u32>(upper + (<usize>id << 2), block);
+    }
+    if (entryPoint < 0) setEntry(id, level);
+    else {
+      connect(id, level);
+      if (level > maxLevel) setEntry(id, level);
+    }
+  } else if (count > 1) {
+    connect(id, level);
+  }
+  maybeRefit();
+}
+
+/** Marks `id` deleted: it keeps routing searches but is never returned. */
+export function remove(id: i32): bool {
+  if (id >= count || load<u8>(levels + <usize>id) == EMPTY || isDeleted(id)) return false;
+  setDeletedBit(id, true);
+  setDeletedCount(deletedCount + 1);
+  return true;
+}
+
+export function contains(id: i32): bool {
+  return id < count && load<u8>(levels + <usize>id) != EMPTY && !isDeleted(id);
+}
+
+export function liveCount(): i32 {
+  let n = 0;
+  for (let id = 0; id < count; id++) if (load<u8>(levels + <usize>id) != EMPTY) n++;
+  return n - deletedCount;
+}
+
+/** Number of offsets set in `bits` that are live (the allowed set's cardinality). */
+export function allowedCount(bits: usize): i32 {
+  let n = 0;
+  for (let id = 0; id < count; id++) {
+    if (bitSet(bits, id) && load<u8>(levels + <usize>id) != EMPTY && !isDeleted(id)) n++;
+  }
+  return n;
+}
+
+function prepareQuery(codes: bool, bits: usize): void {
+  if (metric == METRIC_COSINE) normalizeInPlace(query);
+  target = query;
+  useCodes = codes && quantized;
+  if (useCodes) encodeQuery(query);
+  allow = bits;
+  filtering = bits != 0 || deletedCount > 0;
+  excluded = -1;
+}
+
+/** Keeps the `keep` best of `results` by exact f32 distance (rescoring of int8 candidates). */
+function rescore(keep: i32): void {
+  while (results.size > 0) {
+    const id = results.topId();
+    ordered.push(-distF32(metric, query, vecPtr(id), stride), id);
+    results.pop();
+  }
+  while (ordered.size > 0) {
+    results.push(ordered.topKey(), ordered.topId());
+    if (results.size > keep) results.pop();
+    ordered.pop();
+  }
+}
+
+/** Moves `results` to outIds/outDist, closest first; returns the count. */
+function emit(k: i32): i32 {
+  while (results.size > k) results.pop();
+  const n = results.size;
+  ensureOut(max(n, 1));
+  for (let i = n - 1; i >= 0; i--) {
+    store<u32>(outIds + (<usize>i << 2), results.topId());
+    store<f32>(outDist + (<usize>i << 2), -results.topKey());
+    results.pop();
+  }
+  return n;
+}
+
+/**
+ * Top-k search of the query region. `bits` is an allow-bitset (0 = all); `codes` searches the
+ * int8 codes (when quantized), `candidatesK` of them are then rescored with f32 when `rescoreOn`.
+ */
+export function search(k: i32, ef: i32, bits: usize, exact: bool, codes: bool, rescoreOn: bool, candidatesK: i32): i32 {
+  prepareQuery(codes, bits);
+  results.clear();
+  const pool = useCodes && rescoreOn ? max(candidatesK, k) : k;
+  if (exact) {
+    for (let id = 0; id < count; id++) {
+      if (load<u8>(levels + <usize>id) == EMPTY || !accepted(id)) continue;
+      const d = targetDist(id);
+      if (results.size < pool) results.push(-d, id);
+      else if (d < -results.topKey()) { results.pop(); results.push(-d, id); }
+    }
+  } else if (entryPoint >= 0) {
+    let cur = entryPoint;
+    greedyDist = targetDist(cur);
+    for (let l = maxLevel; l > 0; l--) cur = greedy(cur, l);
+    searchLayer(cur, greedyDist, max(ef, pool), 0);
+    while (results.size > pool) results.pop();
+  }
+  if (useCodes && rescoreOn) rescore(k);
+  return emit(k);
+}
+
+/** The stored vector's f32 distance between two offsets (for tests of the stored form). */
+export function distanceBetween(a: i32, b: i32): f32 {
+  return pairDist(a, b);
+}
+
+export function dimension(): i32 { return dim; }

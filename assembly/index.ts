@@ -1,0 +1,51 @@
+// The engine's exported surface. The host (src/engine/) owns offsets and talks in pointers:
+// it writes a vector to queryPtr(), calls insert/search, and reads outIdsPtr()/outDistPtr().
+
+import {
+  setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
+  deletedCount, quantized, quantile, metric, M, efConstruct, vecPtr as vecAt, reserve as reserveOffsets,
+} from "./layout";
+import { distF32, dotI8, l1I8, l2I8 } from "./distance";
+import { enableQuantization } from "./quantize";
+
+export { insert, remove, contains, liveCount, allowedCount, search, distanceBetween, dimension } from "./hnsw";
+export { serializedSize, serialize, deserialize } from "./persist";
+export { enableQuantization };
+
+export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32): void {
+  setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32));
+}
+
+export function reserve(n: i32): void { reserveOffsets(n); }
+
+export function alloc(bytes: usize): usize { return heap.alloc(bytes); }
+export function free(ptr: usize): void { heap.free(ptr); }
+
+export function queryPtr(): usize { return query; }
+export function outIdsPtr(): usize { return outIds; }
+export function outDistPtr(): usize { return outDist; }
+export function vecPtr(id: i32): usize { return vecAt(id); }
+export function vecStride(): i32 { return stride; }
+export function offsetCount(): i32 { return count; }
+export function offsetCapacity(): i32 { return capacity; }
+export function entry(): i32 { return entryPoint; }
+export function topLevel(): i32 { return maxLevel; }
+export function deletedOffsets(): i32 { return deletedCount; }
+export function isQuantized(): bool { return quantized; }
+export function codeBytes(): i32 { return codeStride; }
+export function indexMetric(): i32 { return metric; }
+export function indexM(): i32 { return M; }
+export function indexEfConstruct(): i32 { return efConstruct; }
+export function indexQuantile(): f32 { return quantile; }
+
+/** Raw f32 kernel over two host buffers of `n` floats (the metric's smaller-is-closer form). */
+export function kernelF32(metric: i32, a: usize, b: usize, n: i32): f32 {
+  return distF32(metric, a, b, n);
+}
+
+/** Raw int8 kernel over two host buffers of `n` codes (n a multiple of 16): 0 dot, 1 L2², 2 L1. */
+export function kernelI8(kind: i32, a: usize, b: usize, n: i32): i32 {
+  if (kind == 0) return dotI8(a, b, n);
+  if (kind == 1) return l2I8(a, b, n);
+  return l1I8(a, b, n);
+}

@@ -1,0 +1,182 @@
+// The engine's state: one index per WebAssembly instance, kept in module globals and in flat
+// regions of linear memory obtained from the TLSF heap. Nothing here is a managed object, so the
+// hot loops never allocate and never touch a garbage collector.
+//
+// Memory layout (n = capacity in offsets, offsets are the shard's dense internal point numbers):
+//
+//   vecs      f32[n * stride]          stride = dim rounded up to a multiple of 4, padded with 0.
+//                                      Cosine vectors are stored normalised.
+//   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
+//                                      rounded up to 16, padded with code 0.
+//   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
+//   levels    u8 [n]                   top HNSW level of each offset; EMPTY (255) = never inserted.
+//   links0    u32[n * (M0 + 1)]        level-0 adjacency, fixed width: [count, id_0 .. id_{M0-1}].
+//   upper     u32[n]                   pointer to the node's upper-level block, 0 if level is 0.
+//             block: u32[level * (M + 1)], level l (1..level) at (l - 1) * (M + 1): [count, ids].
+//   deleted   u32[ceil(n / 32)]        bitset of deleted offsets (kept in the graph for routing,
+//                                      never returned).
+//   visited   u32[n]                   visit tags; a search owns tag `visitTag`, so resetting the
+//                                      visited set is one increment (cleared only on wrap-around).
+//
+// Scratch regions, sized by dim and by the largest ef seen: the query (f32[stride], its codes
+// i8[codeStride]), the result buffers (outIds u32[k], outDist f32[k]) and three binary heaps.
+
+export const EMPTY: u8 = 255;
+export const MAX_LEVEL: i32 = 16;
+
+export const METRIC_COSINE: i32 = 0;
+export const METRIC_DOT: i32 = 1;
+export const METRIC_EUCLID: i32 = 2;
+export const METRIC_MANHATTAN: i32 = 3;
+
+// Index parameters.
+export let dim: i32 = 0;
+export let stride: i32 = 0;
+export let metric: i32 = 0;
+export let M: i32 = 16;
+export let M0: i32 = 32;
+export let efConstruct: i32 = 100;
+export let levelMult: f64 = 0;
+
+// Graph state.
+export let capacity: i32 = 0;
+export let count: i32 = 0; // one past the highest offset ever inserted
+export let entryPoint: i32 = -1;
+export let maxLevel: i32 = -1;
+export let deletedCount: i32 = 0;
+export let rng: u64 = 0x9e3779b97f4a7c15;
+
+// Regions.
+export let vecs: usize = 0;
+export let levels: usize = 0;
+export let links0: usize = 0;
+export let upper: usize = 0;
+export let deleted: usize = 0;
+export let visited: usize = 0;
+export let visitTag: u32 = 0;
+
+// Quantization state (codes live only while `quantized` is true).
+export let quantized: bool = false;
+export let quantile: f32 = 1;
+export let codeStride: i32 = 0;
+export let codes: usize = 0;
+export let codeCorr: usize = 0;
+export let qAlpha: f32 = 1; // value = qAlpha * code + qOffset
+export let qOffset: f32 = 0;
+export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = never
+
+// Scratch.
+export let query: usize = 0;
+export let queryCodes: usize = 0;
+export let queryCorr: f32 = 0;
+export let outIds: usize = 0;
+export let outDist: usize = 0;
+export let outCap: i32 = 0;
+
+export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64): void {
+  dim = d;
+  stride = (d + 3) & ~3;
+  codeStride = (d + 15) & ~15;
+  metric = mm;
+  M = max(m, 2);
+  M0 = M * 2;
+  efConstruct = max(efc, 1);
+  levelMult = 1.0 / Math.log(<f64>M);
+  rng = seed ^ 0x9e3779b97f4a7c15;
+  query = heap.alloc(<usize>stride << 2);
+  memory.fill(query, 0, <usize>stride << 2);
+  queryCodes = heap.alloc(<usize>codeStride);
+  memory.fill(queryCodes, 0, <usize>codeStride);
+}
+
+export function setCount(c: i32): void { count = c; }
+export function setEntry(e: i32, l: i32): void { entryPoint = e; maxLevel = l; }
+export function setDeletedCount(c: i32): void { deletedCount = c; }
+export function setVisitTag(t: u32): void { visitTag = t; }
+export function setRng(r: u64): void { rng = r; }
+export function setQuantState(on: bool, q: f32, a: f32, o: f32, t: i32): void {
+  quantized = on; quantile = q; qAlpha = a; qOffset = o; trainedAt = t;
+}
+export function setQueryCorr(c: f32): void { queryCorr = c; }
+
+/** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
+function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {
+  const p = ptr == 0 ? heap.alloc(newBytes) : heap.realloc(ptr, newBytes);
+  memory.fill(p + oldBytes, fill, newBytes - oldBytes);
+  return p;
+}
+
+/** Makes room for offsets [0, n). Regions keep their contents; new slots are empty. */
+export function reserve(n: i32): void {
+  if (n <= capacity) return;
+  const old = <usize>capacity;
+  const cap = <usize>n;
+  vecs = grow(vecs, old * stride * 4, cap * stride * 4, 0);
+  levels = grow(levels, old, cap, EMPTY);
+  links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
+  upper = grow(upper, old * 4, cap * 4, 0);
+  deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
+  visited = grow(visited, old * 4, cap * 4, 0);
+  if (quantized) {
+    codes = grow(codes, old * codeStride, cap * codeStride, 0);
+    codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
+  }
+  capacity = n;
+}
+
+/** Allocates the code regions for the current capacity (first training). */
+export function reserveCodes(): void {
+  if (codes != 0) return;
+  const cap = <usize>capacity;
+  codes = grow(0, 0, cap * codeStride, 0);
+  codeCorr = grow(0, 0, cap * 4, 0);
+}
+
+export function ensureOut(k: i32): void {
+  if (k <= outCap) return;
+  outIds = outIds == 0 ? heap.alloc(<usize>k << 2) : heap.realloc(outIds, <usize>k << 2);
+  outDist = outDist == 0 ? heap.alloc(<usize>k << 2) : heap.realloc(outDist, <usize>k << 2);
+  outCap = k;
+}
+
+@inline export function vecPtr(id: i32): usize {
+  return vecs + ((<usize>id * <usize>stride) << 2);
+}
+
+@inline export function codePtr(id: i32): usize {
+  return codes + <usize>id * <usize>codeStride;
+}
+
+@inline export function linksAt(id: i32, level: i32): usize {
+  if (level == 0) return links0 + <usize>id * <usize>(M0 + 1) * 4;
+  return <usize>load<u32>(upper + (<usize>id << 2)) + <usize>(level - 1) * <usize>(M + 1) * 4;
+}
+
+@inline export function isDeleted(id: i32): bool {
+  return (load<u32>(deleted + ((<usize>id >> 5) << 2)) & (1 << (id & 31))) != 0;
+}
+
+@inline export function bitSet(bits: usize, id: i32): bool {
+  return (load<u32>(bits + ((<usize>id >> 5) << 2)) & (1 << (id & 31))) != 0;
+}
+
+export function setDeletedBit(id: i32, on: bool): void {
+  const p = deleted + ((<usize>id >> 5) << 2);
+  const mask: u32 = 1 << (id & 31);
+  const word = load<u32>(p);
+  store<u32>(p, on ? word | mask : word & ~mask);
+}
+
+/** splitmix64: a small deterministic generator, so an index built twice is the same graph. */
+export function nextRandom(): u64 {
+  rng += 0x9e3779b97f4a7c15;
+  let z = rng;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+  return z ^ (z >> 31);
+}
+
+/** Uniform in (0, 1]. */
+export function nextUnit(): f64 {
+  return (<f64>(nextRandom() >> 11) + 1.0) / 9007199254740992.0;
+}

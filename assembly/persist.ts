@@ -1,0 +1,125 @@
+// Serialised index: a little-endian byte image, header then regions cut to `count` offsets.
+//
+//   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
+//           maxLevel, deletedCount, quantized, quantile (f32 bits), qAlpha (f32), qOffset (f32),
+//           trainedAt, rng low, rng high, visit-free padding word
+//   levels  u8[count], padded to 4 bytes
+//   links0  u32[count * (M0 + 1)]
+//   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
+//   deleted u32[ceil(count / 32)]
+//   vecs    f32[count * stride]
+//   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
+
+import {
+  EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
+  quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
+  vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  reserve, reserveCodes,
+} from "./layout";
+
+const MAGIC: u32 = 0x31525651; // "QVR1"
+const VERSION: u32 = 1;
+const HEADER_WORDS: usize = 18;
+
+@inline function pad4(n: usize): usize { return (n + 3) & ~3; }
+@inline function word(src: usize, i: i32): u32 { return load<u32>(src + (<usize>i << 2)); }
+
+// Region sizes for the current count and levels, refreshed by measure().
+let levelsBytes: usize = 0, links0Bytes: usize = 0, upperBytes: usize = 0;
+let deletedBytes: usize = 0, vecsBytes: usize = 0, codesBytes: usize = 0;
+
+function measure(): usize {
+  const n = <usize>count;
+  levelsBytes = pad4(n);
+  links0Bytes = n * <usize>(M0 + 1) * 4;
+  upperBytes = 0;
+  for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
+  deletedBytes = ((n + 31) >> 5) << 2;
+  vecsBytes = n * <usize>stride * 4;
+  codesBytes = quantized ? n * <usize>codeStride + n * 4 : 0;
+  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes + vecsBytes + codesBytes;
+}
+
+/** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
+@inline function blockBytes(id: i32): usize {
+  const level = <usize>load<u8>(levels + <usize>id);
+  return level == <usize>EMPTY ? 0 : level * <usize>(M + 1) * 4;
+}
+
+export function serializedSize(): usize {
+  return measure();
+}
+
+/** Writes the image to `out` (serializedSize() bytes). */
+export function serialize(out: usize): void {
+  measure();
+  store<u32>(out, MAGIC);
+  store<u32>(out, VERSION, 4);
+  store<u32>(out, dim, 8);
+  store<u32>(out, metric, 12);
+  store<u32>(out, M, 16);
+  store<u32>(out, efConstruct, 20);
+  store<u32>(out, count, 24);
+  store<i32>(out, entryPoint, 28);
+  store<i32>(out, maxLevel, 32);
+  store<u32>(out, deletedCount, 36);
+  store<u32>(out, quantized ? 1 : 0, 40);
+  store<f32>(out, quantile, 44);
+  store<f32>(out, qAlpha, 48);
+  store<f32>(out, qOffset, 52);
+  store<u32>(out, trainedAt, 56);
+  store<u64>(out, rng, 60);
+  store<u32>(out, 0, 68);
+  let p = out + HEADER_WORDS * 4;
+  memory.copy(p, levels, <usize>count); p += levelsBytes;
+  memory.copy(p, links0, links0Bytes); p += links0Bytes;
+  for (let id = 0; id < count; id++) {
+    const bytes = blockBytes(id);
+    if (bytes == 0) continue;
+    memory.copy(p, load<u32>(upper + (<usize>id << 2)), bytes);
+    p += bytes;
+  }
+  memory.copy(p, deleted, deletedBytes); p += deletedBytes;
+  memory.copy(p, vecs, vecsBytes); p += vecsBytes;
+  if (quantized) {
+    memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
+    memory.copy(p, codeCorr, <usize>count * 4);
+  }
+}
+
+/** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
+export function deserialize(src: usize, len: usize): bool {
+  if (len < HEADER_WORDS * 4 || word(src, 0) != MAGIC || word(src, 1) != VERSION) return false;
+  setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0);
+  const n = <i32>word(src, 6);
+  if (len < HEADER_WORDS * 4 + <usize>n) return false;
+  reserve(max(n, 1));
+  setCount(n);
+  setEntry(<i32>word(src, 7), <i32>word(src, 8));
+  setDeletedCount(<i32>word(src, 9));
+  setRng(load<u64>(src, 60));
+  if (word(src, 10) != 0) {
+    setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
+    reserveCodes();
+  }
+  let p = src + HEADER_WORDS * 4;
+  memory.copy(levels, p, <usize>n);
+  if (len < measure()) return false;
+  p += levelsBytes;
+  memory.copy(links0, p, links0Bytes); p += links0Bytes;
+  for (let id = 0; id < n; id++) {
+    const bytes = blockBytes(id);
+    if (bytes == 0) continue;
+    const block = heap.alloc(bytes);
+    memory.copy(block, p, bytes);
+    store<u32>(upper + (<usize>id << 2), block);
+    p += bytes;
+  }
+  memory.copy(deleted, p, deletedBytes); p += deletedBytes;
+  memory.copy(vecs, p, vecsBytes); p += vecsBytes;
+  if (quantized) {
+    memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
+    memory.copy(codeCorr, p, <usize>n * 4);
+  }
+  return true;
+}

@@ -1,0 +1,55 @@
+// The typed surface of build/quiver.wasm (assembly/index.ts) and its instantiation. Pointers
+// are byte offsets into the instance's memory; booleans cross as 0/1.
+
+export interface EngineExports {
+  readonly memory: WebAssembly.Memory;
+  init(dim: number, metric: number, m: number, efConstruct: number, seedLow: number, seedHigh: number): void;
+  reserve(n: number): void;
+  alloc(bytes: number): number;
+  free(ptr: number): void;
+  insert(offset: number): void;
+  remove(offset: number): number;
+  contains(offset: number): number;
+  liveCount(): number;
+  allowedCount(bits: number): number;
+  search(k: number, ef: number, bits: number, exact: number, codes: number, rescore: number, candidates: number): number;
+  distanceBetween(a: number, b: number): number;
+  dimension(): number;
+  enableQuantization(quantile: number): void;
+  serializedSize(): number;
+  serialize(out: number): void;
+  deserialize(src: number, len: number): number;
+  queryPtr(): number;
+  outIdsPtr(): number;
+  outDistPtr(): number;
+  vecPtr(offset: number): number;
+  vecStride(): number;
+  offsetCount(): number;
+  offsetCapacity(): number;
+  entry(): number;
+  topLevel(): number;
+  deletedOffsets(): number;
+  isQuantized(): number;
+  codeBytes(): number;
+  indexMetric(): number;
+  indexM(): number;
+  indexEfConstruct(): number;
+  indexQuantile(): number;
+  kernelF32(metric: number, a: number, b: number, n: number): number;
+  kernelI8(kind: number, a: number, b: number, n: number): number;
+}
+
+export class EngineAbort extends Error {}
+
+/** A fresh engine instance (its own linear memory) of a compiled quiver.wasm module. */
+export async function instantiate(module: WebAssembly.Module): Promise<EngineExports> {
+  const imports = {
+    env: {
+      abort(_message: number, _file: number, line: number, column: number): never {
+        throw new EngineAbort(`engine abort at ${line}:${column}`);
+      },
+    },
+  };
+  const instance = await WebAssembly.instantiate(module, imports);
+  return instance.exports as unknown as EngineExports;
+}

@@ -1,0 +1,194 @@
+// One HNSW vector index over dense offsets 0..n-1, backed by its own engine instance.
+// Runs unchanged in Node and in browsers: it is given a compiled module, never a file path.
+
+import { Bitset } from './bitset.js';
+import { instantiate, type EngineExports } from './exports.js';
+import { MemoryViews } from './memory.js';
+import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
+
+export interface ScalarQuantization {
+  /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
+  quantile?: number;
+  alwaysRam?: boolean;
+}
+
+export interface IndexConfig {
+  dim: number;
+  distance: Distance;
+  /** Qdrant's hnsw_config.m (default 16); level 0 keeps 2m links. */
+  m?: number;
+  /** Qdrant's hnsw_config.ef_construct (default 100). */
+  efConstruct?: number;
+  /** Qdrant's hnsw_config.full_scan_threshold in KiB of vectors (default 10000). */
+  fullScanThreshold?: number;
+  quantization?: ScalarQuantization | null;
+  /** Seed of the level generator, so a rebuild gives the same graph. */
+  seed?: number;
+}
+
+export interface QuantizationSearchParams {
+  ignore?: boolean;
+  rescore?: boolean;
+  oversampling?: number;
+}
+
+export interface SearchOptions {
+  limit: number;
+  /** Beam width of the graph search (Qdrant's hnsw_ef); defaults to ef_construct. */
+  ef?: number;
+  exact?: boolean;
+  /** Only offsets in this set may be returned. */
+  filter?: Bitset;
+  quantization?: QuantizationSearchParams;
+}
+
+export interface SearchResult {
+  offsets: Uint32Array;
+  /** Qdrant scores: dot product for Cosine/Dot, L2 for Euclid, L1 for Manhattan. */
+  scores: Float32Array;
+}
+
+const DEFAULTS = { m: 16, efConstruct: 100, fullScanThreshold: 10000, seed: 0x5eed };
+
+export class VectorIndex {
+  private readonly views: MemoryViews;
+  private bitsPtr = 0;
+  private bitsWords = 0;
+
+  private constructor(private readonly wasm: EngineExports, readonly config: Readonly<Required<Omit<IndexConfig, 'quantization'>>> & { quantization: ScalarQuantization | null }) {
+    this.views = new MemoryViews(wasm.memory);
+  }
+
+  static async create(module: WebAssembly.Module, config: IndexConfig): Promise<VectorIndex> {
+    if (!Number.isInteger(config.dim) || config.dim < 1) throw new RangeError(`dimension must be a positive integer, got ${config.dim}`);
+    const full = {
+      ...DEFAULTS,
+      ...Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)),
+      quantization: config.quantization ?? null,
+    } as VectorIndex['config'];
+    const wasm = await instantiate(module);
+    wasm.init(full.dim, metricCode(full.distance), full.m, full.efConstruct, full.seed >>> 0, 0);
+    if (full.quantization) wasm.enableQuantization(full.quantization.quantile ?? 1);
+    return new VectorIndex(wasm, full);
+  }
+
+  /** Restores an index written by serialize(); search results are identical to the original's. */
+  static async load(module: WebAssembly.Module, bytes: Uint8Array, options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
+    const wasm = await instantiate(module);
+    const ptr = wasm.alloc(bytes.byteLength);
+    new Uint8Array(wasm.memory.buffer).set(bytes, ptr);
+    const ok = wasm.deserialize(ptr, bytes.byteLength);
+    wasm.free(ptr);
+    if (!ok) throw new Error('not a serialised Quiver index');
+    return new VectorIndex(wasm, {
+      dim: wasm.dimension(),
+      distance: DISTANCES[wasm.indexMetric()],
+      m: wasm.indexM(),
+      efConstruct: wasm.indexEfConstruct(),
+      fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
+      quantization: wasm.isQuantized() ? { quantile: wasm.indexQuantile() } : null,
+      seed: DEFAULTS.seed,
+    });
+  }
+
+  get dim(): number {
+    return this.config.dim;
+  }
+
+  /** One past the highest offset ever inserted. */
+  get offsetCount(): number {
+    return this.wasm.offsetCount();
+  }
+
+  get size(): number {
+    return this.wasm.liveCount();
+  }
+
+  get quantized(): boolean {
+    return this.wasm.isQuantized() !== 0;
+  }
+
+  /** Pre-sizes the regions for offsets below n (inserts grow them by doubling otherwise). */
+  reserve(n: number): void {
+    this.wasm.reserve(n);
+  }
+
+  /** Inserts the vector at `offset`, or moves an existing offset to a new vector. */
+  upsert(offset: number, vector: ArrayLike<number>): void {
+    this.writeQuery(vector);
+    this.wasm.insert(offset);
+  }
+
+  /** Deletes `offset`: it is never returned again (until re-inserted). */
+  delete(offset: number): boolean {
+    return this.wasm.remove(offset) !== 0;
+  }
+
+  has(offset: number): boolean {
+    return this.wasm.contains(offset) !== 0;
+  }
+
+  /** The stored vector (normalised for Cosine, as Qdrant stores it). */
+  vector(offset: number): Float32Array {
+    const start = this.wasm.vecPtr(offset) >>> 2;
+    return this.views.f32.slice(start, start + this.config.dim);
+  }
+
+  search(query: ArrayLike<number>, options: SearchOptions): SearchResult {
+    const { limit } = options;
+    if (limit <= 0 || this.offsetCount === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
+    this.writeQuery(query);
+    const bits = options.filter ? this.copyBits(options.filter) : 0;
+    const quant = options.quantization ?? {};
+    const useCodes = this.quantized && !quant.ignore;
+    const rescore = quant.rescore ?? true;
+    const pool = Math.ceil(limit * Math.max(quant.oversampling ?? 1, 1));
+    const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
+    const ef = Math.max(options.ef ?? this.config.efConstruct, limit);
+    const n = this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);
+    const ids = this.views.u32;
+    const dist = this.views.f32;
+    const idsAt = this.wasm.outIdsPtr() >>> 2;
+    const distAt = this.wasm.outDistPtr() >>> 2;
+    const offsets = ids.slice(idsAt, idsAt + n);
+    const scores = new Float32Array(n);
+    for (let i = 0; i < n; i++) scores[i] = toScore(this.config.distance, dist[distAt + i]);
+    return { offsets, scores };
+  }
+
+  serialize(): Uint8Array {
+    const size = this.wasm.serializedSize();
+    const ptr = this.wasm.alloc(size);
+    this.wasm.serialize(ptr);
+    const bytes = this.views.u8.slice(ptr, ptr + size);
+    this.wasm.free(ptr);
+    return bytes;
+  }
+
+  /** Number of points below which a filtered search scans the allowed set exactly (Qdrant: 1 KiB = one 256-d vector). */
+  fullScanCardinality(): number {
+    return Math.floor((this.config.fullScanThreshold * 1024) / (this.config.dim * 4));
+  }
+
+  private writeQuery(vector: ArrayLike<number>): void {
+    if (vector.length !== this.config.dim) {
+      throw new RangeError(`vector dimension error: expected dim: ${this.config.dim}, got ${vector.length}`);
+    }
+    this.views.f32.set(vector, this.wasm.queryPtr() >>> 2);
+  }
+
+  private copyBits(filter: Bitset): number {
+    const words = (this.wasm.offsetCapacity() + 31) >>> 5;
+    if (words > this.bitsWords) {
+      if (this.bitsPtr) this.wasm.free(this.bitsPtr);
+      this.bitsPtr = this.wasm.alloc(words * 4);
+      this.bitsWords = words;
+    }
+    const u32 = this.views.u32;
+    const at = this.bitsPtr >>> 2;
+    const n = Math.min(words, filter.words.length);
+    u32.set(n === filter.words.length ? filter.words : filter.words.subarray(0, n), at);
+    u32.fill(0, at + n, at + this.bitsWords);
+    return this.bitsPtr;
+  }
+}
