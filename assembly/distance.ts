@@ -87,6 +87,60 @@ import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
   return s;
 }
 
+// Early abandoning: squared L2 and L1 only grow as lanes are added, so once a partial sum passes
+// `bound` the candidate is known to be rejected and the rest of the vector need not be read.
+// Checked every 64 lanes; a returned value above `bound` is a lower bound, not the distance.
+const ABANDON_BLOCK: i32 = 64;
+
+@inline function l2F32Bounded(a: usize, b: usize, n: i32, bound: f32): f32 {
+  let s = f32x4.splat(0);
+  let i = 0;
+  for (; i + ABANDON_BLOCK <= n; i += ABANDON_BLOCK) {
+    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+    for (let j = 0; j < ABANDON_BLOCK; j += 16) {
+      const d0 = f32x4.sub(v128.load(a), v128.load(b));
+      const d1 = f32x4.sub(v128.load(a, 16), v128.load(b, 16));
+      const d2 = f32x4.sub(v128.load(a, 32), v128.load(b, 32));
+      const d3 = f32x4.sub(v128.load(a, 48), v128.load(b, 48));
+      s0 = f32x4.add(s0, f32x4.mul(d0, d0));
+      s1 = f32x4.add(s1, f32x4.mul(d1, d1));
+      s2 = f32x4.add(s2, f32x4.mul(d2, d2));
+      s3 = f32x4.add(s3, f32x4.mul(d3, d3));
+      a += 64; b += 64;
+    }
+    s = f32x4.add(s, f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+    const partial = hsum(s);
+    if (partial > bound) return partial;
+  }
+  return hsum(s) + l2F32(a, b, n - i);
+}
+
+@inline function l1F32Bounded(a: usize, b: usize, n: i32, bound: f32): f32 {
+  let s = f32x4.splat(0);
+  let i = 0;
+  for (; i + ABANDON_BLOCK <= n; i += ABANDON_BLOCK) {
+    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+    for (let j = 0; j < ABANDON_BLOCK; j += 16) {
+      s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
+      s1 = f32x4.add(s1, f32x4.abs(f32x4.sub(v128.load(a, 16), v128.load(b, 16))));
+      s2 = f32x4.add(s2, f32x4.abs(f32x4.sub(v128.load(a, 32), v128.load(b, 32))));
+      s3 = f32x4.add(s3, f32x4.abs(f32x4.sub(v128.load(a, 48), v128.load(b, 48))));
+      a += 64; b += 64;
+    }
+    s = f32x4.add(s, f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+    const partial = hsum(s);
+    if (partial > bound) return partial;
+  }
+  return hsum(s) + l1F32(a, b, n - i);
+}
+
+/** distF32, allowed to stop early with any value above `bound` once the distance must exceed it. */
+@inline export function distF32Bounded(m: i32, a: usize, b: usize, n: i32, bound: f32): f32 {
+  if (m == METRIC_EUCLID) return l2F32Bounded(a, b, n, bound);
+  if (m == METRIC_MANHATTAN) return l1F32Bounded(a, b, n, bound);
+  return -dotF32(a, b, n);
+}
+
 /** f32 distance in the metric's "smaller is closer" form. */
 @inline export function distF32(m: i32, a: usize, b: usize, n: i32): f32 {
   if (m == METRIC_EUCLID) return l2F32(a, b, n);
@@ -133,4 +187,25 @@ import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
     a += 16; b += 16;
   }
   return hsumi(i32x4.add(s0, s1));
+}
+
+/** l2I8 with early abandoning every 64 codes once the partial sum passes `bound`. */
+@inline export function l2I8Bounded(a: usize, b: usize, n: i32, bound: i32): i32 {
+  let s = i32x4.splat(0);
+  let i = 0;
+  for (; i + ABANDON_BLOCK <= n; i += ABANDON_BLOCK) {
+    let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
+    for (let j = 0; j < ABANDON_BLOCK; j += 16) {
+      const va = v128.load(a), vb = v128.load(b);
+      const lo = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
+      const hi = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
+      s0 = i32x4.add(s0, i32x4.dot_i16x8_s(lo, lo));
+      s1 = i32x4.add(s1, i32x4.dot_i16x8_s(hi, hi));
+      a += 16; b += 16;
+    }
+    s = i32x4.add(s, i32x4.add(s0, s1));
+    const partial = hsumi(s);
+    if (partial > bound) return partial;
+  }
+  return hsumi(s) + l2I8(a, b, n - i);
 }

@@ -8,9 +8,10 @@ import {
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
 } from "./layout";
-import { distF32, dotF32 } from "./distance";
+import { distF32, distF32Bounded, dotF32 } from "./distance";
 import { Heap } from "./heap";
-import { codeDistQuery, encode, encodeQuery, maybeRefit } from "./quantize";
+import { maybeFitPermutation, permuteQuery } from "./permute";
+import { codeDistQuery, codeDistQueryBounded, encode, encodeQuery, maybeRefit } from "./quantize";
 
 const candidates = new Heap(); // frontier, min-heap by distance
 const results = new Heap();    // best found, max-heap (negated keys)
@@ -26,6 +27,12 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 @inline function targetDist(id: i32): f32 {
   if (useCodes) return codeDistQuery(id);
   return distF32(metric, target, vecPtr(id), stride);
+}
+
+/** targetDist where any value above `bound` may be returned once the distance exceeds it. */
+@inline function targetDistBounded(id: i32, bound: f32): f32 {
+  if (useCodes) return codeDistQueryBounded(id, bound);
+  return distF32Bounded(metric, target, vecPtr(id), stride, bound);
 }
 
 @inline function pairDist(a: i32, b: i32): f32 {
@@ -66,7 +73,7 @@ function greedy(cur: i32, level: i32): i32 {
     const n = <i32>load<u32>(l);
     for (let j = 0; j < n; j++) {
       const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
-      const d = targetDist(c);
+      const d = targetDistBounded(c, greedyDist);
       if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
     }
   }
@@ -92,8 +99,9 @@ function searchLayer(ep: i32, epDist: f32, ef: i32, level: i32): void {
     for (let j = 0; j < n; j++) {
       const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
       if (!visit(nb)) continue;
-      const d = targetDist(nb);
-      if (results.size < ef || d < bound) {
+      const growing = results.size < ef;
+      const d = growing ? targetDist(nb) : targetDistBounded(nb, bound);
+      if (growing || d < bound) {
         candidates.push(d, nb);
         if (accepted(nb)) {
           results.push(-d, nb);
@@ -190,6 +198,7 @@ function normalizeInPlace(p: usize): void {
 export function insert(id: i32): void {
   if (id >= capacity) reserve(max(id + 1, max(capacity * 2, 1024)));
   const v = vecPtr(id);
+  permuteQuery();
   memory.copy(v, query, <usize>stride << 2);
   if (metric == METRIC_COSINE) normalizeInPlace(v);
   if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
@@ -218,6 +227,7 @@ export function insert(id: i32): void {
     connect(id, level);
   }
   maybeRefit();
+  maybeFitPermutation();
 }
 
 /** Marks `id` deleted: it keeps routing searches but is never returned. */
@@ -248,6 +258,7 @@ export function allowedCount(bits: usize): i32 {
 }
 
 function prepareQuery(codes: bool, bits: usize): void {
+  permuteQuery();
   if (metric == METRIC_COSINE) normalizeInPlace(query);
   target = query;
   useCodes = codes && quantized;

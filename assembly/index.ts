@@ -3,10 +3,11 @@
 
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
-  deletedCount, quantized, quantile, metric, M, efConstruct, vecPtr as vecAt, reserve as reserveOffsets,
+  deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
 } from "./layout";
 import { distF32, dotI8, l1I8, l2I8 } from "./distance";
 import { enableQuantization } from "./quantize";
+import { readOriginal } from "./permute";
 
 export { insert, remove, contains, liveCount, allowedCount, search, distanceBetween, dimension } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
@@ -24,7 +25,13 @@ export function free(ptr: usize): void { heap.free(ptr); }
 export function queryPtr(): usize { return query; }
 export function outIdsPtr(): usize { return outIds; }
 export function outDistPtr(): usize { return outDist; }
-export function vecPtr(id: i32): usize { return vecAt(id); }
+let vecOut: usize = 0;
+/** Stored vector `id` in its original dimension order; returns where it was written. */
+export function readVector(id: i32): usize {
+  if (vecOut == 0) vecOut = heap.alloc(<usize>stride << 2);
+  readOriginal(id, vecOut);
+  return vecOut;
+}
 export function vecStride(): i32 { return stride; }
 export function offsetCount(): i32 { return count; }
 export function offsetCapacity(): i32 { return capacity; }

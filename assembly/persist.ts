@@ -2,12 +2,13 @@
 //
 //   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
 //           maxLevel, deletedCount, quantized, quantile (f32 bits), qAlpha (f32), qOffset (f32),
-//           trainedAt, rng low, rng high, visit-free padding word
+//           trainedAt, rng low, rng high, permuted (0/1)
 //   levels  u8[count], padded to 4 bytes
 //   links0  u32[count * (M0 + 1)]
 //   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
 //   deleted u32[ceil(count / 32)]
-//   vecs    f32[count * stride]
+//   vecs    f32[count * stride], dimensions in stored order
+//   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
 
 import {
@@ -16,6 +17,7 @@ import {
   vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes,
 } from "./layout";
+import { permutation, restorePermutation } from "./permute";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 1;
@@ -26,7 +28,7 @@ const HEADER_WORDS: usize = 18;
 
 // Region sizes for the current count and levels, refreshed by measure().
 let levelsBytes: usize = 0, links0Bytes: usize = 0, upperBytes: usize = 0;
-let deletedBytes: usize = 0, vecsBytes: usize = 0, codesBytes: usize = 0;
+let deletedBytes: usize = 0, vecsBytes: usize = 0, orderBytes: usize = 0, codesBytes: usize = 0;
 
 function measure(): usize {
   const n = <usize>count;
@@ -37,7 +39,8 @@ function measure(): usize {
   deletedBytes = ((n + 31) >> 5) << 2;
   vecsBytes = n * <usize>stride * 4;
   codesBytes = quantized ? n * <usize>codeStride + n * 4 : 0;
-  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes + vecsBytes + codesBytes;
+  orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
+  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes + vecsBytes + orderBytes + codesBytes;
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -69,7 +72,7 @@ export function serialize(out: usize): void {
   store<f32>(out, qOffset, 52);
   store<u32>(out, trainedAt, 56);
   store<u64>(out, rng, 60);
-  store<u32>(out, 0, 68);
+  store<u32>(out, permutation() != 0 ? 1 : 0, 68);
   let p = out + HEADER_WORDS * 4;
   memory.copy(p, levels, <usize>count); p += levelsBytes;
   memory.copy(p, links0, links0Bytes); p += links0Bytes;
@@ -81,6 +84,7 @@ export function serialize(out: usize): void {
   }
   memory.copy(p, deleted, deletedBytes); p += deletedBytes;
   memory.copy(p, vecs, vecsBytes); p += vecsBytes;
+  if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
   if (quantized) {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
     memory.copy(p, codeCorr, <usize>count * 4);
@@ -104,7 +108,8 @@ export function deserialize(src: usize, len: usize): bool {
   }
   let p = src + HEADER_WORDS * 4;
   memory.copy(levels, p, <usize>n);
-  if (len < measure()) return false;
+  const permuted = word(src, 17) != 0;
+  if (len < measure() + (permuted ? <usize>dim << 2 : 0)) return false;
   p += levelsBytes;
   memory.copy(links0, p, links0Bytes); p += links0Bytes;
   for (let id = 0; id < n; id++) {
@@ -117,6 +122,7 @@ export function deserialize(src: usize, len: usize): bool {
   }
   memory.copy(deleted, p, deletedBytes); p += deletedBytes;
   memory.copy(vecs, p, vecsBytes); p += vecsBytes;
+  if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
   if (quantized) {
     memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
     memory.copy(codeCorr, p, <usize>n * 4);

@@ -9,7 +9,7 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom,
 } from "./layout";
-import { dotI8, l1I8, l2I8 } from "./distance";
+import { dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -54,6 +54,13 @@ export function encodeQuery(src: usize): void {
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
     load<f32>(codeCorr + (<usize>id << 2)));
+}
+
+/** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
+@inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
+  if (metric != METRIC_EUCLID) return codeDistQuery(id);
+  const scale = qAlpha * qAlpha;
+  return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
 
 function fit(): void {

@@ -22,7 +22,7 @@ export interface EngineExports {
   queryPtr(): number;
   outIdsPtr(): number;
   outDistPtr(): number;
-  vecPtr(offset: number): number;
+  readVector(offset: number): number;
   vecStride(): number;
   offsetCount(): number;
   offsetCapacity(): number;

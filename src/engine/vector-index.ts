@@ -130,14 +130,14 @@ export class VectorIndex {
 
   /** The stored vector (normalised for Cosine, as Qdrant stores it). */
   vector(offset: number): Float32Array {
-    const start = this.wasm.vecPtr(offset) >>> 2;
+    const start = this.wasm.readVector(offset) >>> 2;
     return this.views.f32.slice(start, start + this.config.dim);
   }
 
   search(query: ArrayLike<number>, options: SearchOptions): SearchResult {
     const { limit } = options;
-    if (limit <= 0 || this.offsetCount === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
     this.writeQuery(query);
+    if (limit <= 0 || this.offsetCount === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;

@@ -8,16 +8,13 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return s;
 }
 
-export function normalized(a: ArrayLike<number>): Float32Array {
-  const n = Math.sqrt(dot(a, a));
-  return Float32Array.from(a, (x) => (n === 0 ? x : x / n));
-}
-
 /** Qdrant's score of b for query a. */
 export function score(distance: Distance, a: ArrayLike<number>, b: ArrayLike<number>): number {
   switch (distance) {
-    case 'Cosine':
-      return dot(normalized(a), normalized(b));
+    case 'Cosine': {
+      const norms = Math.sqrt(dot(a, a)) * Math.sqrt(dot(b, b));
+      return norms === 0 ? 0 : dot(a, b) / norms;
+    }
     case 'Dot':
       return dot(a, b);
     case 'Euclid': {

@@ -1,0 +1,103 @@
+// Dimension order for early abandoning (distance.ts): stored vectors and queries keep their
+// dimensions in decreasing order of variance, so the partial sums of L2 and L1 grow fastest at
+// the start and far candidates are abandoned after a block or two. Distances do not depend on
+// the order, so the graph is unaffected. The order is fitted once, when the index first holds
+// FIT_AT vectors (re-permuting those in place); Cosine and Dot never abandon and keep identity.
+
+import {
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
+  vecPtr, codePtr,
+} from "./layout";
+import { Heap } from "./heap";
+
+const FIT_AT: i32 = 1024;
+const SAMPLE: i32 = 4096;
+
+let order: usize = 0;   // u32[dim]: order[i] = original dimension stored at position i
+let scratch: usize = 0; // f32[stride], also used for i8 codes
+let fitted: bool = false;
+
+export function permutation(): usize { return fitted ? order : 0; }
+
+/** Installs an order read from a serialised image. */
+export function restorePermutation(src: usize): void {
+  ensureRegions();
+  memory.copy(order, src, <usize>dim << 2);
+  fitted = true;
+}
+
+function ensureRegions(): void {
+  if (order != 0) return;
+  order = heap.alloc(<usize>dim << 2);
+  scratch = heap.alloc(<usize>stride << 2);
+}
+
+/** Reorders the f32 vector at p (original order) into stored order. */
+function forwardF32(p: usize): void {
+  for (let i = 0; i < dim; i++) {
+    store<f32>(scratch + (<usize>i << 2), load<f32>(p + (<usize>load<u32>(order + (<usize>i << 2)) << 2)));
+  }
+  memory.copy(p, scratch, <usize>dim << 2);
+}
+
+function forwardI8(p: usize): void {
+  for (let i = 0; i < dim; i++) store<i8>(scratch + <usize>i, load<i8>(p + <usize>load<u32>(order + (<usize>i << 2))));
+  memory.copy(p, scratch, <usize>dim);
+}
+
+/** Puts the query region into stored order (no-op before the order is fitted). */
+export function permuteQuery(): void {
+  if (fitted) forwardF32(query);
+}
+
+/** Copies stored vector `id` back to original order at `out`. */
+export function readOriginal(id: i32, out: usize): void {
+  const p = vecPtr(id);
+  if (!fitted) {
+    memory.copy(out, p, <usize>dim << 2);
+    return;
+  }
+  for (let i = 0; i < dim; i++) {
+    store<f32>(out + (<usize>load<u32>(order + (<usize>i << 2)) << 2), load<f32>(p + (<usize>i << 2)));
+  }
+}
+
+/** Called after each insert: fits the order once enough vectors are stored. */
+export function maybeFitPermutation(): void {
+  if (fitted || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
+  ensureRegions();
+  const mean = heap.alloc(<usize>dim << 3);
+  const sq = heap.alloc(<usize>dim << 3);
+  memory.fill(mean, 0, <usize>dim << 3);
+  memory.fill(sq, 0, <usize>dim << 3);
+  let n = 0;
+  for (let id = 0; id < count && n < SAMPLE; id++) {
+    if (load<u8>(levels + <usize>id) == EMPTY) continue;
+    const p = vecPtr(id);
+    for (let j = 0; j < dim; j++) {
+      const x = <f64>load<f32>(p + (<usize>j << 2));
+      store<f64>(mean + (<usize>j << 3), load<f64>(mean + (<usize>j << 3)) + x);
+      store<f64>(sq + (<usize>j << 3), load<f64>(sq + (<usize>j << 3)) + x * x);
+    }
+    n++;
+  }
+  const byVariance = new Heap();
+  for (let j = 0; j < dim; j++) {
+    const m = load<f64>(mean + (<usize>j << 3)) / n;
+    byVariance.push(-<f32>(load<f64>(sq + (<usize>j << 3)) / n - m * m), j);
+  }
+  for (let i = 0; i < dim; i++) {
+    store<u32>(order + (<usize>i << 2), byVariance.topId());
+    byVariance.pop();
+  }
+  heap.free(byVariance.base);
+  heap.free(changetype<usize>(byVariance));
+  heap.free(mean);
+  heap.free(sq);
+  for (let id = 0; id < count; id++) {
+    if (load<u8>(levels + <usize>id) == EMPTY) continue;
+    forwardF32(vecPtr(id));
+    if (quantized) forwardI8(codePtr(id));
+  }
+  fitted = true;
+}
