@@ -15,7 +15,7 @@ const all = clustered(N + QUERIES, DIM, 40, 11, 16, 0.1);
 const data = all.subarray(0, N * DIM);
 const queries = all.subarray(N * DIM);
 
-function meanRecall(index: VectorIndex, distance: Distance, options: SearchOptions, allow?: (i: number) => boolean, k = 10): number {
+function meanRecall(index: VectorIndex, distance: Distance, options: Omit<SearchOptions, 'limit'>, allow?: (i: number) => boolean, k = 10): number {
   let total = 0;
   for (let q = 0; q < QUERIES; q++) {
     const query = row(queries, DIM, q);

@@ -1,0 +1,134 @@
+// Every error Quiver reports, as typed classes. Each carries its HTTP status and the message
+// exactly as Qdrant words that kind of failure (prefix included); src/server/reply.ts turns any
+// of them into Qdrant's error body in one place. Errors cross worker boundaries as plain
+// objects (toWire/fromWire), since structured clone drops class identity.
+
+export abstract class QuiverError extends Error {
+  abstract readonly statusCode: number;
+  abstract readonly kind: ErrorKind;
+}
+
+/** "Wrong input: ..." (400): the request is well-formed but not acceptable. */
+export class BadInput extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'BadInput';
+  constructor(description: string) {
+    super(`Wrong input: ${description}`);
+  }
+}
+
+/** "Bad request: ..." (400). */
+export class BadRequest extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'BadRequest';
+  constructor(description: string) {
+    super(`Bad request: ${description}`);
+  }
+}
+
+/** A body or query string that does not parse or does not fit the schema (400, message as is). */
+export class FormatError extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'FormatError';
+}
+
+/** A body that parses but fails validation rules (422, message as is). */
+export class ValidationError extends QuiverError {
+  readonly statusCode = 422;
+  readonly kind = 'ValidationError';
+}
+
+/** "Not found: ..." (404). */
+export class NotFound extends QuiverError {
+  readonly statusCode = 404;
+  readonly kind = 'NotFound';
+  constructor(description: string) {
+    super(`Not found: ${description}`);
+  }
+}
+
+/** "Wrong input: ..." with 409, as Qdrant reports an existing collection or alias. */
+export class AlreadyExists extends QuiverError {
+  readonly statusCode = 409;
+  readonly kind = 'AlreadyExists';
+  constructor(description: string) {
+    super(`Wrong input: ${description}`);
+  }
+}
+
+/** 401: no key or a wrong key. */
+export class Unauthorized extends QuiverError {
+  readonly statusCode = 401;
+  readonly kind = 'Unauthorized';
+}
+
+/** "Forbidden: ..." (403): a valid key that may not do this. */
+export class Forbidden extends QuiverError {
+  readonly statusCode = 403;
+  readonly kind = 'Forbidden';
+  constructor(description: string) {
+    super(`Forbidden: ${description}`);
+  }
+}
+
+/** "Timeout: ..." (408). */
+export class Timeout extends QuiverError {
+  readonly statusCode = 408;
+  readonly kind = 'Timeout';
+  constructor(description: string) {
+    super(`Timeout: ${description}`);
+  }
+}
+
+/** "Checksum mismatch: expected ..., actual ..." (400). */
+export class ChecksumMismatch extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'ChecksumMismatch';
+  constructor(expected: string, actual: string) {
+    super(`Checksum mismatch: expected ${expected}, actual ${actual}`);
+  }
+}
+
+/** 507: a resource quota is reached and the update would consume more. */
+export class InsufficientStorage extends QuiverError {
+  readonly statusCode = 507;
+  readonly kind = 'InsufficientStorage';
+}
+
+/** "Service internal error: ..." (500). */
+export class ServiceError extends QuiverError {
+  readonly statusCode = 500;
+  readonly kind = 'ServiceError';
+  constructor(description: string) {
+    super(`Service internal error: ${description}`);
+  }
+}
+
+export type ErrorKind =
+  | 'BadInput' | 'BadRequest' | 'FormatError' | 'ValidationError' | 'NotFound' | 'AlreadyExists'
+  | 'Unauthorized' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'ServiceError';
+
+export interface WireError {
+  quiverError: ErrorKind;
+  statusCode: number;
+  message: string;
+}
+
+export function toWire(err: QuiverError): WireError {
+  return { quiverError: err.kind, statusCode: err.statusCode, message: err.message };
+}
+
+/** Rebuilds an error that crossed a worker boundary, keeping its status and exact message. */
+export function fromWire(wire: WireError): QuiverError {
+  return new RemoteError(wire.quiverError, wire.statusCode, wire.message);
+}
+
+class RemoteError extends QuiverError {
+  constructor(readonly kind: ErrorKind, readonly statusCode: number, message: string) {
+    super(message);
+  }
+}
+
+export function isWireError(value: unknown): value is WireError {
+  return typeof value === 'object' && value !== null && typeof (value as WireError).quiverError === 'string';
+}
