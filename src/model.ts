@@ -1,0 +1,14 @@
+// Quiver's internal point model, shared by the API layer (which converts Qdrant's wire JSON
+// into it) and the shards (which store it).
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export type Payload = { [key: string]: JsonValue };
+
+/** A numeric id (non-negative safe integer) or a UUID in canonical lowercase hyphenated form. */
+export type PointId = number | string;
+
+/** Dense vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. */
+export type NamedVectors = Record<string, number[]>;
+
+export const DEFAULT_VECTOR = '';
