@@ -26,10 +26,12 @@ export class BadRequest extends QuiverError {
   }
 }
 
-/** A body or query string that does not parse or does not fit the schema (400, message as is). */
+/** A body or query string that does not parse or does not fit the schema (400 unless told, message as is). */
 export class FormatError extends QuiverError {
-  readonly statusCode = 400;
   readonly kind = 'FormatError';
+  constructor(message: string, readonly statusCode = 400) {
+    super(message);
+  }
 }
 
 /** A body that parses but fails validation rules (422, message as is). */
@@ -131,4 +133,8 @@ class RemoteError extends QuiverError {
 
 export function isWireError(value: unknown): value is WireError {
   return typeof value === 'object' && value !== null && typeof (value as WireError).quiverError === 'string';
+}
+
+export function isQuiverError(value: unknown): value is QuiverError {
+  return value instanceof QuiverError;
 }

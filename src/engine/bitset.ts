@@ -35,4 +35,67 @@ export class Bitset {
     }
     return total;
   }
+
+  /** A copy with the same size and members. */
+  clone(): Bitset {
+    const copy = new Bitset(this.size);
+    copy.words.set(this.words);
+    return copy;
+  }
+
+  /** Keeps only the members also in `other` (same size). */
+  and(other: Bitset): this {
+    const w = this.words;
+    const o = other.words;
+    for (let i = 0; i < w.length; i++) w[i] &= o[i];
+    return this;
+  }
+
+  /** Adds every member of `other` (same size). */
+  or(other: Bitset): this {
+    const w = this.words;
+    const o = other.words;
+    for (let i = 0; i < w.length; i++) w[i] |= o[i];
+    return this;
+  }
+
+  /** Drops every member of `other` (same size). */
+  andNot(other: Bitset): this {
+    const w = this.words;
+    const o = other.words;
+    for (let i = 0; i < w.length; i++) w[i] &= ~o[i];
+    return this;
+  }
+
+  /** Complements within 0..size-1; bits past size stay clear so count() and iteration hold. */
+  invert(): this {
+    const w = this.words;
+    for (let i = 0; i < w.length; i++) w[i] = ~w[i];
+    const tail = this.size & 31;
+    if (tail !== 0) w[w.length - 1] &= (1 << tail) - 1;
+    return this;
+  }
+
+  isEmpty(): boolean {
+    for (const w of this.words) if (w !== 0) return false;
+    return true;
+  }
+
+  /** Members in increasing order. */
+  *[Symbol.iterator](): IterableIterator<number> {
+    const w = this.words;
+    for (let i = 0; i < w.length; i++) {
+      let bits = w[i];
+      while (bits !== 0) {
+        const low = bits & -bits;
+        yield (i << 5) + 31 - Math.clz32(low);
+        bits ^= low;
+      }
+    }
+  }
+
+  /** Calls fn for each member in increasing order. */
+  forEach(fn: (offset: number) => void): void {
+    for (const offset of this) fn(offset);
+  }
 }

@@ -1,0 +1,125 @@
+// Conversions between Qdrant's point JSON and Quiver's point model: ids, vectors, payloads, the
+// two upsert forms, read selectors, and the Record shape points are returned in. Bodies are
+// expected to have passed their schema (validator.ts), which has already checked types, ids and
+// the lengths of a batch.
+
+import { DEFAULT_VECTOR, type NamedVectors, type Payload, type PointId } from '../model.js';
+import { canonicalUuid } from '../shard/filter/uuid.js';
+import { unsupportedVectorInput } from './messages.js';
+import type {
+  WireBatch,
+  WirePointId,
+  WirePointInsertOperations,
+  WireVector,
+  WireVectorStruct,
+  WireWithPayload,
+  WireWithVector,
+} from './types.js';
+import type { PayloadSelection, PointView, VectorSelection } from '../shard/selectors.js';
+
+/** A point to write: its vectors by name and its whole payload. */
+export interface PointInput {
+  id: PointId;
+  vectors: NamedVectors;
+  payload: Payload;
+}
+
+/**
+ * Whether `value` is an id Quiver can hold: a UUID, or a non-negative integer it can represent
+ * exactly (Qdrant goes up to 2^64-1; JSON numbers past 2^53 lose digits in JavaScript).
+ */
+export function isPointId(value: unknown): value is WirePointId {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0;
+  return typeof value === 'string' && canonicalUuid(value) !== undefined;
+}
+
+/** The id in Quiver's form: UUIDs in any form the uuid crate reads become lowercase hyphenated. */
+export function toPointId(id: WirePointId): PointId {
+  return typeof id === 'number' ? id : (canonicalUuid(id) as string);
+}
+
+/** A point's vectors by name; the unnamed vector is stored under DEFAULT_VECTOR. */
+export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
+  if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: denseOf(vector) };
+  if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
+  const named: NamedVectors = {};
+  for (const [name, value] of Object.entries(vector)) named[name] = denseOf(value);
+  return named;
+}
+
+function denseOf(vector: WireVector): number[] {
+  if (!Array.isArray(vector)) throw unsupportedVectorInput(isInferenceInput(vector) ? 'inference input' : 'sparse vector');
+  if (vector.some((element) => Array.isArray(element))) throw unsupportedVectorInput('multivector');
+  return vector as number[];
+}
+
+// Inference inputs name their model; a map of named vectors never holds a string.
+function isInferenceInput(value: object): boolean {
+  return typeof (value as { model?: unknown }).model === 'string';
+}
+
+/** The points of an upsert body, in either form. */
+export function toPointInputs(body: WirePointInsertOperations): PointInput[] {
+  if ('batch' in body) return batchPoints(body.batch);
+  return body.points.map((point) => ({
+    id: toPointId(point.id),
+    vectors: toNamedVectors(point.vector),
+    payload: point.payload ?? {},
+  }));
+}
+
+function batchPoints(batch: WireBatch): PointInput[] {
+  const { ids, vectors, payloads } = batch;
+  const vectorsAt: (i: number) => NamedVectors = Array.isArray(vectors)
+    ? (i) => ({ [DEFAULT_VECTOR]: denseOf(vectors[i] as WireVector) })
+    : (i) => {
+        const named: NamedVectors = {};
+        for (const [name, column] of Object.entries(vectors)) named[name] = denseOf(column[i]);
+        return named;
+      };
+  return ids.map((id, i) => ({ id: toPointId(id), vectors: vectorsAt(i), payload: payloads?.[i] ?? {} }));
+}
+
+
+/** Qdrant returns the whole payload unless told otherwise. */
+export function toPayloadSelection(selector: WireWithPayload | null | undefined): PayloadSelection {
+  if (selector === undefined || selector === null || selector === true) return { all: true };
+  if (selector === false) return { all: false };
+  if (Array.isArray(selector)) return { all: false, include: selector };
+  if ('include' in selector) return { all: false, include: selector.include };
+  return { all: true, exclude: selector.exclude };
+}
+
+/** Which vectors a read returns: all, none, or the named ones. Qdrant returns none by default. */
+export function toVectorSelection(selector: WireWithVector | undefined): VectorSelection {
+  return selector ?? false;
+}
+
+
+/** Qdrant's Record: payload and vector are null when not asked for. */
+export interface WireRecord {
+  id: PointId;
+  payload: Payload | null;
+  vector: number[] | Record<string, number[]> | null;
+  shard_key?: string | number;
+  order_value?: number;
+}
+
+export function renderRecord(point: PointView): WireRecord {
+  const record: WireRecord = {
+    id: point.id,
+    payload: point.payload ?? null,
+    vector: point.vectors ? renderVectors(point.vectors) : null,
+  };
+  if (point.shardKey !== undefined) record.shard_key = point.shardKey;
+  if (point.orderValue !== undefined) record.order_value = point.orderValue;
+  return record;
+}
+
+/** A lone unnamed vector is written as a plain array, anything else as a map by name (as Qdrant). */
+export function renderVectors(vectors: NamedVectors): number[] | Record<string, number[]> {
+  const names = Object.keys(vectors);
+  if (names.length === 1 && names[0] === DEFAULT_VECTOR) return vectors[DEFAULT_VECTOR];
+  return vectors;
+}
+

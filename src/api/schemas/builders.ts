@@ -1,0 +1,97 @@
+// Small constructors for Quiver's request schemas. Each mirrors one serde shape of Qdrant, so a
+// schema reads like the Rust type it stands for, and carries the annotations the validator needs
+// to word its errors as serde and the validator crate do:
+//   serde     - what serde names the expected type ("u64", "a sequence", "struct VectorParams")
+//   untagged  - on an anyOf: the name of the untagged enum it stands for
+//   expecting - on an anyOf: serde's `expecting` text, which replaces the untagged enum's message
+//   rule      - a validator-crate rule (HTTP 422), checked only once the body has the right shape
+
+import type { SchemaObject } from 'ajv';
+import type { RuleSpec } from './rules.js';
+
+export type Schema = SchemaObject | boolean;
+
+const UINT_MAX = { u8: 255, u32: 4_294_967_295, u64: 2 ** 64 - 1, usize: 2 ** 64 - 1 } as const;
+export type UintKind = keyof typeof UINT_MAX;
+
+export function uint(kind: UintKind): SchemaObject {
+  return { type: 'integer', minimum: 0, maximum: UINT_MAX[kind], serde: kind };
+}
+
+export function float(kind: 'f32' | 'f64'): SchemaObject {
+  return { type: 'number', serde: kind };
+}
+
+export function bool(): SchemaObject {
+  return { type: 'boolean', serde: 'a boolean' };
+}
+
+export function str(): SchemaObject {
+  return { type: 'string', serde: 'a string' };
+}
+
+/** A Rust enum of unit variants, written as plain strings. */
+export function unitEnum(values: readonly string[]): SchemaObject {
+  return { type: 'string', enum: [...values], serde: 'enum' };
+}
+
+export function seq(items: Schema): SchemaObject {
+  return { type: 'array', items, serde: 'a sequence' };
+}
+
+export function map(values: Schema): SchemaObject {
+  return { type: 'object', additionalProperties: values, serde: 'a map' };
+}
+
+/** A JSON object of arbitrary values (Qdrant's Payload). */
+export function jsonObject(): SchemaObject {
+  return map(true);
+}
+
+interface StructOptions {
+  required?: string[];
+  /** serde(deny_unknown_fields): only Filter and the payload selectors have it among requests. */
+  denyUnknown?: boolean;
+}
+
+export function struct(name: string, properties: Record<string, Schema>, options: StructOptions = {}): SchemaObject {
+  const schema: SchemaObject = { type: 'object', properties, serde: `struct ${name}` };
+  if (options.required?.length) schema.required = options.required;
+  if (options.denyUnknown) schema.additionalProperties = false;
+  return schema;
+}
+
+export function untagged(name: string, branches: Schema[]): SchemaObject {
+  return { anyOf: branches, untagged: name };
+}
+
+/**
+ * A body whose variant is chosen by which key it holds (Qdrant deserializes these by hand, so
+ * errors inside the chosen variant surface as they are). Without any of the keys it fails as the
+ * untagged enum `name` would.
+ */
+export function byKey(name: string, cases: Array<[key: string, schema: Schema]>): SchemaObject {
+  let chain: Schema = untagged(name, cases.map(([, schema]) => schema));
+  for (const [key, schema] of [...cases].reverse()) {
+    chain = { if: { type: 'object', properties: { [key]: true }, required: [key] }, then: schema, else: chain };
+  }
+  return chain as SchemaObject;
+}
+
+/** Option<T>: null or T. */
+export function opt(schema: Schema): Schema {
+  if (typeof schema === 'boolean') return schema;
+  if (typeof schema.type === 'string') {
+    const nullable: SchemaObject = { ...schema, type: [schema.type, 'null'] };
+    if (Array.isArray(schema.enum)) nullable.enum = [...schema.enum, null];
+    return nullable;
+  }
+  return { if: { type: 'null' }, else: schema };
+}
+
+export function withRule(schema: SchemaObject, rule: RuleSpec): SchemaObject {
+  return { ...schema, rule };
+}
+
+/** The filter schema is another module's; it registers itself under this id. */
+export const FILTER: SchemaObject = { $ref: 'Filter' };

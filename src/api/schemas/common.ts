@@ -1,0 +1,74 @@
+// Schemas shared by many request bodies: point ids, shard keys, payload and vector selectors,
+// and the vector forms a point may carry.
+
+import type { SchemaObject } from 'ajv';
+import { float, jsonObject, map, opt, seq, str, struct, uint, untagged, type Schema } from './builders.js';
+
+/** ExtendedPointId; a custom keyword, since Qdrant words a bad id in its own way. */
+export const POINT_ID: SchemaObject = { pointId: true };
+
+export const POINT_IDS = seq(POINT_ID);
+
+const SHARD_KEY = untagged('ShardKey', [str(), uint('u64')]);
+
+export const SHARD_KEY_SELECTOR = untagged('ShardKeySelector', [
+  SHARD_KEY,
+  seq(SHARD_KEY),
+  struct('ShardKeyWithFallback', { target: SHARD_KEY, fallback: SHARD_KEY }, { required: ['target', 'fallback'] }),
+]);
+
+export const WITH_PAYLOAD = untagged('WithPayloadInterface', [
+  { type: 'boolean' },
+  seq(str()),
+  untagged('PayloadSelector', [
+    struct('PayloadSelectorInclude', { include: seq(str()) }, { required: ['include'], denyUnknown: true }),
+    struct('PayloadSelectorExclude', { exclude: seq(str()) }, { required: ['exclude'], denyUnknown: true }),
+  ]),
+]);
+
+export const WITH_VECTOR = untagged('WithVector', [{ type: 'boolean' }, seq(str())]);
+
+export const PAYLOAD = jsonObject();
+
+const DENSE = seq(float('f32'));
+const MULTI_DENSE = seq(DENSE);
+
+const SPARSE = struct(
+  'SparseVector',
+  { indices: seq(uint('u32')), values: seq(float('f32')) },
+  { required: ['indices', 'values'] },
+);
+
+// Inference inputs: accepted as shapes so a body is judged as Qdrant judges it; Quiver has no
+// inference, which the layer handling vectors reports.
+const DOCUMENT = struct(
+  'Document',
+  { text: str(), model: str(), options: opt(jsonObject()) },
+  { required: ['text', 'model'] },
+);
+const IMAGE = struct('Image', { image: true, model: str(), options: opt(jsonObject()) }, { required: ['image', 'model'] });
+const INFERENCE_OBJECT = struct(
+  'InferenceObject',
+  { object: true, model: str(), options: opt(jsonObject()) },
+  { required: ['object', 'model'] },
+);
+
+const VECTOR = untagged('Vector', [DENSE, SPARSE, MULTI_DENSE, DOCUMENT, IMAGE, INFERENCE_OBJECT]);
+
+export const VECTOR_STRUCT: Schema = untagged('VectorStruct', [
+  DENSE,
+  MULTI_DENSE,
+  map(VECTOR),
+  DOCUMENT,
+  IMAGE,
+  INFERENCE_OBJECT,
+]);
+
+export const BATCH_VECTOR_STRUCT: Schema = untagged('BatchVectorStruct', [
+  seq(DENSE),
+  seq(MULTI_DENSE),
+  map(seq(VECTOR)),
+  seq(DOCUMENT),
+  seq(IMAGE),
+  seq(INFERENCE_OBJECT),
+]);

@@ -1,0 +1,73 @@
+// Validator-crate rules of Qdrant's request types, and how Qdrant words a broken one
+// (lib/collection/src/operations/validation.rs describe_error): "value 0 invalid, must be 1 or
+// larger". Values print as serde_json prints them: a float field shows 2 as "2.0", and an f32
+// field shows the f32 nearest to what was sent, widened to f64 (0.2 as 0.20000000298023224).
+
+export type RuleSpec = (
+  | { range: { min?: number; max?: number }; float?: 'f32' | 'f64' }
+  /** validator's length(min) on a list; Qdrant's wording says "characters" for lists too. */
+  | { minLength: number }
+  /** A vector struct must name at least one vector (PointVectors.vector). */
+  | { vectorNotEmpty: true }
+  /** A Batch's ids, vectors and payloads must line up. */
+  | { batchLengths: true }
+) & {
+  /** Qdrant reports some custom checks under a field of their own inside the checked value. */
+  field?: string;
+};
+
+/** Returns the description of the violation, or null when the value keeps the rule. */
+export function violation(rule: RuleSpec, value: unknown): string | null {
+  if ('range' in rule) return rangeViolation(rule.range, rule.float, value);
+  if ('minLength' in rule) {
+    if (!Array.isArray(value) || value.length >= rule.minLength) return null;
+    return `value ${JSON.stringify(value)} invalid, must be at least ${rule.minLength} characters`;
+  }
+  if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
+  return batchLengthViolation(value);
+}
+
+function rangeViolation(range: { min?: number; max?: number }, float: 'f32' | 'f64' | undefined, value: unknown): string | null {
+  if (typeof value !== 'number') return null;
+  const { min, max } = range;
+  if ((min === undefined || value >= min) && (max === undefined || value <= max)) return null;
+  const show = (n: number): string => {
+    const stored = float === 'f32' ? Math.fround(n) : n;
+    return float && Number.isInteger(stored) ? stored.toFixed(1) : String(stored);
+  };
+  let bound: string;
+  if (min !== undefined && max !== undefined) bound = `must be from ${show(min)} to ${show(max)}`;
+  else if (min !== undefined) bound = `must be ${show(min)} or larger`;
+  else bound = `must be ${show(max as number)} or smaller`;
+  return `value ${show(value)} invalid, ${bound}`;
+}
+
+function isEmptyVector(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.values(value).every((v) => (Array.isArray(v) ? v.length === 0 : isEmptySparse(v)));
+}
+
+function isEmptySparse(value: unknown): boolean {
+  const indices = (value as { indices?: unknown }).indices;
+  return Array.isArray(indices) && indices.length === 0;
+}
+
+// lib/api/src/rest/validate.rs: vectors are checked before payloads, each named column in turn.
+function batchLengthViolation(value: unknown): string | null {
+  const batch = value as { ids: unknown[]; vectors: unknown; payloads?: unknown[] | null };
+  const ids = batch.ids.length;
+  // Inference inputs (documents, images, objects) are not counted, as in Qdrant.
+  const isInference = Array.isArray(batch.vectors) && batch.vectors.some((v) => !Array.isArray(v));
+  if (isInference) return null;
+  const columns = Array.isArray(batch.vectors) ? [batch.vectors] : Object.values(batch.vectors as object);
+  for (const column of columns) {
+    if (Array.isArray(column) && column.length !== ids) {
+      return `number of ids and vectors must be equal (${ids} != ${column.length})`;
+    }
+  }
+  if (Array.isArray(batch.payloads) && batch.payloads.length !== ids) {
+    return `number of ids and payloads must be equal (${ids} != ${batch.payloads.length})`;
+  }
+  return null;
+}

@@ -1,0 +1,342 @@
+// Qdrant's wire types for the request bodies Quiver validates, as they are once a body has passed
+// its schema (src/api/schemas). Optional fields may also arrive as null, which Qdrant reads as
+// absent. Fields Qdrant ignores (unknown ones) may still be present on the objects.
+
+import type { JsonValue, Payload } from '../model.js';
+import type { WireFilter } from './filter.js';
+
+export type { ParsedQuery, ReadConsistencyValue } from './schemas/query.js';
+
+type Opt<T> = T | null | undefined;
+
+export type WireDistance = 'Cosine' | 'Euclid' | 'Dot' | 'Manhattan';
+export type WireMemory = 'cold' | 'cached' | 'pinned';
+export type WireDatatype = 'float32' | 'uint8' | 'float16' | 'turbo4';
+
+/** A point id as sent: a non-negative integer or a UUID in any form Qdrant reads. */
+export type WirePointId = number | string;
+
+export type WireShardKey = string | number;
+export type WireShardKeySelector = WireShardKey | WireShardKey[] | { target: WireShardKey; fallback: WireShardKey };
+
+export interface WireHnswConfigDiff {
+  m?: Opt<number>;
+  ef_construct?: Opt<number>;
+  full_scan_threshold?: Opt<number>;
+  /** Old name of full_scan_threshold, still read by Qdrant. */
+  full_scan_threshold_kb?: Opt<number>;
+  max_indexing_threads?: Opt<number>;
+  on_disk?: Opt<boolean>;
+  memory?: Opt<WireMemory>;
+  payload_m?: Opt<number>;
+  inline_storage?: Opt<boolean>;
+}
+
+export interface WireWalConfigDiff {
+  wal_capacity_mb?: Opt<number>;
+  wal_segments_ahead?: Opt<number>;
+  wal_retain_closed?: Opt<number>;
+}
+
+export interface WireOptimizersConfigDiff {
+  deleted_threshold?: Opt<number>;
+  vacuum_min_vector_number?: Opt<number>;
+  default_segment_number?: Opt<number>;
+  max_segment_size?: Opt<number>;
+  max_segment_size_kb?: Opt<number>;
+  memmap_threshold?: Opt<number>;
+  memmap_threshold_kb?: Opt<number>;
+  indexing_threshold?: Opt<number>;
+  indexing_threshold_kb?: Opt<number>;
+  flush_interval_sec?: Opt<number>;
+  max_optimization_threads?: Opt<number | 'auto'>;
+  prevent_unoptimized?: Opt<boolean>;
+}
+
+interface WireQuantizationStorage {
+  always_ram?: Opt<boolean>;
+  memory?: Opt<WireMemory>;
+}
+
+export interface WireScalarQuantization {
+  scalar: WireQuantizationStorage & { type: 'int8'; quantile?: Opt<number> };
+}
+export interface WireProductQuantization {
+  product: WireQuantizationStorage & { compression: 'x4' | 'x8' | 'x16' | 'x32' | 'x64' };
+}
+export interface WireBinaryQuantization {
+  binary: WireQuantizationStorage & {
+    encoding?: Opt<'one_bit' | 'two_bits' | 'one_and_half_bits'>;
+    query_encoding?: Opt<'default' | 'binary' | 'scalar4bits' | 'scalar8bits'>;
+  };
+}
+export interface WireTurboQuantization {
+  turbo: WireQuantizationStorage & { bits?: Opt<'bits1' | 'bits1_5' | 'bits2' | 'bits4'> };
+}
+export type WireQuantizationConfig =
+  | WireScalarQuantization
+  | WireProductQuantization
+  | WireBinaryQuantization
+  | WireTurboQuantization;
+export type WireQuantizationConfigDiff = WireQuantizationConfig | 'Disabled';
+
+export interface WireVectorParams {
+  size: number;
+  distance: WireDistance;
+  hnsw_config?: Opt<WireHnswConfigDiff>;
+  quantization_config?: Opt<WireQuantizationConfig>;
+  on_disk?: Opt<boolean>;
+  memory?: Opt<WireMemory>;
+  datatype?: Opt<WireDatatype>;
+  multivector_config?: Opt<{ comparator: 'max_sim' }>;
+}
+
+/** One unnamed vector's params, or params by vector name. */
+export type WireVectorsConfig = WireVectorParams | Record<string, WireVectorParams>;
+
+export interface WireSparseVectorParams {
+  index?: Opt<{
+    full_scan_threshold?: Opt<number>;
+    on_disk?: Opt<boolean>;
+    memory?: Opt<WireMemory>;
+    datatype?: Opt<WireDatatype>;
+  }>;
+  modifier?: Opt<'none' | 'idf'>;
+}
+
+export interface WireStrictModeConfig {
+  enabled?: Opt<boolean>;
+  max_query_limit?: Opt<number>;
+  max_timeout?: Opt<number>;
+  unindexed_filtering_retrieve?: Opt<boolean>;
+  unindexed_filtering_update?: Opt<boolean>;
+  search_max_hnsw_ef?: Opt<number>;
+  search_allow_exact?: Opt<boolean>;
+  search_max_oversampling?: Opt<number>;
+  upsert_max_batchsize?: Opt<number>;
+  search_max_batchsize?: Opt<number>;
+  max_collection_vector_size_bytes?: Opt<number>;
+  read_rate_limit?: Opt<number>;
+  write_rate_limit?: Opt<number>;
+  max_collection_payload_size_bytes?: Opt<number>;
+  max_points_count?: Opt<number>;
+  filter_max_conditions?: Opt<number>;
+  condition_max_size?: Opt<number>;
+  multivector_config?: Opt<Record<string, { max_vectors?: Opt<number> }>>;
+  sparse_config?: Opt<Record<string, { max_length?: Opt<number> }>>;
+  max_payload_index_count?: Opt<number>;
+  max_resident_memory_percent?: Opt<number>;
+}
+
+export interface WirePayloadStorageParams {
+  memory?: Opt<WireMemory>;
+}
+
+export interface WireCreateCollection {
+  vectors?: WireVectorsConfig;
+  shard_number?: Opt<number>;
+  sharding_method?: Opt<'auto' | 'custom'>;
+  replication_factor?: Opt<number>;
+  write_consistency_factor?: Opt<number>;
+  on_disk_payload?: Opt<boolean>;
+  payload?: Opt<WirePayloadStorageParams>;
+  hnsw_config?: Opt<WireHnswConfigDiff>;
+  wal_config?: Opt<WireWalConfigDiff>;
+  optimizers_config?: Opt<WireOptimizersConfigDiff>;
+  /** Alias of optimizers_config. */
+  optimizer_config?: Opt<WireOptimizersConfigDiff>;
+  quantization_config?: Opt<WireQuantizationConfig>;
+  /** Alias of quantization_config. */
+  quantization?: Opt<WireQuantizationConfig>;
+  sparse_vectors?: Opt<Record<string, WireSparseVectorParams>>;
+  strict_mode_config?: Opt<WireStrictModeConfig>;
+  metadata?: Opt<Payload>;
+}
+
+export interface WireVectorParamsDiff {
+  hnsw_config?: Opt<WireHnswConfigDiff>;
+  quantization_config?: Opt<WireQuantizationConfigDiff>;
+  on_disk?: Opt<boolean>;
+  memory?: Opt<WireMemory>;
+}
+
+export interface WireCollectionParamsDiff {
+  replication_factor?: Opt<number>;
+  write_consistency_factor?: Opt<number>;
+  read_fan_out_factor?: Opt<number>;
+  read_fan_out_delay_ms?: Opt<number>;
+  on_disk_payload?: Opt<boolean>;
+  payload?: Opt<WirePayloadStorageParams>;
+}
+
+export interface WireUpdateCollection {
+  vectors?: Opt<Record<string, WireVectorParamsDiff>>;
+  optimizers_config?: Opt<WireOptimizersConfigDiff>;
+  optimizer_config?: Opt<WireOptimizersConfigDiff>;
+  params?: Opt<WireCollectionParamsDiff>;
+  hnsw_config?: Opt<WireHnswConfigDiff>;
+  quantization_config?: Opt<WireQuantizationConfigDiff>;
+  quantization?: Opt<WireQuantizationConfigDiff>;
+  sparse_vectors?: Opt<Record<string, WireSparseVectorParams>>;
+  strict_mode_config?: Opt<WireStrictModeConfig>;
+  metadata?: Opt<Payload>;
+}
+
+export interface WireSparseVector {
+  indices: number[];
+  values: number[];
+}
+
+/** Inference inputs Qdrant accepts in place of a vector; Quiver has no inference. */
+export type WireInferenceInput =
+  | { text: string; model: string; options?: Opt<Payload> }
+  | { image: JsonValue; model: string; options?: Opt<Payload> }
+  | { object: JsonValue; model: string; options?: Opt<Payload> };
+
+export type WireVector = number[] | WireSparseVector | number[][] | WireInferenceInput;
+
+/** A point's vectors: the unnamed dense vector, a multivector, named vectors, or an inference input. */
+export type WireVectorStruct = number[] | number[][] | Record<string, WireVector> | WireInferenceInput;
+
+export type WireBatchVectorStruct =
+  | number[][]
+  | number[][][]
+  | Record<string, WireVector[]>
+  | WireInferenceInput[];
+
+export interface WirePointStruct {
+  id: WirePointId;
+  vector: WireVectorStruct;
+  payload?: Opt<Payload>;
+}
+
+export interface WireBatch {
+  ids: WirePointId[];
+  vectors: WireBatchVectorStruct;
+  payloads?: Opt<Array<Opt<Payload>>>;
+}
+
+export type WireUpdateMode = 'upsert' | 'insert_only' | 'update_only';
+
+interface WireInsertOptions {
+  shard_key?: Opt<WireShardKeySelector>;
+  update_filter?: Opt<WireFilter>;
+  update_mode?: Opt<WireUpdateMode>;
+}
+
+export interface WirePointsList extends WireInsertOptions {
+  points: WirePointStruct[];
+}
+
+export interface WirePointsBatch extends WireInsertOptions {
+  batch: WireBatch;
+}
+
+export type WirePointInsertOperations = WirePointsBatch | WirePointsList;
+
+export type WireWithPayload = boolean | string[] | { include: string[] } | { exclude: string[] };
+export type WireWithVector = boolean | string[];
+
+export interface WirePointRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  ids: WirePointId[];
+  with_payload?: Opt<WireWithPayload>;
+  with_vector?: WireWithVector;
+}
+
+export type WirePointsSelector =
+  | { points: WirePointId[]; shard_key?: Opt<WireShardKeySelector> }
+  | { filter: WireFilter; shard_key?: Opt<WireShardKeySelector> };
+
+export interface WirePointVectors {
+  id: WirePointId;
+  vector: WireVectorStruct;
+}
+
+export interface WireUpdateVectors {
+  points: WirePointVectors[];
+  shard_key?: Opt<WireShardKeySelector>;
+  update_filter?: Opt<WireFilter>;
+}
+
+export interface WireDeleteVectors {
+  points?: Opt<WirePointId[]>;
+  filter?: Opt<WireFilter>;
+  vector: string[];
+  shard_key?: Opt<WireShardKeySelector>;
+}
+
+export interface WireSetPayload {
+  payload: Payload;
+  points?: Opt<WirePointId[]>;
+  filter?: Opt<WireFilter>;
+  shard_key?: Opt<WireShardKeySelector>;
+  key?: Opt<string>;
+}
+
+export interface WireDeletePayload {
+  keys: string[];
+  points?: Opt<WirePointId[]>;
+  filter?: Opt<WireFilter>;
+  shard_key?: Opt<WireShardKeySelector>;
+}
+
+export type WireUpdateOperation =
+  | { upsert: WirePointInsertOperations }
+  | { delete: WirePointsSelector }
+  | { set_payload: WireSetPayload }
+  | { overwrite_payload: WireSetPayload }
+  | { delete_payload: WireDeletePayload }
+  | { clear_payload: WirePointsSelector }
+  | { update_vectors: WireUpdateVectors }
+  | { delete_vectors: WireDeleteVectors };
+
+export interface WireUpdateOperations {
+  operations: WireUpdateOperation[];
+}
+
+export interface WireOrderBy {
+  key: string;
+  direction?: Opt<'asc' | 'desc'>;
+  start_from?: Opt<number | string>;
+}
+
+export interface WireScrollRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  offset?: Opt<WirePointId>;
+  limit?: Opt<number>;
+  filter?: Opt<WireFilter>;
+  with_payload?: Opt<WireWithPayload>;
+  with_vector?: WireWithVector;
+  order_by?: Opt<string | WireOrderBy>;
+}
+
+export interface WireCountRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  filter?: Opt<WireFilter>;
+  exact?: boolean;
+}
+
+export type WirePayloadSchemaType = 'keyword' | 'integer' | 'float' | 'geo' | 'text' | 'bool' | 'datetime' | 'uuid';
+
+/** Index parameters: a type plus options of that type, kept as sent. */
+export interface WirePayloadSchemaParams {
+  type: WirePayloadSchemaType;
+  [option: string]: JsonValue;
+}
+
+export type WirePayloadFieldSchema = WirePayloadSchemaType | WirePayloadSchemaParams;
+
+export interface WireCreateFieldIndex {
+  field_name: string;
+  field_schema?: Opt<WirePayloadFieldSchema>;
+}
+
+export type WireAliasOperation =
+  | { create_alias: { collection_name: string; alias_name: string } }
+  | { delete_alias: { alias_name: string } }
+  | { rename_alias: { old_alias_name: string; new_alias_name: string } };
+
+export interface WireChangeAliases {
+  actions: WireAliasOperation[];
+}

@@ -1,0 +1,240 @@
+// Request validation, compiled once at startup on one Ajv instance. A body is judged as Qdrant
+// judges it: first its shape, as serde would parse it (failure: 400 "Format error in JSON body:
+// <serde's message>"), then the validator-crate rules (failure: 422 "Validation error in JSON
+// body: [<path>: <message>; ...]"). Qdrant's messages also carry "at line L column C"; bodies
+// arrive here parsed, so positions are not reported.
+
+import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import { filterSchema } from './filter.js';
+import { formatError, validationError, type RuleBreach } from './messages.js';
+import { isPointId } from './point-convert.js';
+import { CHANGE_ALIASES } from './schemas/aliases.js';
+import { CREATE_COLLECTION, UPDATE_COLLECTION } from './schemas/collection.js';
+import { rulesOf, shapeOf, type PathStep, type PlacedRule } from './schemas/derive.js';
+import { CREATE_FIELD_INDEX } from './schemas/payload-index.js';
+import {
+  COUNT_REQUEST,
+  DELETE_PAYLOAD,
+  DELETE_VECTORS,
+  POINT_INSERT_OPERATIONS,
+  POINT_REQUEST,
+  POINTS_SELECTOR,
+  SCROLL_REQUEST,
+  SET_PAYLOAD,
+  UPDATE_OPERATIONS,
+  UPDATE_VECTORS,
+} from './schemas/points.js';
+import { parseQuery, type ParsedQuery, type QueryParamSet, type RawQuery } from './schemas/query.js';
+import { violation } from './schemas/rules.js';
+import type {
+  WireChangeAliases,
+  WireCountRequest,
+  WireCreateCollection,
+  WireCreateFieldIndex,
+  WireDeletePayload,
+  WireDeleteVectors,
+  WirePointInsertOperations,
+  WirePointRequest,
+  WirePointsSelector,
+  WireScrollRequest,
+  WireSetPayload,
+  WireUpdateCollection,
+  WireUpdateOperations,
+  WireUpdateVectors,
+} from './types.js';
+
+export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
+
+/** Each request body Quiver validates, by the name of its Qdrant type. */
+export interface BodyTypes {
+  CreateCollection: WireCreateCollection;
+  UpdateCollection: WireUpdateCollection;
+  PointInsertOperations: WirePointInsertOperations;
+  PointRequest: WirePointRequest;
+  PointsSelector: WirePointsSelector;
+  UpdateVectors: WireUpdateVectors;
+  DeleteVectors: WireDeleteVectors;
+  SetPayload: WireSetPayload;
+  DeletePayload: WireDeletePayload;
+  UpdateOperations: WireUpdateOperations;
+  ScrollRequest: WireScrollRequest;
+  CountRequest: WireCountRequest;
+  CreateFieldIndex: WireCreateFieldIndex;
+  ChangeAliasesOperation: WireChangeAliases;
+}
+
+export type BodyName = keyof BodyTypes;
+
+const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
+  CreateCollection: CREATE_COLLECTION,
+  UpdateCollection: UPDATE_COLLECTION,
+  PointInsertOperations: POINT_INSERT_OPERATIONS,
+  PointRequest: POINT_REQUEST,
+  PointsSelector: POINTS_SELECTOR,
+  UpdateVectors: UPDATE_VECTORS,
+  DeleteVectors: DELETE_VECTORS,
+  SetPayload: SET_PAYLOAD,
+  DeletePayload: DELETE_PAYLOAD,
+  UpdateOperations: UPDATE_OPERATIONS,
+  ScrollRequest: SCROLL_REQUEST,
+  CountRequest: COUNT_REQUEST,
+  CreateFieldIndex: CREATE_FIELD_INDEX,
+  ChangeAliasesOperation: CHANGE_ALIASES,
+};
+
+// Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one
+// list serves every call) and all are reported together, as the validator crate does.
+let breaches: RuleBreach[] = [];
+
+const ajv = new Ajv({ strict: true, allowUnionTypes: true, verbose: true });
+ajv.addKeyword({ keyword: 'serde', schemaType: 'string' });
+ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
+// serde's `expecting` text of an untagged enum, reported instead of the generic one.
+ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
+ajv.addKeyword({ keyword: 'pointId', schemaType: 'boolean', validate: (_: boolean, data: unknown) => isPointId(data) });
+ajv.addKeyword({
+  keyword: 'pointsOrFilter',
+  schemaType: 'boolean',
+  validate: (_: boolean, data: unknown) => {
+    if (typeof data !== 'object' || data === null) return true;
+    const { points, filter } = data as { points?: unknown; filter?: unknown };
+    return (points ?? null) !== null || (filter ?? null) !== null;
+  },
+});
+ajv.addKeyword({
+  keyword: 'rule',
+  schemaType: 'object',
+  validate: (rule: PlacedRule, data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
+    const message = violation(rule, data);
+    if (message !== null) breaches.push({ path: qdrantPath(rule, cxt?.instancePath ?? ''), message });
+    return true;
+  },
+});
+ajv.addSchema(filterSchema);
+
+interface CompiledBody {
+  shape: ValidateFunction;
+  rules: ValidateFunction | null;
+}
+
+const COMPILED = Object.fromEntries(
+  Object.entries(BODY_SCHEMAS).map(([name, schema]) => {
+    const rules = rulesOf(schema);
+    const compiled: CompiledBody = {
+      shape: ajv.compile(shapeOf(schema) as SchemaObject),
+      rules: rules === true ? null : ajv.compile(rules as SchemaObject),
+    };
+    return [name, compiled];
+  }),
+) as Record<BodyName, CompiledBody>;
+
+/** Checks a parsed JSON body against Qdrant's type `name`; throws FormatError or ValidationError. */
+export function validateBody<K extends BodyName>(name: K, body: unknown): BodyTypes[K] {
+  // What serde_json says of an empty body.
+  if (body === undefined) throw formatError('EOF while parsing a value at line 1 column 0');
+  const { shape, rules } = COMPILED[name];
+  if (!shape(body)) throw formatError(describeShapeError(shape.errors ?? []));
+  if (rules) {
+    breaches = [];
+    rules(body);
+    if (breaches.length > 0) throw validationError(breaches);
+  }
+  return body as BodyTypes[K];
+}
+
+/** Reads the parameters of `set` from a parsed query string; throws FormatError on a bad one. */
+export function validateQuery<S extends QueryParamSet>(set: S, query: RawQuery): ParsedQuery<S> {
+  const parsed = parseQuery(set, query);
+  if (!parsed.ok) throw formatError(parsed.error, 'query parameters');
+  return parsed.value;
+}
+
+// Qdrant's field paths (actix-web-validator's flatten_errors): fields joined by dots, list
+// items as [i], map entries as "?" (Qdrant validates map values as an anonymous list).
+function qdrantPath(rule: PlacedRule, instancePath: string): string {
+  const segments = instancePath.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  let path = '';
+  rule.path.forEach((step: PathStep, i) => {
+    if (step === 'index') path += `[${segments[i]}]`;
+    else path += (path ? '.' : '') + (step === 'key' ? '?' : segments[i]);
+  });
+  if (rule.field) path += (path ? '.' : '') + rule.field;
+  return path;
+}
+
+// Ajv keywords that only wrap the failure of a subschema.
+const WRAPPERS = new Set(['if', 'anyOf', 'allOf', 'oneOf', 'not']);
+
+function describeShapeError(errors: ErrorObject[]): string {
+  // serde tries each variant of an untagged enum on a buffered copy and, when none fits, reports
+  // only that; an enclosing untagged enum swallows the report of an inner one.
+  const untagged = errors
+    .filter((e) => e.keyword === 'anyOf' && (e.parentSchema?.untagged ?? e.parentSchema?.expecting) !== undefined)
+    .sort((a, b) => a.instancePath.length - b.instancePath.length || a.schemaPath.length - b.schemaPath.length)[0];
+  if (untagged) {
+    const { expecting, untagged: name } = untagged.parentSchema as SchemaObject;
+    return typeof expecting === 'string' ? expecting : `data did not match any variant of untagged enum ${String(name)}`;
+  }
+  const cause = errors.find((e) => !WRAPPERS.has(e.keyword)) ?? errors[0];
+  return cause ? describeError(cause) : 'invalid body';
+}
+
+function describeError(error: ErrorObject): string {
+  const schema = (error.parentSchema ?? {}) as SchemaObject;
+  switch (error.keyword) {
+    case 'type':
+      // serde_json reads a unit-variant enum only from a string, and says so this way.
+      return schema.serde === 'enum' ? 'expected value' : `invalid type: ${unexpected(error.data)}, expected ${expected(schema)}`;
+    case 'required':
+      return `missing field \`${error.params.missingProperty}\``;
+    case 'additionalProperties':
+      return `unknown field \`${error.params.additionalProperty}\`, ${oneOf(Object.keys(schema.properties ?? {}), 'fields')}`;
+    case 'enum':
+      return `unknown variant \`${String(error.data)}\`, ${oneOf((schema.enum as unknown[]).filter((v) => v !== null).map(String), 'variants')}`;
+    case 'minimum':
+    case 'maximum':
+      return `invalid value: ${unexpected(error.data)}, expected ${expected(schema)}`;
+    case 'pointId':
+      return `value ${showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+    case 'pointsOrFilter':
+      return 'Either list of point ids or filter must be provided';
+    default:
+      return error.message ?? 'invalid value';
+  }
+}
+
+// serde's wording of what it found (serde_json names null "null").
+function unexpected(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'boolean') return `boolean \`${value}\``;
+  if (typeof value === 'number') return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  if (typeof value === 'string') return `string ${JSON.stringify(value)}`;
+  return Array.isArray(value) ? 'sequence' : 'map';
+}
+
+const EXPECTED_BY_TYPE: Record<string, string> = {
+  integer: 'i64',
+  number: 'f64',
+  boolean: 'a boolean',
+  string: 'a string',
+  array: 'a sequence',
+  object: 'a map',
+};
+
+function expected(schema: SchemaObject): string {
+  if (typeof schema.serde === 'string') return schema.serde;
+  const type = [schema.type].flat().find((t) => t !== 'null');
+  return EXPECTED_BY_TYPE[String(type)] ?? 'a value';
+}
+
+// serde's list of what it would have accepted.
+function oneOf(names: string[], what: 'fields' | 'variants'): string {
+  if (names.length === 0) return `there are no ${what}`;
+  if (names.length === 1) return `expected \`${names[0]}\``;
+  return `expected one of ${names.map((n) => `\`${n}\``).join(', ')}`;
+}
+
+// Qdrant prints the rejected id bare: strings without quotes.
+function showValue(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

@@ -1,0 +1,75 @@
+// Validated wire bodies of the point-update endpoints -> the shards' WriteOp list.
+
+import { BadRequest } from '../errors.js';
+import type { PointId } from '../model.js';
+import type { Target, WriteOp } from '../shard/write-ops.js';
+import { toFilter } from './filter.js';
+import { toNamedVectors, toPointId, toPointInputs } from './point-convert.js';
+import type {
+  WireDeletePayload, WireDeleteVectors, WirePointId, WirePointInsertOperations, WirePointsSelector,
+  WirePayloadFieldSchema, WireSetPayload, WireUpdateOperation, WireUpdateVectors,
+} from './types.js';
+import type { IndexSchema } from '../shard/payload-index/schema.js';
+import type { WireFilter } from './filter.js';
+
+function ids(list: WirePointId[]): PointId[] {
+  return list.map(toPointId);
+}
+
+export function selectorTarget(body: WirePointsSelector): Target {
+  return 'points' in body ? { ids: ids(body.points) } : { filter: toFilter(body.filter) };
+}
+
+/** Qdrant's "points or filter" bodies: one of the two must be there. */
+function eitherTarget(points: WirePointId[] | null | undefined, filter: WireFilter | null | undefined): Target {
+  if (points) return { ids: ids(points) };
+  if (filter) return { filter: toFilter(filter) };
+  throw new BadRequest('Either list of point ids or filter must be provided');
+}
+
+export function upsertOp(body: WirePointInsertOperations): WriteOp {
+  return {
+    kind: 'upsert',
+    points: toPointInputs(body),
+    mode: body.update_mode ?? 'upsert',
+    updateFilter: body.update_filter ? toFilter(body.update_filter, 'update_filter') : null,
+  };
+}
+
+export function setPayloadOp(body: WireSetPayload, overwrite: boolean): WriteOp {
+  const target = eitherTarget(body.points, body.filter);
+  return overwrite ? { kind: 'overwrite_payload', target, payload: body.payload } : { kind: 'set_payload', target, payload: body.payload, key: body.key ?? null };
+}
+
+export function deletePayloadOp(body: WireDeletePayload): WriteOp {
+  return { kind: 'delete_payload', target: eitherTarget(body.points, body.filter), keys: body.keys };
+}
+
+export function updateVectorsOp(body: WireUpdateVectors): WriteOp {
+  return { kind: 'update_vectors', points: body.points.map((p) => ({ id: toPointId(p.id), vectors: toNamedVectors(p.vector) })) };
+}
+
+export function deleteVectorsOp(body: WireDeleteVectors): WriteOp {
+  return { kind: 'delete_vectors', target: eitherTarget(body.points, body.filter), names: body.vector };
+}
+
+export function batchOps(operations: WireUpdateOperation[]): WriteOp[] {
+  return operations.map((op): WriteOp => {
+    if ('upsert' in op) return upsertOp(op.upsert);
+    if ('delete' in op) return { kind: 'delete', target: selectorTarget(op.delete) };
+    if ('set_payload' in op) return setPayloadOp(op.set_payload, false);
+    if ('overwrite_payload' in op) return setPayloadOp(op.overwrite_payload, true);
+    if ('delete_payload' in op) return deletePayloadOp(op.delete_payload);
+    if ('clear_payload' in op) return { kind: 'clear_payload', target: selectorTarget(op.clear_payload) };
+    if ('update_vectors' in op) return updateVectorsOp(op.update_vectors);
+    return deleteVectorsOp(op.delete_vectors);
+  });
+}
+
+/**
+ * A validated field_schema as the payload indexes take it. The create-index schema already
+ * checked each option's name and type per index type, which is what IndexSchema spells out.
+ */
+export function toIndexSchema(wire: WirePayloadFieldSchema): IndexSchema {
+  return wire as IndexSchema;
+}

@@ -1,0 +1,173 @@
+// A collection as the main thread sees it: its configuration, where its shards live, and the
+// routing, fan-out and merging of every operation. It never holds point data itself.
+
+import { BadInput } from '../errors.js';
+import type { PointId } from '../model.js';
+import type { Filter } from '../shard/filter/index.js';
+import type { PointView } from '../shard/selectors.js';
+import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
+import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
+import type { ShardWorkers } from '../worker/pool.js';
+import type { OrderBy, ReadShape, ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
+import { shardOf } from './routing.js';
+import { WriteQueue } from './write-queue.js';
+
+export interface ShardPlacement {
+  /** Node-unique key of the shard (collection storage id + number). */
+  key: string;
+  worker: number;
+  path: string;
+}
+
+export interface UpdateResult {
+  operation_id: number;
+  status: 'acknowledged' | 'completed';
+}
+
+export interface ScrollPage {
+  points: PointView[];
+  next_page_offset: PointId | null;
+}
+
+/** Operations that fail on a point that does not exist, and so may fail on one shard after another shard applied them. */
+const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
+
+export class Collection {
+  private operationId = 0;
+  private readonly writes = new WriteQueue();
+
+  constructor(
+    readonly name: string,
+    private readonly workers: ShardWorkers,
+    readonly shards: ShardPlacement[],
+    private vectorSpecs: VectorSpec[],
+    private indexSpecs: IndexSpec[],
+  ) {}
+
+  get vectors(): readonly VectorSpec[] {
+    return this.vectorSpecs;
+  }
+
+  get indexes(): readonly IndexSpec[] {
+    return this.indexSpecs;
+  }
+
+  private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+    return this.workers.run(shard.worker, task);
+  }
+
+  /** Opens every shard in its worker; the operation counter resumes after the highest applied id. */
+  async open(): Promise<void> {
+    const opened = await Promise.all(this.shards.map((s) => this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) })));
+    this.operationId = Math.max(0, ...opened.map((o) => o.lastOp));
+  }
+
+  private specOf(shard: ShardPlacement): ShardSpec {
+    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs };
+  }
+
+  async close(): Promise<void> {
+    await this.writes.idle();
+    await Promise.all(this.shards.map((s) => this.run(s, { type: 'close', shard: s.key })));
+  }
+
+  async drop(): Promise<void> {
+    await this.writes.idle();
+    await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+  }
+
+  /** Checks vector names and dimensions of every operation before anything is sent to a shard. */
+  private checkVectors(ops: WriteOp[]): void {
+    const byName = new Map(this.vectorSpecs.map((v) => [v.name, v]));
+    for (const op of ops) {
+      if (op.kind !== 'upsert' && op.kind !== 'update_vectors' && op.kind !== 'delete_vectors') continue;
+      if (op.kind === 'delete_vectors') {
+        for (const name of op.names) if (!byName.has(name)) throw new BadInput(`Not existing vector name error: ${name}`);
+        continue;
+      }
+      for (const p of op.points) {
+        for (const [name, vector] of Object.entries(p.vectors)) {
+          const spec = byName.get(name);
+          if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
+          if (vector.length !== spec.size) throw new BadInput(`Vector dimension error: expected dim: ${spec.size}, got ${vector.length}`);
+        }
+      }
+    }
+  }
+
+  /**
+   * Applies a list of operations as one collection operation. Writes of one collection are
+   * serialised, so operation ids follow the order of application on every shard.
+   */
+  write(ops: WriteOp[], wait: boolean): Promise<UpdateResult[]> {
+    this.checkVectors(ops);
+    return this.writes.enqueue(async () => {
+      // One operation id per operation (Qdrant answers a batch with one result each); the
+      // shards record the last, so the counter resumes after all of them on restart.
+      const first = this.operationId + 1;
+      this.operationId += ops.length;
+      const opId = this.operationId;
+      const perShard = this.shards.map((_, i) => ops.flatMap((op) => {
+        const ids = namedIds(op);
+        if (ids === null) return [op];
+        const part = restrictOp(op, (id) => shardOf(id, this.shards.length) === i);
+        return part ? [part] : [];
+      }));
+      const involved = this.shards.map((s, i) => ({ s, ops: perShard[i] })).filter((x) => x.ops.length > 0);
+      if (involved.length > 1 && ops.some((op) => MAY_FAIL.has(op.kind))) {
+        await Promise.all(involved.map(({ s, ops: o }) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: true })));
+      }
+      await Promise.all(involved.map(({ s, ops: o }) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: false })));
+      const status = wait ? 'completed' : 'acknowledged';
+      return ops.map((_, i) => ({ operation_id: first + i, status }));
+    });
+  }
+
+  /** Points by id, in the order asked, each once; missing ids are left out. */
+  async retrieve(ids: PointId[], shape: ReadShape): Promise<PointView[]> {
+    const unique = [...new Set(ids)];
+    const groups = this.shards.map((_, i) => unique.filter((id) => shardOf(id, this.shards.length) === i));
+    const found = await Promise.all(this.shards.map((s, i) => (groups[i].length ? this.run(s, { type: 'retrieve', shard: s.key, ids: groups[i], shape }) : [])));
+    const byId = new Map<PointId, PointView>();
+    for (const list of found) for (const p of list) byId.set(p.id, p);
+    return unique.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): Promise<ScrollPage> {
+    // One extra point per shard tells whether a next page exists and where it starts.
+    const pages = await Promise.all(this.shards.map((s) => this.run(s, { type: 'scroll', shard: s.key, filter, from, limit: limit + 1, shape, orderBy })));
+    const merged = pages.flat();
+    if (orderBy) {
+      const sign = orderBy.direction === 'desc' ? -1 : 1;
+      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
+      return { points: merged.slice(0, limit), next_page_offset: null };
+    }
+    merged.sort((a, b) => compareIds(a.id, b.id));
+    return { points: merged.slice(0, limit), next_page_offset: merged.length > limit ? merged[limit].id : null };
+  }
+
+  async count(filter: Filter | null): Promise<number> {
+    const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', shard: s.key, filter })));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  async stats(): Promise<ShardStats[]> {
+    return Promise.all(this.shards.map((s) => this.run(s, { type: 'stats', shard: s.key })));
+  }
+
+  async createIndex(index: IndexSpec): Promise<UpdateResult> {
+    return this.writes.enqueue(async () => {
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'create_index', shard: s.key, index })));
+      this.indexSpecs = [...this.indexSpecs.filter((i) => i.key !== index.key), index];
+      return { operation_id: ++this.operationId, status: 'completed' };
+    });
+  }
+
+  async dropIndex(key: string): Promise<UpdateResult> {
+    return this.writes.enqueue(async () => {
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop_index', shard: s.key, key })));
+      this.indexSpecs = this.indexSpecs.filter((i) => i.key !== key);
+      return { operation_id: ++this.operationId, status: 'completed' };
+    });
+  }
+}

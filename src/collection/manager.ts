@@ -1,0 +1,155 @@
+// The node's collections and aliases: creation, lookup by name or alias, configuration
+// changes, deletion. Metadata lives in the MetaStore; point data in the shard workers.
+
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { AlreadyExists, BadInput, NotFound } from '../errors.js';
+import type { IndexSpec } from '../shard/shard.js';
+import { MetaStore } from '../storage/meta-store.js';
+import { ShardWorkers } from '../worker/pool.js';
+import { Collection, type ShardPlacement } from './collection.js';
+import { shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
+
+export interface CollectionRecord {
+  name: string;
+  /** Directory name of the collection's shards: names may hold characters paths cannot. */
+  storageId: string;
+  config: CollectionConfig;
+  indexes: IndexSpec[];
+}
+
+export type AliasAction =
+  | { create_alias: { collection_name: string; alias_name: string } }
+  | { delete_alias: { alias_name: string } }
+  | { rename_alias: { old_alias_name: string; new_alias_name: string } };
+
+export class CollectionManager {
+  private readonly records = new Map<string, CollectionRecord>();
+  private readonly live = new Map<string, Collection>();
+  private aliases = new Map<string, string>();
+
+  private constructor(private readonly storagePath: string, private readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
+
+  static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
+    const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
+    const manager = new CollectionManager(storagePath, meta, new ShardWorkers(workerCount));
+    for (const record of await meta.collections()) {
+      manager.records.set(record.name, record);
+      manager.live.set(record.name, await manager.start(record));
+    }
+    manager.aliases = await meta.aliases();
+    return manager;
+  }
+
+  private async start(record: CollectionRecord): Promise<Collection> {
+    const shards: ShardPlacement[] = Array.from({ length: shardCountOf(record.config) }, (_, i) => ({
+      key: `${record.storageId}/${i}`,
+      worker: i % this.workers.count,
+      path: join(this.storagePath, 'collections', record.storageId, String(i)),
+    }));
+    const collection = new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes);
+    await collection.open();
+    return collection;
+  }
+
+  names(): string[] {
+    return [...this.records.keys()];
+  }
+
+  /** The collection's own name, following an alias. */
+  resolve(nameOrAlias: string): string {
+    if (this.records.has(nameOrAlias)) return nameOrAlias;
+    const target = this.aliases.get(nameOrAlias);
+    if (target !== undefined && this.records.has(target)) return target;
+    throw new NotFound(`Collection \`${nameOrAlias}\` doesn't exist!`);
+  }
+
+  exists(nameOrAlias: string): boolean {
+    return this.records.has(nameOrAlias) || this.records.has(this.aliases.get(nameOrAlias) ?? '');
+  }
+
+  get(nameOrAlias: string): Collection {
+    return this.live.get(this.resolve(nameOrAlias))!;
+  }
+
+  record(nameOrAlias: string): CollectionRecord {
+    return this.records.get(this.resolve(nameOrAlias))!;
+  }
+
+  async create(name: string, config: CollectionConfig): Promise<void> {
+    if (this.records.has(name)) throw new AlreadyExists(`Collection \`${name}\` already exists!`);
+    if (this.aliases.has(name)) throw new AlreadyExists(`Alias with name \`${name}\` already exists!`);
+    const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
+    const collection = await this.start(record);
+    await this.meta.putCollection(name, record);
+    this.records.set(name, record);
+    this.live.set(name, collection);
+  }
+
+  async updateConfig(nameOrAlias: string, config: CollectionConfig): Promise<void> {
+    const record = this.record(nameOrAlias);
+    const updated = { ...record, config };
+    await this.meta.putCollection(record.name, updated);
+    this.records.set(record.name, updated);
+  }
+
+  async saveIndexes(nameOrAlias: string): Promise<void> {
+    const record = this.record(nameOrAlias);
+    const updated = { ...record, indexes: [...this.get(nameOrAlias).indexes] };
+    await this.meta.putCollection(record.name, updated);
+    this.records.set(record.name, updated);
+  }
+
+  /** Deletes a collection (by its name, not an alias) with its aliases; false if there was none. */
+  async delete(name: string): Promise<boolean> {
+    const collection = this.live.get(name);
+    if (!collection) return false;
+    const aliases = this.aliasesOf(name);
+    await this.meta.deleteCollection(name, aliases);
+    for (const alias of aliases) this.aliases.delete(alias);
+    this.records.delete(name);
+    this.live.delete(name);
+    await collection.drop();
+    return true;
+  }
+
+  aliasList(): { alias_name: string; collection_name: string }[] {
+    return [...this.aliases].map(([alias_name, collection_name]) => ({ alias_name, collection_name })).sort((a, b) => a.alias_name.localeCompare(b.alias_name));
+  }
+
+  aliasesOf(name: string): string[] {
+    return [...this.aliases].filter(([, c]) => c === name).map(([a]) => a);
+  }
+
+  /** Applies alias actions in order, all or nothing: checked on a copy, then stored in one batch. */
+  async changeAliases(actions: AliasAction[]): Promise<void> {
+    const next = new Map(this.aliases);
+    for (const action of actions) {
+      if ('create_alias' in action) {
+        const { collection_name, alias_name } = action.create_alias;
+        if (!this.records.has(collection_name)) throw new NotFound(`Collection \`${collection_name}\` doesn't exist!`);
+        if (this.records.has(alias_name)) throw new AlreadyExists(`Collection with name \`${alias_name}\` already exists!`);
+        next.set(alias_name, collection_name);
+      } else if ('delete_alias' in action) {
+        next.delete(action.delete_alias.alias_name);
+      } else {
+        const { old_alias_name, new_alias_name } = action.rename_alias;
+        const target = next.get(old_alias_name);
+        if (target === undefined) throw new NotFound(`Alias \`${old_alias_name}\` doesn't exist!`);
+        if (this.records.has(new_alias_name)) throw new BadInput(`Collection with name \`${new_alias_name}\` already exists!`);
+        next.delete(old_alias_name);
+        next.set(new_alias_name, target);
+      }
+    }
+    const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
+    const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
+    await this.meta.changeAliases(removed, added);
+    this.aliases = next;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live.values()].map((c) => c.close()));
+    await this.workers.close();
+    await this.meta.close();
+  }
+}

@@ -1,0 +1,122 @@
+// Node configuration: built-in defaults, then a YAML file, then QDRANT__SECTION__KEY environment
+// variables, then command-line flags, each overriding the one before. Keys use Qdrant's names.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+
+export interface QuiverConfig {
+  service: {
+    host: string;
+    http_port: number;
+    api_key: string | null;
+    read_only_api_key: string | null;
+    jwt_rbac: boolean;
+    enable_tls: boolean;
+    /** Quiver's explicit consent to listen beyond loopback without an API key. */
+    allow_unauthenticated_bind: boolean;
+    max_request_size_mb: number;
+  };
+  storage: {
+    storage_path: string;
+    snapshots_path: string;
+  };
+  tls: {
+    cert: string | null;
+    key: string | null;
+  };
+  /** Shard worker threads (Quiver's own key); defaults to the number of cores. */
+  workers: number;
+  log_level: string;
+}
+
+type Tree = { [key: string]: unknown };
+
+export function defaultConfig(): QuiverConfig {
+  return {
+    service: {
+      host: '127.0.0.1',
+      http_port: 6333,
+      api_key: null,
+      read_only_api_key: null,
+      jwt_rbac: false,
+      enable_tls: false,
+      allow_unauthenticated_bind: false,
+      max_request_size_mb: 32,
+    },
+    storage: { storage_path: './storage', snapshots_path: './snapshots' },
+    tls: { cert: null, key: null },
+    workers: Math.max(1, availableParallelism()),
+    log_level: 'INFO',
+  };
+}
+
+function isTree(value: unknown): value is Tree {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Copies the keys of `source` that `target` has, recursing into sections; unknown keys are ignored as Qdrant ignores them. */
+function overlay(target: Tree, source: Tree): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (!(key in target)) continue;
+    if (isTree(target[key]) && isTree(value)) overlay(target[key] as Tree, value);
+    else target[key] = value;
+  }
+}
+
+/** QDRANT__SERVICE__HTTP_PORT=6334 -> { service: { http_port: 6334 } }; values parse as YAML scalars. */
+export function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
+  const tree: Tree = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('QDRANT__') || raw === undefined) continue;
+    const path = name.slice('QDRANT__'.length).toLowerCase().split('__');
+    let node = tree;
+    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Tree;
+    node[path[path.length - 1]] = parseYaml(raw) ?? raw;
+  }
+  return tree;
+}
+
+const FLAGS = {
+  'config-path': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'storage-path': { type: 'string' },
+  'snapshots-path': { type: 'string' },
+  workers: { type: 'string' },
+  'allow-unauthenticated-bind': { type: 'boolean' },
+} as const;
+
+export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): QuiverConfig {
+  const { values: flags } = parseArgs({ args: argv, options: FLAGS, strict: true });
+  const config = defaultConfig();
+  const file = flags['config-path'] ?? env.QUIVER_CONFIG_PATH ?? 'config/config.yaml';
+  if (existsSync(file)) {
+    const parsed: unknown = parseYaml(readFileSync(file, 'utf8'));
+    if (isTree(parsed)) overlay(config as unknown as Tree, parsed);
+  } else if (flags['config-path']) {
+    throw new Error(`config file not found: ${file}`);
+  }
+  overlay(config as unknown as Tree, fromEnvironment(env));
+  if (flags.host) config.service.host = flags.host;
+  if (flags.port) config.service.http_port = Number(flags.port);
+  if (flags['storage-path']) config.storage.storage_path = flags['storage-path'];
+  if (flags['snapshots-path']) config.storage.snapshots_path = flags['snapshots-path'];
+  if (flags.workers) config.workers = Number(flags.workers);
+  if (flags['allow-unauthenticated-bind']) config.service.allow_unauthenticated_bind = true;
+  validate(config);
+  return config;
+}
+
+function validate(config: QuiverConfig): void {
+  const port = config.service.http_port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid service.http_port: ${port}`);
+  if (!Number.isInteger(config.workers) || config.workers < 1) throw new Error(`invalid workers: ${config.workers}`);
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}

@@ -1,0 +1,47 @@
+// The HTTP server: Fastify with Qdrant's JSON body handling, envelope and error mapping, and
+// the route modules of each resource.
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { QuiverConfig } from '../config/config.js';
+import type { CollectionManager } from '../collection/manager.js';
+import { FormatError } from '../errors.js';
+import { markStart, sendError } from './reply.js';
+import { registerAliasRoutes } from './routes/aliases.js';
+import { registerCollectionRoutes } from './routes/collections.js';
+import { registerIndexRoutes } from './routes/indexes.js';
+import { registerPointRoutes } from './routes/points.js';
+import { registerServiceRoutes } from './routes/service.js';
+
+export interface ServerContext {
+  config: QuiverConfig;
+  collections: CollectionManager;
+}
+
+export function buildServer(context: ServerContext, logger: boolean | object = false): FastifyInstance {
+  const app = Fastify({
+    logger,
+    bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,
+    // Qdrant's ids and routes are case-sensitive and trailing slashes are distinct routes.
+    caseSensitive: true,
+  });
+  app.removeAllContentTypeParsers();
+  // Qdrant reads every body as JSON whatever the content type says.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new FormatError(`Format error in JSON body: ${(err as Error).message}`), undefined);
+    }
+  });
+  app.addHook('onRequest', async (request) => markStart(request));
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ status: { error: `Not found: ${request.method} ${request.url}` }, time: 0 }));
+  registerServiceRoutes(app, context);
+  registerCollectionRoutes(app, context);
+  registerAliasRoutes(app, context);
+  registerPointRoutes(app, context);
+  registerIndexRoutes(app, context);
+  return app;
+}

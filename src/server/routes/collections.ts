@@ -1,0 +1,55 @@
+// /collections: list, create, inspect, update, delete, exists, and a collection's aliases.
+
+import type { FastifyInstance } from 'fastify';
+import { applyUpdate, fromCreateRequest, renderCollectionInfo } from '../../api/collection-config.js';
+import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
+import { vectorSpecsOf } from '../../collection/config-model.js';
+import { ok } from '../reply.js';
+import type { ServerContext } from '../app.js';
+import { collectionName, query } from './params.js';
+
+export function registerCollectionRoutes(app: FastifyInstance, { collections }: ServerContext): void {
+  app.get('/collections', async (request) => ok(request, { collections: collections.names().map((name) => ({ name })) }));
+
+  app.get('/collections/:name', async (request) => {
+    const record = collections.record(collectionName(request));
+    const stats = await collections.get(record.name).stats();
+    const payloadIndexes = Object.fromEntries(record.indexes.map((i) => [i.key, { schema: i.schema, points: stats.reduce((n, s) => n + (s.indexedPoints[i.key] ?? 0), 0) }]));
+    const pointsCount = stats.reduce((n, s) => n + s.points, 0);
+    const indexedVectorsCount = stats.reduce((n, s) => n + Object.values(s.vectors).reduce((a, b) => a + b, 0), 0);
+    return ok(request, renderCollectionInfo(record.config, {
+      status: 'green', pointsCount, indexedVectorsCount, segmentsCount: stats.length, updateQueueLength: 0, payloadIndexes,
+    }));
+  });
+
+  app.put('/collections/:name', async (request) => {
+    query(request, COMMIT_PARAMS);
+    const body = validateBody('CreateCollection', request.body);
+    const config = fromCreateRequest(body, collections.workers.count);
+    vectorSpecsOf(config); // rejects what the engine cannot serve before anything is created
+    await collections.create(collectionName(request), config);
+    return ok(request, true);
+  });
+
+  app.patch('/collections/:name', async (request) => {
+    query(request, COMMIT_PARAMS);
+    const body = validateBody('UpdateCollection', request.body);
+    const record = collections.record(collectionName(request));
+    const config = applyUpdate(record.config, body);
+    vectorSpecsOf(config);
+    await collections.updateConfig(record.name, config);
+    return ok(request, true);
+  });
+
+  app.delete('/collections/:name', async (request) => {
+    query(request, COMMIT_PARAMS);
+    return ok(request, await collections.delete(collectionName(request)));
+  });
+
+  app.get('/collections/:name/exists', async (request) => ok(request, { exists: collections.exists(collectionName(request)) }));
+
+  app.get('/collections/:name/aliases', async (request) => {
+    const name = collections.resolve(collectionName(request));
+    return ok(request, { aliases: collections.aliasesOf(name).sort().map((alias_name) => ({ alias_name, collection_name: name })) });
+  });
+}

@@ -1,0 +1,34 @@
+// PUT /collections/{name}/index and DELETE /collections/{name}/index/{field}: payload indexes.
+
+import type { FastifyInstance } from 'fastify';
+import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
+import { toIndexSchema } from '../../api/write-convert.js';
+import { BadRequest, NotFound } from '../../errors.js';
+import { ok } from '../reply.js';
+import type { ServerContext } from '../app.js';
+import { collectionName, query, type Params } from './params.js';
+
+export function registerIndexRoutes(app: FastifyInstance, { collections }: ServerContext): void {
+  app.put('/collections/:name/index', async (request) => {
+    query(request, WRITE_PARAMS);
+    const body = validateBody('CreateFieldIndex', request.body);
+    if (body.field_schema === undefined || body.field_schema === null) {
+      throw new BadRequest(`Can't infer the payload schema of \`${body.field_name}\`: field_schema is required`);
+    }
+    const name = collectionName(request);
+    const result = await collections.get(name).createIndex({ key: body.field_name, schema: toIndexSchema(body.field_schema) });
+    await collections.saveIndexes(name);
+    return ok(request, result);
+  });
+
+  app.delete('/collections/:name/index/:field', async (request) => {
+    query(request, WRITE_PARAMS);
+    const name = collectionName(request);
+    const field = (request.params as Params).field!;
+    const collection = collections.get(name);
+    if (!collection.indexes.some((i) => i.key === field)) throw new NotFound(`Index for field \`${field}\` not found`);
+    const result = await collection.dropIndex(field);
+    await collections.saveIndexes(name);
+    return ok(request, result);
+  });
+}

@@ -1,0 +1,9 @@
+// Filters inside a shard: the internal filter types, the set of live offsets matching a filter
+// (selectMatching), and the check of a single point (matchesPayload).
+
+export type * from './types.js';
+export { indexSemantics, selectMatching, type FilterSource } from './select.js';
+export { matchesPayload, type PointData, type SemanticsLookup } from './evaluate.js';
+export { formatJsonPath, parseJsonPath, type JsonPath, type PathItem } from './json-path.js';
+export { parseDatetime } from './datetime.js';
+export { canonicalUuid } from './uuid.js';

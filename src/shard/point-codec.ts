@@ -1,0 +1,51 @@
+// On-disk form of a point in a shard's classic-level store. Key: "p" + a key that sorts numeric
+// ids before UUIDs and numerically among themselves (as Qdrant orders ids). Value: a u32 header
+// length, a JSON header {id, payload, vectors: [[name, dim], ...]}, then the f32 data of each
+// vector in header order (little-endian), so vectors never round-trip through decimal text.
+
+import type { NamedVectors, Payload, PointId } from '../model.js';
+import type { PointRecord } from './write-ops.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export const POINT_PREFIX = 'p';
+
+export function pointKey(id: PointId): string {
+  return typeof id === 'number' ? `${POINT_PREFIX}n${id.toString().padStart(20, '0')}` : `${POINT_PREFIX}u${id}`;
+}
+
+export function encodePoint(record: PointRecord): Uint8Array {
+  const names = Object.keys(record.vectors);
+  const header = encoder.encode(JSON.stringify({ id: record.id, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
+  const floats = names.reduce((sum, n) => sum + record.vectors[n].length, 0);
+  const headerEnd = 4 + header.length;
+  const dataStart = (headerEnd + 3) & ~3;
+  const bytes = new Uint8Array(dataStart + floats * 4);
+  new DataView(bytes.buffer).setUint32(0, header.length, true);
+  bytes.set(header, 4);
+  const data = new Float32Array(bytes.buffer, dataStart, floats);
+  let at = 0;
+  for (const n of names) {
+    data.set(record.vectors[n], at);
+    at += record.vectors[n].length;
+  }
+  return bytes;
+}
+
+export function decodePoint(bytes: Uint8Array): PointRecord {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(0, true);
+  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; payload: Payload | null; vectors: [string, number][] };
+  const dataStart = (4 + headerLength + 3) & ~3;
+  // A fresh, aligned copy: the store may hand back a Node Buffer, whose slice() shares memory.
+  const copy = new Uint8Array(bytes.subarray(dataStart));
+  const data = new Float32Array(copy.buffer, 0, copy.byteLength >>> 2);
+  const vectors: NamedVectors = {};
+  let at = 0;
+  for (const [name, dim] of header.vectors) {
+    vectors[name] = Array.from(data.subarray(at, at + dim));
+    at += dim;
+  }
+  return { id: header.id, payload: header.payload, vectors };
+}

@@ -1,0 +1,38 @@
+// Which parts of a point a read returns (Qdrant's with_payload / with_vector, internal form),
+// and the point as a read found it.
+
+import type { NamedVectors, Payload, PointId } from '../model.js';
+import { excludePaths, includePaths } from './payload-path.js';
+
+/** all=false without include: no payload; include: only those paths; exclude: all but those. */
+export interface PayloadSelection {
+  all: boolean;
+  include?: string[];
+  exclude?: string[];
+}
+
+/** All vectors, none, or the named ones. */
+export type VectorSelection = boolean | string[];
+
+/** A point as a read found it; absent parts were not asked for. */
+export interface PointView {
+  id: PointId;
+  payload?: Payload;
+  vectors?: NamedVectors;
+  shardKey?: string | number;
+  orderValue?: number;
+}
+
+export function selectPayload(payload: Payload, selection: PayloadSelection): Payload | undefined {
+  if (selection.include) return includePaths(payload, selection.include);
+  if (!selection.all) return undefined;
+  return selection.exclude ? excludePaths(payload, selection.exclude) : payload;
+}
+
+export function selectVectors(vectors: NamedVectors, selection: VectorSelection): NamedVectors | undefined {
+  if (selection === false) return undefined;
+  if (selection === true) return vectors;
+  const out: NamedVectors = {};
+  for (const name of selection) if (vectors[name]) out[name] = vectors[name];
+  return out;
+}

@@ -1,0 +1,299 @@
+// One shard: the only owner of its points. It lives in one worker thread and applies operations
+// one at a time, so it needs no locks. State in memory: dense offsets <-> point ids, payloads by
+// offset, one engine index per named vector, payload indexes. State on disk: one classic-level
+// store of point records (point-codec.ts) plus the last applied operation id; every write is a
+// single synced batch, so a write is either wholly on disk or not at all.
+
+import { ClassicLevel } from 'classic-level';
+import { Bitset, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
+import { NotFound } from '../errors.js';
+import type { NamedVectors, Payload, PointId } from '../model.js';
+import { engineModule } from '../runtime/wasm-module.js';
+import { matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
+import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
+import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
+import { deleteAtPath, setAtPath } from './payload-path.js';
+import type { PointRecord, Target, WriteOp } from './write-ops.js';
+
+export interface VectorSpec {
+  name: string;
+  size: number;
+  distance: Distance;
+  m: number;
+  efConstruct: number;
+  fullScanThreshold: number;
+  quantization: ScalarQuantization | null;
+}
+
+export interface IndexSpec {
+  key: string;
+  schema: IndexSchema;
+}
+
+export interface ShardSpec {
+  path: string;
+  vectors: VectorSpec[];
+  indexes: IndexSpec[];
+}
+
+const LAST_OP_KEY = 'm:last_op';
+
+/** Compares ids as Qdrant orders them: numbers first by value, then UUIDs by their text. */
+export function compareIds(a: PointId, b: PointId): number {
+  if (typeof a === 'number') return typeof b === 'number' ? a - b : -1;
+  if (typeof b === 'number') return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export class Shard implements FilterSource {
+  private readonly ids: PointId[] = [];
+  private readonly payloads: (Payload | undefined)[] = [];
+  private readonly offsets = new Map<PointId, number>();
+  private readonly live: Bitset[] = [];
+  private readonly vectors = new Map<string, VectorIndex>();
+  private readonly indexes = new Map<string, PayloadIndex>();
+  private readonly indexSpecs = new Map<string, IndexSpec>();
+  private sortedIds: PointId[] | null = null;
+  lastOp = 0;
+
+  private constructor(private readonly db: ClassicLevel<string, Uint8Array>, private readonly spec: ShardSpec) {}
+
+  static async open(spec: ShardSpec): Promise<Shard> {
+    const db = new ClassicLevel<string, Uint8Array>(spec.path, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    const shard = new Shard(db, spec);
+    const module = await engineModule();
+    for (const v of spec.vectors) {
+      shard.vectors.set(v.name, await VectorIndex.create(module, {
+        dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
+        fullScanThreshold: v.fullScanThreshold, quantization: v.quantization,
+      }));
+    }
+    for (const index of spec.indexes) shard.addIndex(index);
+    for await (const [, value] of db.iterator({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) {
+      shard.place(decodePoint(value));
+    }
+    const last = await db.get(LAST_OP_KEY);
+    if (last) shard.lastOp = Number(new TextDecoder().decode(last));
+    return shard;
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  // FilterSource: what filters and payload indexes read.
+  get size(): number {
+    return this.ids.length;
+  }
+  isLive(offset: number): boolean {
+    return this.payloads[offset] !== undefined;
+  }
+  payload(offset: number): Payload | undefined {
+    return this.payloads[offset];
+  }
+  pointId(offset: number): PointId {
+    return this.ids[offset];
+  }
+  hasVector(offset: number, name: string): boolean {
+    return this.vectors.get(name)?.has(offset) ?? false;
+  }
+  offsetOf(id: PointId): number | undefined {
+    return this.offsets.get(id);
+  }
+  index(key: string): PayloadIndex | undefined {
+    return this.indexes.get(key);
+  }
+
+  get pointCount(): number {
+    return this.offsets.size;
+  }
+
+  vectorCount(name: string): number {
+    return this.vectors.get(name)?.size ?? 0;
+  }
+
+  indexedPoints(key: string): number {
+    return this.indexes.get(key)?.indexedPoints() ?? 0;
+  }
+
+  /** The stored record of a live point. */
+  record(id: PointId): PointRecord | undefined {
+    const offset = this.offsets.get(id);
+    if (offset === undefined) return undefined;
+    const vectors: NamedVectors = {};
+    for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = Array.from(index.vector(offset));
+    return { id, vectors, payload: this.payloads[offset] ?? {} };
+  }
+
+  /** Live ids in Qdrant's order. */
+  orderedIds(): PointId[] {
+    this.sortedIds ??= [...this.offsets.keys()].sort(compareIds);
+    return this.sortedIds;
+  }
+
+  /** Offsets of live points matching `filter` (all live points when it is null). */
+  matching(filter: Filter | null): Bitset {
+    if (filter) return selectMatching(filter, this);
+    const all = new Bitset(this.size);
+    for (const offset of this.offsets.values()) all.add(offset);
+    return all;
+  }
+
+  /**
+   * Applies operations in order as one durable batch. Every operation is first played against a
+   * staged view of the shard, so a failure (a point that must exist and does not) throws before
+   * anything is written or changed. With `dryRun`, stops after that check.
+   */
+  async apply(ops: WriteOp[], opId: number, dryRun = false): Promise<void> {
+    const staged = new Map<PointId, PointRecord | null>();
+    const read = (id: PointId): PointRecord | null => (staged.has(id) ? staged.get(id)! : this.record(id) ?? null);
+    for (const op of ops) this.stage(op, staged, read);
+    if (dryRun) return;
+    const batch = this.db.batch();
+    for (const [id, record] of staged) {
+      if (record) batch.put(pointKey(id), encodePoint(record));
+      else batch.del(pointKey(id));
+    }
+    batch.put(LAST_OP_KEY, new TextEncoder().encode(String(opId)));
+    await batch.write({ sync: true });
+    for (const [id, record] of staged) {
+      if (record) this.place(record);
+      else this.remove(id);
+    }
+    this.lastOp = Math.max(this.lastOp, opId);
+  }
+
+  private stage(op: WriteOp, staged: Map<PointId, PointRecord | null>, read: (id: PointId) => PointRecord | null): void {
+    const existing = (target: Target): PointRecord[] => this.resolve(target, staged, read);
+    switch (op.kind) {
+      case 'upsert':
+        for (const p of op.points) {
+          const current = read(p.id);
+          if (current ? op.mode === 'insert_only' : op.mode === 'update_only') continue;
+          // update_filter: an existing point is replaced only while it matches the filter.
+          if (current && op.updateFilter && !matchesPayload(op.updateFilter, { id: p.id, payload: current.payload ?? {}, vectors: new Set(Object.keys(current.vectors)) })) continue;
+          staged.set(p.id, { id: p.id, vectors: p.vectors, payload: p.payload ?? {} });
+        }
+        return;
+      case 'delete':
+        for (const id of 'ids' in op.target ? op.target.ids : existing(op.target).map((r) => r.id)) {
+          if (read(id)) staged.set(id, null);
+        }
+        return;
+      case 'update_vectors':
+        for (const p of op.points) {
+          const current = read(p.id);
+          if (!current) throw new NotFound(`No point with id ${p.id} found`);
+          staged.set(p.id, { ...current, vectors: { ...current.vectors, ...p.vectors } });
+        }
+        return;
+      case 'delete_vectors':
+        for (const r of existing(op.target)) {
+          const vectors = { ...r.vectors };
+          for (const name of op.names) delete vectors[name];
+          staged.set(r.id, { ...r, vectors });
+        }
+        return;
+      case 'set_payload':
+        for (const r of existing(op.target)) {
+          const payload = structuredClone(r.payload ?? {});
+          if (op.key) setAtPath(payload, op.key, structuredClone(op.payload));
+          else Object.assign(payload, structuredClone(op.payload));
+          staged.set(r.id, { ...r, payload });
+        }
+        return;
+      case 'overwrite_payload':
+        for (const r of existing(op.target)) staged.set(r.id, { ...r, payload: structuredClone(op.payload) });
+        return;
+      case 'delete_payload':
+        for (const r of existing(op.target)) {
+          const payload = structuredClone(r.payload ?? {});
+          for (const key of op.keys) deleteAtPath(payload, key);
+          staged.set(r.id, { ...r, payload });
+        }
+        return;
+      case 'clear_payload':
+        for (const r of existing(op.target)) staged.set(r.id, { ...r, payload: {} });
+        return;
+    }
+  }
+
+  /** Current records of a target: listed ids must exist; a filter is matched against staged state. */
+  private resolve(target: Target, staged: Map<PointId, PointRecord | null>, read: (id: PointId) => PointRecord | null): PointRecord[] {
+    if ('ids' in target) {
+      return target.ids.map((id) => {
+        const r = read(id);
+        if (!r) throw new NotFound(`No point with id ${id} found`);
+        return r;
+      });
+    }
+    const out: PointRecord[] = [];
+    if (staged.size === 0) {
+      for (const offset of this.matching(target.filter)) out.push(this.record(this.ids[offset])!);
+      return out;
+    }
+    // Earlier operations of this request changed points: match against their staged form.
+    for (const id of new Set([...this.offsets.keys(), ...staged.keys()])) {
+      const r = read(id);
+      if (r && matchesPayload(target.filter, { id, payload: r.payload ?? {}, vectors: new Set(Object.keys(r.vectors)) })) out.push(r);
+    }
+    return out;
+  }
+
+  /** Puts a record in memory: a new point gets the next offset, an existing one keeps its own. */
+  private place(record: PointRecord): void {
+    let offset = this.offsets.get(record.id);
+    if (offset === undefined) {
+      offset = this.ids.length;
+      this.ids.push(record.id);
+      this.offsets.set(record.id, offset);
+      this.sortedIds = null;
+    } else {
+      for (const index of this.indexes.values()) index.remove(offset);
+    }
+    const payload = record.payload ?? {};
+    this.payloads[offset] = payload;
+    for (const [name, index] of this.vectors) {
+      const v = record.vectors[name];
+      if (v) index.upsert(offset, v);
+      else index.delete(offset);
+    }
+    for (const index of this.indexes.values()) index.add(offset, payload);
+  }
+
+  private remove(id: PointId): void {
+    const offset = this.offsets.get(id);
+    if (offset === undefined) return;
+    this.offsets.delete(id);
+    this.payloads[offset] = undefined;
+    this.sortedIds = null;
+    for (const index of this.vectors.values()) index.delete(offset);
+    for (const index of this.indexes.values()) index.remove(offset);
+  }
+
+  /** Builds a payload index over the current points (replacing one on the same key). */
+  createIndex(spec: IndexSpec): void {
+    this.addIndex(spec);
+    const index = this.indexes.get(spec.key)!;
+    for (const offset of this.offsets.values()) index.add(offset, this.payloads[offset]!);
+  }
+
+  private addIndex(spec: IndexSpec): void {
+    this.indexes.set(spec.key, createPayloadIndex(spec.key, spec.schema));
+    this.indexSpecs.set(spec.key, spec);
+  }
+
+  dropIndex(key: string): void {
+    this.indexes.delete(key);
+    this.indexSpecs.delete(key);
+  }
+
+  describe(): { vectors: VectorSpec[]; indexes: IndexSpec[] } {
+    return { vectors: this.spec.vectors, indexes: [...this.indexSpecs.values()] };
+  }
+
+  vectorIndex(name: string): VectorIndex | undefined {
+    return this.vectors.get(name);
+  }
+}

@@ -1,0 +1,57 @@
+// Point updates as the shards apply them: one list of operations, applied in order, whether
+// they came from a single endpoint or from POST /points/batch.
+
+import type { Filter } from './filter/types.js';
+import type { NamedVectors, Payload, PointId } from '../model.js';
+
+export interface PointRecord {
+  id: PointId;
+  vectors: NamedVectors;
+  payload: Payload | null;
+}
+
+/** Which points an operation touches: listed ids, or every point matching a filter. */
+export type Target = { ids: PointId[] } | { filter: Filter };
+
+/** Qdrant's update_mode: insert or replace, only insert new ids, or only replace existing ones. */
+export type UpsertMode = 'upsert' | 'insert_only' | 'update_only';
+
+export type WriteOp =
+  | { kind: 'upsert'; points: PointRecord[]; mode: UpsertMode; updateFilter: Filter | null }
+  | { kind: 'delete'; target: Target }
+  | { kind: 'set_payload'; target: Target; payload: Payload; key: string | null }
+  | { kind: 'overwrite_payload'; target: Target; payload: Payload }
+  | { kind: 'delete_payload'; target: Target; keys: string[] }
+  | { kind: 'clear_payload'; target: Target }
+  | { kind: 'update_vectors'; points: { id: PointId; vectors: NamedVectors }[] }
+  | { kind: 'delete_vectors'; target: Target; names: string[] };
+
+/** The ids an operation names explicitly (routing by id), or null when it selects by filter. */
+export function namedIds(op: WriteOp): PointId[] | null {
+  switch (op.kind) {
+    case 'upsert':
+    case 'update_vectors':
+      return op.points.map((p) => p.id);
+    default:
+      return 'ids' in op.target ? op.target.ids : null;
+  }
+}
+
+/** The part of `op` that concerns the ids accepted by `keep` (filter targets are kept whole). */
+export function restrictOp(op: WriteOp, keep: (id: PointId) => boolean): WriteOp | null {
+  switch (op.kind) {
+    case 'upsert': {
+      const points = op.points.filter((p) => keep(p.id));
+      return points.length ? { ...op, points } : null;
+    }
+    case 'update_vectors': {
+      const points = op.points.filter((p) => keep(p.id));
+      return points.length ? { ...op, points } : null;
+    }
+    default: {
+      if (!('ids' in op.target)) return op;
+      const ids = op.target.ids.filter(keep);
+      return ids.length ? { ...op, target: { ids } } : null;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// The shard workers: one Piscina pool of exactly one thread per worker, so that a task can be
+// sent to the thread that owns its shard (a plain pool would hand it to any idle thread).
+
+import { Piscina } from 'piscina';
+import { fromWire, ServiceError } from '../errors.js';
+import type { ShardTask, TaskReply, TaskResults } from './tasks.js';
+
+const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
+
+export class ShardWorkers {
+  private readonly pools: Piscina[];
+
+  constructor(readonly count: number) {
+    this.pools = Array.from({ length: count }, () => new Piscina({
+      filename: WORKER_FILE,
+      minThreads: 1,
+      maxThreads: 1,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Infinity,
+    }));
+  }
+
+  async run<T extends ShardTask>(worker: number, task: T): Promise<TaskResults[T['type']]> {
+    let reply: TaskReply<TaskResults[T['type']]>;
+    try {
+      reply = await this.pools[worker].run(task);
+    } catch (err) {
+      throw new ServiceError(err instanceof Error ? err.message : String(err));
+    }
+    if ('error' in reply) throw fromWire(reply.error);
+    return reply.ok;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.pools.map((p) => p.destroy()));
+  }
+}

@@ -1,0 +1,132 @@
+// Entry point of a shard worker thread (run by Piscina, one thread per pool). The thread owns
+// the shards opened in it; Piscina hands it one task at a time, so each shard is single-writer.
+
+import { rm } from 'node:fs/promises';
+import { isQuiverError, NotFound, toWire } from '../errors.js';
+import type { PointId } from '../model.js';
+import { missingRangeIndexForOrderBy } from '../api/messages.js';
+import type { Bitset } from '../engine/index.js';
+import { isOrderedIndex } from '../shard/payload-index/types.js';
+import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
+import { compareIds, Shard } from '../shard/shard.js';
+import type { ReadShape, ShardTask, TaskReply, TaskResults } from './tasks.js';
+
+const shards = new Map<string, Shard>();
+const paths = new Map<string, string>();
+
+function shardOf(key: string): Shard {
+  const shard = shards.get(key);
+  if (!shard) throw new NotFound(`shard ${key} is not open`);
+  return shard;
+}
+
+function view(shard: Shard, id: PointId, shape: ReadShape): PointView | null {
+  const record = shard.record(id);
+  if (!record) return null;
+  const out: PointView = { id };
+  const payload = selectPayload(record.payload ?? {}, shape.withPayload);
+  if (payload) out.payload = payload;
+  const vectors = selectVectors(record.vectors, shape.withVector);
+  if (vectors) out.vectors = vectors;
+  return out;
+}
+
+/** First index of `ids` (sorted) not below `from`. */
+function lowerBound(ids: PointId[], from: PointId): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareIds(ids[mid], from) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Scroll by the values of an ordered payload index; a point with several values comes once, at its first. */
+function scrollOrdered(shard: Shard, allowed: Bitset, task: Extract<ShardTask, { type: 'scroll' }>): PointView[] {
+  const orderBy = task.orderBy!;
+  const index = shard.index(orderBy.key);
+  if (!index || !isOrderedIndex(index)) throw missingRangeIndexForOrderBy(orderBy.key);
+  const out: PointView[] = [];
+  const seen = new Set<number>();
+  for (const entry of index.ordered(orderBy.direction, orderBy.startFrom ?? undefined)) {
+    if (out.length >= task.limit) break;
+    if (seen.has(entry.offset) || !allowed.has(entry.offset)) continue;
+    seen.add(entry.offset);
+    out.push({ ...view(shard, shard.pointId(entry.offset), task.shape)!, orderValue: entry.value });
+  }
+  return out;
+}
+
+async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
+  switch (task.type) {
+    case 'open': {
+      const existing = shards.get(task.shard);
+      if (existing) return { lastOp: existing.lastOp };
+      const shard = await Shard.open(task.spec);
+      shards.set(task.shard, shard);
+      paths.set(task.shard, task.spec.path);
+      return { lastOp: shard.lastOp };
+    }
+    case 'close': {
+      await shards.get(task.shard)?.close();
+      shards.delete(task.shard);
+      return null;
+    }
+    case 'drop': {
+      await shards.get(task.shard)?.close();
+      shards.delete(task.shard);
+      const path = paths.get(task.shard);
+      if (path) await rm(path, { recursive: true, force: true });
+      paths.delete(task.shard);
+      return null;
+    }
+    case 'apply':
+      await shardOf(task.shard).apply(task.ops, task.opId, task.dryRun);
+      return null;
+    case 'retrieve': {
+      const shard = shardOf(task.shard);
+      return task.ids.map((id) => view(shard, id, task.shape)).filter((p): p is PointView => p !== null);
+    }
+    case 'scroll': {
+      const shard = shardOf(task.shard);
+      const allowed = shard.matching(task.filter);
+      if (task.orderBy) return scrollOrdered(shard, allowed, task);
+      const ids = shard.orderedIds();
+      const out: PointView[] = [];
+      for (let i = task.from === null ? 0 : lowerBound(ids, task.from); i < ids.length && out.length < task.limit; i++) {
+        const offset = shard.offsetOf(ids[i])!;
+        if (allowed.has(offset)) out.push(view(shard, ids[i], task.shape)!);
+      }
+      return out;
+    }
+    case 'count':
+      return shardOf(task.shard).matching(task.filter).count();
+    case 'stats': {
+      const shard = shardOf(task.shard);
+      const spec = shard.describe();
+      return {
+        points: shard.pointCount,
+        vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
+        indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
+        lastOp: shard.lastOp,
+      };
+    }
+    case 'create_index':
+      shardOf(task.shard).createIndex(task.index);
+      return null;
+    case 'drop_index':
+      shardOf(task.shard).dropIndex(task.key);
+      return null;
+  }
+}
+
+export default async function handle(task: ShardTask): Promise<TaskReply<TaskResults[ShardTask['type']]>> {
+  try {
+    return { ok: await run(task) };
+  } catch (err) {
+    if (isQuiverError(err)) return { error: toWire(err) };
+    throw err;
+  }
+}

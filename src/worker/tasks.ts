@@ -1,0 +1,56 @@
+// The messages the main thread sends to shard workers, and what each answers. A shard is
+// addressed by `shard`, a key unique in the node (collection storage id + shard number).
+
+import type { PointId } from '../model.js';
+import type { Filter } from '../shard/filter/index.js';
+import type { PayloadSelection, PointView, VectorSelection } from '../shard/selectors.js';
+import type { IndexSpec, ShardSpec } from '../shard/shard.js';
+import type { WriteOp } from '../shard/write-ops.js';
+import type { WireError } from '../errors.js';
+
+export interface OrderBy {
+  key: string;
+  direction: 'asc' | 'desc';
+  startFrom: number | null;
+}
+
+export interface ReadShape {
+  withPayload: PayloadSelection;
+  withVector: VectorSelection;
+}
+
+export type ShardTask =
+  | { type: 'open'; shard: string; spec: ShardSpec }
+  | { type: 'close'; shard: string }
+  | { type: 'drop'; shard: string }
+  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; dryRun: boolean }
+  | { type: 'retrieve'; shard: string; ids: PointId[]; shape: ReadShape }
+  | { type: 'scroll'; shard: string; filter: Filter | null; from: PointId | null; limit: number; shape: ReadShape; orderBy: OrderBy | null }
+  | { type: 'count'; shard: string; filter: Filter | null }
+  | { type: 'stats'; shard: string }
+  | { type: 'create_index'; shard: string; index: IndexSpec }
+  | { type: 'drop_index'; shard: string; key: string };
+
+export interface ShardStats {
+  points: number;
+  vectors: Record<string, number>;
+  indexedPoints: Record<string, number>;
+  lastOp: number;
+}
+
+
+export interface TaskResults {
+  open: { lastOp: number };
+  close: null;
+  drop: null;
+  apply: null;
+  retrieve: PointView[];
+  scroll: PointView[];
+  count: number;
+  stats: ShardStats;
+  create_index: null;
+  drop_index: null;
+}
+
+/** What a worker sends back: a result, or a Quiver error as data (class identity does not cross threads). */
+export type TaskReply<T> = { ok: T } | { error: WireError };

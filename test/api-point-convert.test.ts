@@ -1,0 +1,123 @@
+// Conversions between Qdrant's point JSON and Quiver's point model.
+
+import t from 'tap';
+import {
+  isPointId,
+  renderRecord,
+  renderVectors,
+  toNamedVectors,
+  toPayloadSelection,
+  toPointId,
+  toPointInputs,
+  toVectorSelection,
+} from '../src/api/point-convert.js';
+import { BadInput } from '../src/errors.js';
+
+const CANONICAL = '5c56c793-691f-4b3a-b0a6-a1b7e5a2e0c1';
+
+t.test('UUIDs are read in every form the uuid crate reads and kept lowercase hyphenated', async (t) => {
+  for (const form of [
+    CANONICAL,
+    CANONICAL.toUpperCase(),
+    '5C56C793691F4B3AB0A6A1B7E5A2E0C1',
+    `{${CANONICAL}}`,
+    `urn:uuid:${CANONICAL}`,
+  ]) {
+    t.ok(isPointId(form), form);
+    t.equal(toPointId(form), CANONICAL, form);
+  }
+  for (const bad of ['123', 'user-14', `${CANONICAL}0`, `${CANONICAL.slice(0, 35)}g`, '', `{${CANONICAL}`, `URN:UUID:${CANONICAL}`]) {
+    t.notOk(isPointId(bad), bad);
+  }
+});
+
+t.test('numeric ids are non-negative integers JavaScript holds exactly', async (t) => {
+  t.ok(isPointId(0));
+  t.ok(isPointId(Number.MAX_SAFE_INTEGER));
+  t.ok(isPointId(CANONICAL));
+  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, '1', null, true, [1], {}]) t.notOk(isPointId(bad), String(bad));
+  t.equal(toPointId(42), 42);
+});
+
+t.test('vectors: the unnamed one is stored under the default name', async (t) => {
+  t.same(toNamedVectors([1, 2]), { '': [1, 2] });
+  t.same(toNamedVectors({ image: [1], text: [2, 3] }), { image: [1], text: [2, 3] });
+  t.same(toNamedVectors({}), {}, 'an empty map is a point without vectors');
+  t.same(toNamedVectors({ '': [5] }), { '': [5] });
+  t.same(toNamedVectors({ model: [1] }), { model: [1] }, 'a vector may be named like an inference field');
+});
+
+t.test('vector inputs other than dense vectors are refused', async (t) => {
+  const cases: Array<[unknown, string]> = [
+    [{ s: { indices: [1], values: [0.5] } }, 'sparse vector'],
+    [[[1, 2], [3, 4]], 'multivector'],
+    [{ m: [[1, 2]] }, 'multivector'],
+    [{ text: 'hello', model: 'bm25' }, 'inference input'],
+    [{ v: { text: 'hello', model: 'bm25' } }, 'inference input'],
+  ];
+  for (const [vector, kind] of cases) {
+    t.throws(
+      () => toNamedVectors(vector as never),
+      new BadInput(`Quiver supports dense vectors only, got a ${kind}`),
+      JSON.stringify(vector),
+    );
+  }
+});
+
+t.test('both upsert forms give the same points', async (t) => {
+  const expected = [
+    { id: 1, vectors: { '': [1, 2] }, payload: { a: 1 } },
+    { id: CANONICAL, vectors: { '': [3, 4] }, payload: {} },
+    { id: 3, vectors: { '': [5, 6] }, payload: {} },
+  ];
+  t.same(
+    toPointInputs({
+      points: [
+        { id: 1, vector: [1, 2], payload: { a: 1 } },
+        { id: CANONICAL.toUpperCase(), vector: [3, 4], payload: null },
+        { id: 3, vector: [5, 6] },
+      ],
+    }),
+    expected,
+  );
+  t.same(
+    toPointInputs({ batch: { ids: [1, CANONICAL.toUpperCase(), 3], vectors: [[1, 2], [3, 4], [5, 6]], payloads: [{ a: 1 }, null, {}] } }),
+    expected,
+    'a null payload is an empty one',
+  );
+  t.same(toPointInputs({ batch: { ids: [7], vectors: [[1]] } }), [{ id: 7, vectors: { '': [1] }, payload: {} }], 'payloads may be left out');
+  t.same(
+    toPointInputs({ batch: { ids: [1, 2], vectors: { image: [[1], [2]], text: [[3, 3], [4, 4]] } } }),
+    [
+      { id: 1, vectors: { image: [1], text: [3, 3] }, payload: {} },
+      { id: 2, vectors: { image: [2], text: [4, 4] }, payload: {} },
+    ],
+  );
+});
+
+t.test('payload selectors', async (t) => {
+  t.same(toPayloadSelection(undefined), { all: true }, 'the whole payload by default');
+  t.same(toPayloadSelection(null), { all: true });
+  t.same(toPayloadSelection(true), { all: true });
+  t.same(toPayloadSelection(false), { all: false });
+  t.same(toPayloadSelection(['a', 'b.c']), { all: false, include: ['a', 'b.c'] });
+  t.same(toPayloadSelection({ include: ['a'] }), { all: false, include: ['a'] });
+  t.same(toPayloadSelection({ exclude: ['a'] }), { all: true, exclude: ['a'] });
+});
+
+t.test('vector selectors', async (t) => {
+  t.equal(toVectorSelection(undefined), false, 'no vectors by default');
+  t.equal(toVectorSelection(true), true);
+  t.same(toVectorSelection(['image']), ['image']);
+});
+
+t.test('records come back in Qdrant\'s shape', async (t) => {
+  t.same(renderRecord({ id: 1, payload: { a: 1 }, vectors: { '': [1, 2] } }), { id: 1, payload: { a: 1 }, vector: [1, 2] });
+  t.same(renderRecord({ id: CANONICAL }), { id: CANONICAL, payload: null, vector: null }, 'parts not asked for are null');
+  t.same(
+    renderRecord({ id: 2, payload: {}, vectors: { image: [1], text: [2] }, shardKey: 'eu', orderValue: 3.5 }),
+    { id: 2, payload: {}, vector: { image: [1], text: [2] }, shard_key: 'eu', order_value: 3.5 },
+  );
+  t.same(renderVectors({}), {}, 'a point without vectors has an empty map');
+  t.same(renderVectors({ '': [1], image: [2] }), { '': [1], image: [2] }, 'the unnamed vector among named ones stays in the map');
+});
