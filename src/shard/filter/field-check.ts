@@ -108,7 +108,7 @@ function checkElement(cond: FieldCondition, e: JsonValue): boolean {
   return false;
 }
 
-export function matchElement(match: Match, e: JsonValue): boolean {
+function matchElement(match: Match, e: JsonValue): boolean {
   switch (match.kind) {
     case 'value':
       return e === match.value;
@@ -131,7 +131,7 @@ export function matchElement(match: Match, e: JsonValue): boolean {
   }
 }
 
-export function rangeElement(range: Range, e: JsonValue): boolean {
+function rangeElement(range: Range, e: JsonValue): boolean {
   if (range.kind === 'number') return typeof e === 'number' && inBounds(range, e);
   if (typeof e !== 'string') return false;
   const micros = parseDatetime(e);
@@ -156,6 +156,6 @@ export function isInteger(e: JsonValue): e is number {
 }
 
 /** Rust's split_whitespace: runs of Unicode White_Space separate tokens. */
-export function whitespaceTokens(text: string): string[] {
+function whitespaceTokens(text: string): string[] {
   return text.split(/\p{White_Space}+/u).filter((t) => t.length > 0);
 }

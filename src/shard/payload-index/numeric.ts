@@ -59,7 +59,7 @@ export function numberOf(e: JsonValue): number | undefined {
   return typeof e === 'number' ? e : undefined;
 }
 
-export function datetimeOf(e: JsonValue): number | undefined {
+function datetimeOf(e: JsonValue): number | undefined {
   return typeof e === 'string' ? parseDatetime(e) : undefined;
 }
 

@@ -37,16 +37,8 @@ export class Postings<V extends FacetValue> {
     return this.byOffset.size;
   }
 
-  has(value: V): boolean {
-    return this.byValue.has(value);
-  }
-
   values(): IterableIterator<V> {
     return this.byValue.keys();
-  }
-
-  valuesOf(offset: number): readonly V[] {
-    return this.byOffset.get(offset) ?? [];
   }
 
   offsetsOf(value: V): ReadonlySet<number> {
