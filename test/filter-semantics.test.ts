@@ -27,6 +27,25 @@ t.test('match on arrays: any element (the README example of Qdrant\'s API descri
   check(t, points, { must: [{ key: 'count', match: { value: 0 } }] }, [5], [{ count: 'integer' }]);
 });
 
+t.test('clauses: the examples of Qdrant\'s filtering docs', async (t) => {
+  const points: CasePoint[] = [
+    { id: 1, payload: { city: 'London', color: 'green' } },
+    { id: 2, payload: { city: 'London', color: 'red' } },
+    { id: 3, payload: { city: 'London', color: 'blue' } },
+    { id: 4, payload: { city: 'Berlin', color: 'red' } },
+    { id: 5, payload: { city: 'Moscow', color: 'green' } },
+    { id: 6, payload: { city: 'Moscow', color: 'blue' } },
+  ];
+  const london = { key: 'city', match: { value: 'London' } };
+  const red = { key: 'color', match: { value: 'red' } };
+  const indexes: Record<string, IndexSchema>[] = [{ city: 'keyword', color: 'keyword' }, { city: 'keyword' }];
+  check(t, points, { must: [london, red] }, [2], indexes, 'must');
+  check(t, points, { should: [london, red] }, [1, 2, 3, 4], indexes, 'should');
+  check(t, points, { must_not: [london, red] }, [5, 6], indexes, 'must_not');
+  check(t, points, { must: [london], must_not: [red] }, [1, 3], indexes, 'must and must_not');
+  check(t, points, { must_not: [{ must: [london, red] }] }, [1, 3, 4, 5, 6], indexes, 'nested clauses');
+});
+
 t.test('empty filters, should, must_not and min_should', async (t) => {
   const points: CasePoint[] = [{ id: 1, payload: { a: 1 } }, { id: 2, payload: { a: 2 } }, { id: 3, payload: { a: 3 } }];
   check(t, points, {}, [1, 2, 3]);

@@ -9,7 +9,7 @@ import { Bitset, VectorIndex, type Distance, type ScalarQuantization } from '../
 import { NotFound } from '../errors.js';
 import type { NamedVectors, Payload, PointId } from '../model.js';
 import { engineModule } from '../runtime/wasm-module.js';
-import { matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
+import { indexSemantics, matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
 import { deleteAtPath, setAtPath } from './payload-path.js';
@@ -172,7 +172,7 @@ export class Shard implements FilterSource {
           const current = read(p.id);
           if (current ? op.mode === 'insert_only' : op.mode === 'update_only') continue;
           // update_filter: an existing point is replaced only while it matches the filter.
-          if (current && op.updateFilter && !matchesPayload(op.updateFilter, { id: p.id, payload: current.payload ?? {}, vectors: new Set(Object.keys(current.vectors)) })) continue;
+          if (current && op.updateFilter && !this.matchesRecord(op.updateFilter, current)) continue;
           staged.set(p.id, { id: p.id, vectors: p.vectors, payload: p.payload ?? {} });
         }
         return;
@@ -236,9 +236,14 @@ export class Shard implements FilterSource {
     // Earlier operations of this request changed points: match against their staged form.
     for (const id of new Set([...this.offsets.keys(), ...staged.keys()])) {
       const r = read(id);
-      if (r && matchesPayload(target.filter, { id, payload: r.payload ?? {}, vectors: new Set(Object.keys(r.vectors)) })) out.push(r);
+      if (r && this.matchesRecord(target.filter, r)) out.push(r);
     }
     return out;
+  }
+
+  /** One record against a filter, with the full-text semantics of this shard's text indexes. */
+  private matchesRecord(filter: Filter, record: PointRecord): boolean {
+    return matchesPayload(filter, { id: record.id, payload: record.payload ?? {}, vectors: new Set(Object.keys(record.vectors)) }, indexSemantics(this));
   }
 
   /** Puts a record in memory: a new point gets the next offset, an existing one keeps its own. */
