@@ -13,7 +13,7 @@ function check(t: Test, points: CasePoint[], filter: WireFilter, expected: Point
   for (const config of indexes) t.same(matchingIds(sourceOf(points, config), filter), expected, `${what}: ${JSON.stringify(config)}`);
 }
 
-t.test('match on arrays: any element (the README example of Qdrant\'s API description)', async (t) => {
+t.test('match on arrays: any element (the example in Qdrant\'s API description)', async (t) => {
   // Qdrant's OpenAPI description: points 1..6, filter should city=London returns ids 4 and 2.
   const points: CasePoint[] = [
     { id: 1, payload: { city: 'Berlin' } },

@@ -5,6 +5,8 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
+import type { ScoredView, SearchSpec } from '../shard/search.js';
+import { largerIsCloser } from '../engine/index.js';
 import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import type { ShardWorkers } from '../worker/pool.js';
@@ -144,6 +146,21 @@ export class Collection {
     }
     merged.sort((a, b) => compareIds(a.id, b.id));
     return { points: merged.slice(0, limit), next_page_offset: merged.length > limit ? merged[limit].id : null };
+  }
+
+  /**
+   * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
+   * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
+   */
+  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+    const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
+    const perShard = await Promise.all(this.shards.map((sh) => this.run(sh, { type: 'search', shard: sh.key, searches: specs })));
+    return searches.map((s, i) => {
+      const larger = largerIsCloser(this.vectorSpecs.find((v) => v.name === s.spec.using)!.distance);
+      const hits = perShard.flatMap((r) => r[i]);
+      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+      return hits.slice(s.offset, s.offset + s.limit);
+    });
   }
 
   async count(filter: Filter | null): Promise<number> {

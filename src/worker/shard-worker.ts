@@ -9,6 +9,7 @@ import type { Bitset } from '../engine/index.js';
 import { isOrderedIndex } from '../shard/payload-index/types.js';
 import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
 import { compareIds, Shard } from '../shard/shard.js';
+import { searchShard } from '../shard/search.js';
 import type { ReadShape, ShardTask, TaskReply, TaskResults } from './tasks.js';
 
 const shards = new Map<string, Shard>();
@@ -100,6 +101,10 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
         if (allowed.has(offset)) out.push(view(shard, ids[i], task.shape)!);
       }
       return out;
+    }
+    case 'search': {
+      const shard = shardOf(task.shard);
+      return task.searches.map((spec) => searchShard(shard, spec));
     }
     case 'count':
       return shardOf(task.shard).matching(task.filter).count();

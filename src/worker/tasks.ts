@@ -5,6 +5,7 @@ import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PayloadSelection, PointView, VectorSelection } from '../shard/selectors.js';
 import type { IndexSpec, ShardSpec } from '../shard/shard.js';
+import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
 
@@ -27,6 +28,7 @@ export type ShardTask =
   | { type: 'retrieve'; shard: string; ids: PointId[]; shape: ReadShape }
   | { type: 'scroll'; shard: string; filter: Filter | null; from: PointId | null; limit: number; shape: ReadShape; orderBy: OrderBy | null }
   | { type: 'count'; shard: string; filter: Filter | null }
+  | { type: 'search'; shard: string; searches: SearchSpec[] }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
   | { type: 'drop_index'; shard: string; key: string };
@@ -47,6 +49,7 @@ export interface TaskResults {
   retrieve: PointView[];
   scroll: PointView[];
   count: number;
+  search: ScoredView[][];
   stats: ShardStats;
   create_index: null;
   drop_index: null;

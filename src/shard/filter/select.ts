@@ -1,9 +1,10 @@
 // Selecting every live offset that matches a filter, with bitset algebra: `must` narrows the
 // candidates condition by condition, `should` unites, `mustNot` subtracts. A condition is
-// answered by the payload index on its key when that index can; otherwise by checking the
-// payloads of the current candidates only. Id conditions go through the id map. Results are the
-// same with or without indexes, except where an index defines the semantics (full-text
-// tokenization, UUID comparison; see payload-index/text.ts and uuid.ts).
+// answered by the payload index on its key when that index can (and the candidates are not
+// few); otherwise by checking the payloads of the current candidates only. Id conditions go
+// through the id map. Results never depend on whether an index answered: the indexes that
+// define how a match compares (full-text tokenization, UUID comparison) lend that rule to the
+// payload checks too; such a key still matches differently once it has no such index.
 
 import { Bitset } from '../../engine/bitset.js';
 import type { Payload, PointId } from '../../model.js';

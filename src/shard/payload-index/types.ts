@@ -2,6 +2,7 @@
 // (facet counts, ordered iteration for order_by, match semantics of their own).
 
 import type { Bitset } from '../../engine/bitset.js';
+import type { Payload } from '../../model.js';
 import type { MatchSemantics } from '../filter/field-check.js';
 import type { FieldCondition, IsEmptyCondition, IsNullCondition } from '../filter/types.js';
 import type { IndexParams } from './schema.js';
@@ -13,7 +14,7 @@ export interface PayloadIndex {
   readonly key: string;
   readonly params: IndexParams;
   /** Indexes a point's payload; replaces what the offset had. Call it for every live point. */
-  add(offset: number, payload: object): void;
+  add(offset: number, payload: Payload): void;
   remove(offset: number): void;
   /** Points holding at least one value of the index's type. */
   indexedPoints(): number;
