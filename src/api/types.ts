@@ -340,3 +340,55 @@ export type WireAliasOperation =
 export interface WireChangeAliases {
   actions: WireAliasOperation[];
 }
+
+export interface WireQuantizationSearchParams {
+  ignore?: boolean;
+  rescore?: Opt<boolean>;
+  oversampling?: Opt<number>;
+}
+
+export interface WireSearchParams {
+  hnsw_ef?: Opt<number>;
+  exact?: boolean;
+  quantization?: Opt<WireQuantizationSearchParams>;
+  indexed_only?: boolean;
+}
+
+export type WireNamedVectorStruct = number[] | { name: string; vector: number[] };
+
+export interface WireSearchRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  vector: WireNamedVectorStruct;
+  filter?: Opt<WireFilter>;
+  params?: Opt<WireSearchParams>;
+  limit: number;
+  offset?: Opt<number>;
+  with_payload?: Opt<WireWithPayload>;
+  with_vector?: Opt<WireWithVector>;
+  score_threshold?: Opt<number>;
+}
+
+export interface WireSearchRequestBatch {
+  searches: WireSearchRequest[];
+}
+
+export type WireVectorInput = number[] | WirePointId;
+
+export type WireQueryInterface = WireVectorInput | { nearest: WireVectorInput };
+
+export interface WireQueryRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  query?: Opt<WireQueryInterface>;
+  using?: Opt<string>;
+  filter?: Opt<WireFilter>;
+  params?: Opt<WireSearchParams>;
+  score_threshold?: Opt<number>;
+  limit?: Opt<number>;
+  offset?: Opt<number>;
+  with_vector?: Opt<WireWithVector>;
+  with_payload?: Opt<WireWithPayload>;
+}
+
+export interface WireQueryRequestBatch {
+  searches: WireQueryRequest[];
+}

@@ -41,7 +41,12 @@ import type {
   WireUpdateCollection,
   WireUpdateOperations,
   WireUpdateVectors,
+  WireSearchRequest,
+  WireSearchRequestBatch,
+  WireQueryRequest,
+  WireQueryRequestBatch,
 } from './types.js';
+import { QUERY_REQUEST, QUERY_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -61,6 +66,10 @@ export interface BodyTypes {
   CountRequest: WireCountRequest;
   CreateFieldIndex: WireCreateFieldIndex;
   ChangeAliasesOperation: WireChangeAliases;
+  SearchRequest: WireSearchRequest;
+  SearchRequestBatch: WireSearchRequestBatch;
+  QueryRequest: WireQueryRequest;
+  QueryRequestBatch: WireQueryRequestBatch;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -80,6 +89,10 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   CountRequest: COUNT_REQUEST,
   CreateFieldIndex: CREATE_FIELD_INDEX,
   ChangeAliasesOperation: CHANGE_ALIASES,
+  SearchRequest: SEARCH_REQUEST,
+  SearchRequestBatch: SEARCH_REQUEST_BATCH,
+  QueryRequest: QUERY_REQUEST,
+  QueryRequestBatch: QUERY_REQUEST_BATCH,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

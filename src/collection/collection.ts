@@ -78,6 +78,12 @@ export class Collection {
     await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop', shard: s.key })));
   }
 
+  private vectorSpec(name: string): VectorSpec {
+    const spec = this.vectorSpecs.find((v) => v.name === name);
+    if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
+    return spec;
+  }
+
   /** Checks vector names and dimensions of every operation before anything is sent to a shard. */
   private checkVectors(ops: WriteOp[]): void {
     const byName = new Map(this.vectorSpecs.map((v) => [v.name, v]));
@@ -153,10 +159,11 @@ export class Collection {
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */
   async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+    for (const s of searches) this.vectorSpec(s.spec.using);
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map((sh) => this.run(sh, { type: 'search', shard: sh.key, searches: specs })));
     return searches.map((s, i) => {
-      const larger = largerIsCloser(this.vectorSpecs.find((v) => v.name === s.spec.using)!.distance);
+      const larger = largerIsCloser(this.vectorSpec(s.spec.using).distance);
       const hits = perShard.flatMap((r) => r[i]);
       hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
       return hits.slice(s.offset, s.offset + s.limit);

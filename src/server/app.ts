@@ -10,6 +10,7 @@ import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerIndexRoutes } from './routes/indexes.js';
 import { registerPointRoutes } from './routes/points.js';
+import { registerSearchRoutes } from './routes/search.js';
 import { registerServiceRoutes } from './routes/service.js';
 
 export interface ServerContext {
@@ -43,5 +44,6 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerAliasRoutes(app, context);
   registerPointRoutes(app, context);
   registerIndexRoutes(app, context);
+  registerSearchRoutes(app, context);
   return app;
 }

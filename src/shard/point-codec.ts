@@ -1,6 +1,6 @@
 // On-disk form of a point in a shard's classic-level store. Key: "p" + a key that sorts numeric
 // ids before UUIDs and numerically among themselves (as Qdrant orders ids). Value: a u32 header
-// length, a JSON header {id, payload, vectors: [[name, dim], ...]}, then the f32 data of each
+// length, a JSON header {id, version, payload, vectors: [[name, dim], ...]}, then the f32 data of each
 // vector in header order (little-endian), so vectors never round-trip through decimal text.
 
 import type { NamedVectors, Payload, PointId } from '../model.js';
@@ -17,7 +17,7 @@ export function pointKey(id: PointId): string {
 
 export function encodePoint(record: PointRecord): Uint8Array {
   const names = Object.keys(record.vectors);
-  const header = encoder.encode(JSON.stringify({ id: record.id, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
+  const header = encoder.encode(JSON.stringify({ id: record.id, version: record.version ?? 0, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
   const floats = names.reduce((sum, n) => sum + record.vectors[n].length, 0);
   const headerEnd = 4 + header.length;
   const dataStart = (headerEnd + 3) & ~3;
@@ -36,7 +36,7 @@ export function encodePoint(record: PointRecord): Uint8Array {
 export function decodePoint(bytes: Uint8Array): PointRecord {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(0, true);
-  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; payload: Payload | null; vectors: [string, number][] };
+  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; version?: number; payload: Payload | null; vectors: [string, number][] };
   const dataStart = (4 + headerLength + 3) & ~3;
   // A fresh, aligned copy: the store may hand back a Node Buffer, whose slice() shares memory.
   const copy = new Uint8Array(bytes.subarray(dataStart));
@@ -47,5 +47,5 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
     vectors[name] = Array.from(data.subarray(at, at + dim));
     at += dim;
   }
-  return { id: header.id, payload: header.payload, vectors };
+  return { id: header.id, payload: header.payload, vectors, version: header.version ?? 0 };
 }

@@ -29,6 +29,7 @@ export interface SearchSpec {
 
 export interface ScoredView extends PointView {
   score: number;
+  version: number;
 }
 
 export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
@@ -51,7 +52,7 @@ export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
     if (spec.scoreThreshold !== null && (larger ? score < spec.scoreThreshold : score > spec.scoreThreshold)) break;
     const id: PointId = shard.pointId(found.offsets[i]);
     const record = shard.record(id)!;
-    const hit: ScoredView = { id, score };
+    const hit: ScoredView = { id, score, version: record.version ?? 0 };
     const payload = selectPayload(record.payload ?? {}, spec.withPayload);
     if (payload) hit.payload = payload;
     const vectors = selectVectors(record.vectors, spec.withVector);

@@ -48,6 +48,7 @@ export function compareIds(a: PointId, b: PointId): number {
 export class Shard implements FilterSource {
   private readonly ids: PointId[] = [];
   private readonly payloads: (Payload | undefined)[] = [];
+  private readonly versions: number[] = [];
   private readonly offsets = new Map<PointId, number>();
   private readonly live: Bitset[] = [];
   private readonly vectors = new Map<string, VectorIndex>();
@@ -123,7 +124,7 @@ export class Shard implements FilterSource {
     if (offset === undefined) return undefined;
     const vectors: NamedVectors = {};
     for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = Array.from(index.vector(offset));
-    return { id, vectors, payload: this.payloads[offset] ?? {} };
+    return { id, vectors, payload: this.payloads[offset] ?? {}, version: this.versions[offset] };
   }
 
   /** Live ids in Qdrant's order. */
@@ -151,6 +152,7 @@ export class Shard implements FilterSource {
     for (const op of ops) this.stage(op, staged, read);
     if (dryRun) return;
     const batch = this.db.batch();
+    for (const record of staged.values()) if (record) record.version = opId;
     for (const [id, record] of staged) {
       if (record) batch.put(pointKey(id), encodePoint(record));
       else batch.del(pointKey(id));
@@ -259,6 +261,7 @@ export class Shard implements FilterSource {
     }
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
+    this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
       const v = record.vectors[name];
       if (v) index.upsert(offset, v);

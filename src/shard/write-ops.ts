@@ -8,6 +8,8 @@ export interface PointRecord {
   id: PointId;
   vectors: NamedVectors;
   payload: Payload | null;
+  /** Id of the operation that last changed the point (Qdrant's point version); set by the shard. */
+  version?: number;
 }
 
 /** Which points an operation touches: listed ids, or every point matching a filter. */

@@ -3,10 +3,18 @@
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { toIndexSchema } from '../../api/write-convert.js';
-import { BadRequest, NotFound } from '../../errors.js';
+import { BadInput, BadRequest, NotFound } from '../../errors.js';
+import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query, type Params } from './params.js';
+
+/** Conditions find indexes by the canonical form of a key ("a"."b" and a.b are one key). */
+function canonicalKey(key: string): string {
+  const path = parseJsonPath(key);
+  if (!path) throw new BadInput(`Invalid payload key: ${key}`);
+  return formatJsonPath(path);
+}
 
 export function registerIndexRoutes(app: FastifyInstance, { collections }: ServerContext): void {
   app.put('/collections/:name/index', async (request) => {
@@ -16,7 +24,7 @@ export function registerIndexRoutes(app: FastifyInstance, { collections }: Serve
       throw new BadRequest(`Can't infer the payload schema of \`${body.field_name}\`: field_schema is required`);
     }
     const name = collectionName(request);
-    const result = await collections.get(name).createIndex({ key: body.field_name, schema: toIndexSchema(body.field_schema) });
+    const result = await collections.get(name).createIndex({ key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) });
     await collections.saveIndexes(name);
     return ok(request, result);
   });
@@ -24,7 +32,7 @@ export function registerIndexRoutes(app: FastifyInstance, { collections }: Serve
   app.delete('/collections/:name/index/:field', async (request) => {
     query(request, WRITE_PARAMS);
     const name = collectionName(request);
-    const field = (request.params as Params).field!;
+    const field = canonicalKey((request.params as Params).field!);
     const collection = collections.get(name);
     if (!collection.indexes.some((i) => i.key === field)) throw new NotFound(`Index for field \`${field}\` not found`);
     const result = await collection.dropIndex(field);

@@ -1,0 +1,66 @@
+// Search bodies: v1.18's /points/search (single and batch) and the query API's nearest-vector
+// query (/points/query and its batch) with a vector or a point id.
+
+import { bool, float, FILTER, opt, seq, str, struct, uint, untagged, withRule } from './builders.js';
+import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+
+const DENSE = seq(float('f32'));
+
+const QUANTIZATION_SEARCH_PARAMS = struct('QuantizationSearchParams', {
+  ignore: bool(),
+  rescore: opt(bool()),
+  oversampling: opt(withRule(float('f64'), { range: { min: 1 }, float: 'f64' })),
+});
+
+export const SEARCH_PARAMS = struct('SearchParams', {
+  hnsw_ef: opt(withRule(uint('usize'), { range: { min: 1 } })),
+  exact: bool(),
+  quantization: opt(QUANTIZATION_SEARCH_PARAMS),
+  indexed_only: bool(),
+  acorn: opt({ type: 'object' }),
+});
+
+const NAMED_VECTOR_STRUCT = untagged('NamedVectorStruct', [
+  DENSE,
+  struct('NamedVector', { name: str(), vector: DENSE }, { required: ['name', 'vector'] }),
+]);
+
+const LIMIT = withRule(uint('usize'), { range: { min: 1 } });
+
+const SEARCH_FIELDS = {
+  shard_key: opt(SHARD_KEY_SELECTOR),
+  vector: NAMED_VECTOR_STRUCT,
+  filter: opt(FILTER),
+  params: opt(SEARCH_PARAMS),
+  limit: LIMIT,
+  offset: opt(uint('usize')),
+  with_payload: opt(WITH_PAYLOAD),
+  with_vector: opt(WITH_VECTOR),
+  score_threshold: opt(float('f32')),
+};
+
+export const SEARCH_REQUEST = struct('SearchRequest', SEARCH_FIELDS, { required: ['vector', 'limit'] });
+
+export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
+
+const VECTOR_INPUT = untagged('VectorInput', [DENSE, POINT_ID]);
+
+const QUERY_INTERFACE = untagged('QueryInterface', [
+  VECTOR_INPUT,
+  struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
+]);
+
+export const QUERY_REQUEST = struct('QueryRequest', {
+  shard_key: opt(SHARD_KEY_SELECTOR),
+  query: opt(QUERY_INTERFACE),
+  using: opt(str()),
+  filter: opt(FILTER),
+  params: opt(SEARCH_PARAMS),
+  score_threshold: opt(float('f32')),
+  limit: opt(LIMIT),
+  offset: opt(uint('usize')),
+  with_vector: opt(WITH_VECTOR),
+  with_payload: opt(WITH_PAYLOAD),
+});
+
+export const QUERY_REQUEST_BATCH = struct('QueryRequestBatch', { searches: seq(QUERY_REQUEST) }, { required: ['searches'] });
