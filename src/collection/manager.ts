@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { AlreadyExists, BadInput, NotFound } from '../errors.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
@@ -61,7 +61,7 @@ export class CollectionManager {
     if (this.records.has(nameOrAlias)) return nameOrAlias;
     const target = this.aliases.get(nameOrAlias);
     if (target !== undefined && this.records.has(target)) return target;
-    throw new NotFound(`Collection \`${nameOrAlias}\` doesn't exist!`);
+    throw collectionNotFound(nameOrAlias);
   }
 
   exists(nameOrAlias: string): boolean {
@@ -77,8 +77,8 @@ export class CollectionManager {
   }
 
   async create(name: string, config: CollectionConfig): Promise<void> {
-    if (this.records.has(name)) throw new AlreadyExists(`Collection \`${name}\` already exists!`);
-    if (this.aliases.has(name)) throw new AlreadyExists(`Alias with name \`${name}\` already exists!`);
+    if (this.records.has(name)) throw collectionAlreadyExists(name);
+    if (this.aliases.has(name)) throw collectionNameIsAlias(name);
     const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
     const collection = await this.start(record);
     await this.meta.putCollection(name, record);
@@ -127,16 +127,17 @@ export class CollectionManager {
     for (const action of actions) {
       if ('create_alias' in action) {
         const { collection_name, alias_name } = action.create_alias;
-        if (!this.records.has(collection_name)) throw new NotFound(`Collection \`${collection_name}\` doesn't exist!`);
-        if (this.records.has(alias_name)) throw new AlreadyExists(`Collection with name \`${alias_name}\` already exists!`);
+        if (!this.records.has(collection_name)) throw collectionNotFound(collection_name);
+        if (this.records.has(alias_name)) throw collectionAlreadyExists(alias_name);
         next.set(alias_name, collection_name);
       } else if ('delete_alias' in action) {
         next.delete(action.delete_alias.alias_name);
       } else {
         const { old_alias_name, new_alias_name } = action.rename_alias;
         const target = next.get(old_alias_name);
-        if (target === undefined) throw new NotFound(`Alias \`${old_alias_name}\` doesn't exist!`);
-        if (this.records.has(new_alias_name)) throw new BadInput(`Collection with name \`${new_alias_name}\` already exists!`);
+        if (target === undefined) throw aliasNotFound(old_alias_name);
+        // Qdrant does not check this; an alias named like a collection would never be reached.
+        if (this.records.has(new_alias_name)) throw collectionAlreadyExists(new_alias_name);
         next.delete(old_alias_name);
         next.set(new_alias_name, target);
       }

@@ -1,0 +1,111 @@
+// Vector search through the real server against an exact brute-force reference computed here:
+// /points/search (+ batch, v1.18) and the query API's nearest queries (the 1.19 client's way).
+
+import t, { type Test } from 'tap';
+import { QdrantClient } from '@qdrant/js-client-rest';
+import type { Distance } from '../src/engine/index.js';
+import { clustered, rng } from './helpers/data.js';
+import { better, score } from './helpers/reference.js';
+import { startServer } from './helpers/server.js';
+
+const N = 1500;
+const DIM = 16;
+const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
+const data = clustered(N + 20, DIM, 8, 99);
+const vectorOf = (i: number) => Array.from(data.subarray(i * DIM, (i + 1) * DIM));
+const queries = Array.from({ length: 20 }, (_, q) => vectorOf(N + q));
+const group = (i: number) => i % 5;
+
+interface Hit { id: number; score: number; payload?: Record<string, unknown> | null; vector?: unknown }
+
+/** Exact top hits with Qdrant's ordering (best score first, ties by id), after filter/threshold/offset. */
+function reference(distance: Distance, query: number[], limit: number, opts: { offset?: number; allow?: (i: number) => boolean; threshold?: number } = {}): Hit[] {
+  const hits: Hit[] = [];
+  for (let i = 0; i < N; i++) {
+    if (opts.allow && !opts.allow(i)) continue;
+    const s = score(distance, query, vectorOf(i));
+    if (opts.threshold !== undefined && better(distance, opts.threshold, s)) continue;
+    hits.push({ id: i, score: s });
+  }
+  hits.sort((a, b) => (better(distance, a.score, b.score) ? -1 : better(distance, b.score, a.score) ? 1 : a.id - b.id));
+  return hits.slice(opts.offset ?? 0, (opts.offset ?? 0) + limit);
+}
+
+function sameHits(t: Test, got: Hit[], want: Hit[], what: string): void {
+  const ids = got.map((h) => h.id).join();
+  const maxErr = Math.max(0, ...got.map((h, i) => Math.abs(h.score - (want[i]?.score ?? Infinity)) / Math.max(1, Math.abs(want[i]?.score ?? 1))));
+  t.equal(ids, want.map((h) => h.id).join(), `${what}: same ids in the same order`);
+  t.ok(maxErr < 1e-5, `${what}: scores within 1e-5 (worst ${maxErr.toExponential(1)})`);
+}
+
+t.test('search and query against brute force', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const vectors = Object.fromEntries(DISTANCES.map((d) => [d.toLowerCase(), { size: DIM, distance: d }]));
+  await client.createCollection('s', { vectors, shard_number: 3 });
+  for (let start = 0; start < N; start += 500) {
+    const points = Array.from({ length: 500 }, (_, j) => start + j).map((i) => ({
+      id: i,
+      vector: Object.fromEntries(DISTANCES.map((d) => [d.toLowerCase(), vectorOf(i)])),
+      payload: { group: group(i), i },
+    }));
+    await client.upsert('s', { wait: true, points });
+  }
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/collections/s/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { result: unknown; status: unknown } };
+  };
+
+  for (const distance of DISTANCES) {
+    const using = distance.toLowerCase();
+    const q = queries[0];
+    const exact = await post('search', { vector: { name: using, vector: q }, limit: 10, params: { exact: true } });
+    t.equal(exact.status, 200);
+    sameHits(t, exact.body.result as Hit[], reference(distance, q, 10), `${distance} exact search`);
+
+    const filtered = await post('search', { vector: { name: using, vector: q }, limit: 7, offset: 3, params: { exact: true }, filter: { must: [{ key: 'group', match: { value: 2 } }] }, with_payload: true });
+    const want = reference(distance, q, 7, { offset: 3, allow: (i) => group(i) === 2 });
+    sameHits(t, filtered.body.result as Hit[], want, `${distance} filtered search with offset`);
+    t.same((filtered.body.result as Hit[]).map((h) => h.payload), want.map((h) => ({ group: 2, i: h.id })), 'payloads attached');
+
+    // The threshold is the 13th best score as the server computes it (f32), as a user would pick it.
+    const top20 = (await post('search', { vector: { name: using, vector: q }, limit: 20, params: { exact: true } })).body.result as Hit[];
+    const threshold = top20[12].score;
+    const thresholded = await post('search', { vector: { name: using, vector: q }, limit: 20, params: { exact: true }, score_threshold: threshold });
+    sameHits(t, thresholded.body.result as Hit[], reference(distance, q, 13), `${distance} score_threshold (inclusive)`);
+    t.equal((thresholded.body.result as Hit[]).length, 13, 'the point at the threshold is included');
+
+    // Graph search: recall against the exact answer over all queries.
+    let found = 0;
+    for (const query of queries) {
+      const res = await client.query('s', { query, using, limit: 10, params: { hnsw_ef: 64 } });
+      const truth = new Set(reference(distance, query, 10).map((h) => h.id));
+      found += res.points.filter((p) => truth.has(p.id as number)).length;
+    }
+    t.ok(found / (queries.length * 10) >= 0.95, `${distance} query recall@10 ${(found / (queries.length * 10)).toFixed(3)}`);
+  }
+
+  const batch = await post('search/batch', { searches: queries.slice(0, 3).map((q) => ({ vector: { name: 'euclid', vector: q }, limit: 5, params: { exact: true } })) });
+  (batch.body.result as Hit[][]).forEach((hits, i) => sameHits(t, hits, reference('Euclid', queries[i], 5), `batch search ${i}`));
+
+  const byId = await client.query('s', { query: 42, using: 'cosine', limit: 5, params: { exact: true }, with_vector: ['cosine'] });
+  sameHits(t, byId.points as Hit[], reference('Cosine', vectorOf(42), 5, { allow: (i) => i !== 42 }), 'query by point id leaves the point out');
+  t.ok(byId.points.every((p) => Array.isArray((p.vector as Record<string, number[]>).cosine)), 'with_vector names returned');
+
+  const qb = await client.queryBatch('s', { searches: queries.slice(0, 2).map((q) => ({ query: { nearest: q }, using: 'dot', limit: 4, params: { exact: true } })) });
+  qb.forEach((r, i) => sameHits(t, r.points as Hit[], reference('Dot', queries[i], 4), `query batch ${i}`));
+
+  const wrongSize = await post('search', { vector: { name: 'dot', vector: [1, 2] }, limit: 3 });
+  t.equal(wrongSize.status, 400);
+  t.same(wrongSize.body.status, { error: `Wrong input: Vector dimension error: expected dim: ${DIM}, got 2` });
+  const wrongName = await post('search', { vector: { name: 'nope', vector: q0() }, limit: 3 });
+  t.equal(wrongName.status, 400);
+  t.same(wrongName.body.status, { error: 'Wrong input: Not existing vector name error: nope' });
+  const noLimit = await post('search', { vector: q0() });
+  t.equal(noLimit.status, 400, 'missing limit is a format error');
+});
+
+function q0(): number[] {
+  return queries[0];
+}
