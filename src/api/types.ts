@@ -392,3 +392,11 @@ export interface WireQueryRequest {
 export interface WireQueryRequestBatch {
   searches: WireQueryRequest[];
 }
+
+export interface WireFacetRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  key: string;
+  limit?: Opt<number>;
+  filter?: Opt<WireFilter>;
+  exact?: Opt<boolean>;
+}

@@ -45,8 +45,9 @@ import type {
   WireSearchRequestBatch,
   WireQueryRequest,
   WireQueryRequestBatch,
+  WireFacetRequest,
 } from './types.js';
-import { QUERY_REQUEST, QUERY_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -70,6 +71,7 @@ export interface BodyTypes {
   SearchRequestBatch: WireSearchRequestBatch;
   QueryRequest: WireQueryRequest;
   QueryRequestBatch: WireQueryRequestBatch;
+  FacetRequest: WireFacetRequest;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -93,6 +95,7 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   SearchRequestBatch: SEARCH_REQUEST_BATCH,
   QueryRequest: QUERY_REQUEST,
   QueryRequestBatch: QUERY_REQUEST_BATCH,
+  FacetRequest: FACET_REQUEST,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

@@ -7,6 +7,7 @@ import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import { largerIsCloser } from '../engine/index.js';
+import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import type { ShardWorkers } from '../worker/pool.js';
@@ -170,6 +171,18 @@ export class Collection {
     });
   }
 
+  /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */
+  async facet(key: string, filter: Filter | null, limit: number): Promise<{ value: FacetValue; count: number }[]> {
+    const perShard = await Promise.all(this.shards.map((s) => this.run(s, { type: 'facet', shard: s.key, key, filter })));
+    const totals = new Map<FacetValue, number>();
+    for (const pairs of perShard) for (const [value, n] of pairs) totals.set(value, (totals.get(value) ?? 0) + n);
+    return [...totals]
+      .filter(([, count]) => count > 0)
+      .map(([value, count]) => ({ value, count }))
+      .sort((a, b) => b.count - a.count || compareFacetValues(a.value, b.value))
+      .slice(0, limit);
+  }
+
   async count(filter: Filter | null): Promise<number> {
     const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', shard: s.key, filter })));
     return counts.reduce((a, b) => a + b, 0);
@@ -194,4 +207,10 @@ export class Collection {
       return { operation_id: ++this.operationId, status: 'completed' };
     });
   }
+}
+
+/** Values of one facet share a type (the index's); mixed types order booleans, numbers, strings. */
+function compareFacetValues(a: FacetValue, b: FacetValue): number {
+  if (typeof a !== typeof b) return typeof a < typeof b ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -8,6 +8,7 @@ import { FormatError } from '../errors.js';
 import { markStart, sendError } from './reply.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
+import { registerFacetRoutes } from './routes/facet.js';
 import { registerIndexRoutes } from './routes/indexes.js';
 import { registerPointRoutes } from './routes/points.js';
 import { registerSearchRoutes } from './routes/search.js';
@@ -45,5 +46,6 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerPointRoutes(app, context);
   registerIndexRoutes(app, context);
   registerSearchRoutes(app, context);
+  registerFacetRoutes(app, context);
   return app;
 }

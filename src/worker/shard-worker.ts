@@ -4,9 +4,9 @@
 import { rm } from 'node:fs/promises';
 import { isQuiverError, NotFound, toWire } from '../errors.js';
 import type { PointId } from '../model.js';
-import { missingRangeIndexForOrderBy } from '../api/messages.js';
+import { missingIndexForFacet, missingRangeIndexForOrderBy } from '../api/messages.js';
 import type { Bitset } from '../engine/index.js';
-import { isOrderedIndex } from '../shard/payload-index/types.js';
+import { isFacetIndex, isOrderedIndex } from '../shard/payload-index/types.js';
 import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
 import { compareIds, Shard } from '../shard/shard.js';
 import { searchShard } from '../shard/search.js';
@@ -105,6 +105,12 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     case 'search': {
       const shard = shardOf(task.shard);
       return task.searches.map((spec) => searchShard(shard, spec));
+    }
+    case 'facet': {
+      const shard = shardOf(task.shard);
+      const index = shard.index(task.key);
+      if (!index || !isFacetIndex(index)) throw missingIndexForFacet(task.key);
+      return [...index.facet(task.filter ? shard.matching(task.filter) : null)];
     }
     case 'count':
       return shardOf(task.shard).matching(task.filter).count();

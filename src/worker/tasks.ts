@@ -8,6 +8,7 @@ import type { IndexSpec, ShardSpec } from '../shard/shard.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
+import type { FacetValue } from '../shard/payload-index/types.js';
 
 export interface OrderBy {
   key: string;
@@ -29,6 +30,7 @@ export type ShardTask =
   | { type: 'scroll'; shard: string; filter: Filter | null; from: PointId | null; limit: number; shape: ReadShape; orderBy: OrderBy | null }
   | { type: 'count'; shard: string; filter: Filter | null }
   | { type: 'search'; shard: string; searches: SearchSpec[] }
+  | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
   | { type: 'drop_index'; shard: string; key: string };
@@ -50,6 +52,8 @@ export interface TaskResults {
   scroll: PointView[];
   count: number;
   search: ScoredView[][];
+  /** Distinct values of the key among matching points, with how many points hold each. */
+  facet: [FacetValue, number][];
   stats: ShardStats;
   create_index: null;
   drop_index: null;

@@ -64,3 +64,11 @@ export const QUERY_REQUEST = struct('QueryRequest', {
 });
 
 export const QUERY_REQUEST_BATCH = struct('QueryRequestBatch', { searches: seq(QUERY_REQUEST) }, { required: ['searches'] });
+
+export const FACET_REQUEST = struct('FacetRequest', {
+  shard_key: opt(SHARD_KEY_SELECTOR),
+  key: str(),
+  limit: opt(LIMIT),
+  filter: opt(FILTER),
+  exact: opt(bool()),
+}, { required: ['key'] });

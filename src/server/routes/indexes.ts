@@ -3,18 +3,10 @@
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { toIndexSchema } from '../../api/write-convert.js';
-import { BadInput, BadRequest, NotFound } from '../../errors.js';
-import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
+import { BadRequest, NotFound } from '../../errors.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { collectionName, query, type Params } from './params.js';
-
-/** Conditions find indexes by the canonical form of a key ("a"."b" and a.b are one key). */
-function canonicalKey(key: string): string {
-  const path = parseJsonPath(key);
-  if (!path) throw new BadInput(`Invalid payload key: ${key}`);
-  return formatJsonPath(path);
-}
+import { canonicalKey, collectionName, query, type Params } from './params.js';
 
 export function registerIndexRoutes(app: FastifyInstance, { collections }: ServerContext): void {
   app.put('/collections/:name/index', async (request) => {
