@@ -6,12 +6,12 @@
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
-import { call, resultOf } from './helpers/api-http.js';
+import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { close, compareIds, normalised, uniqueName, uuidOf, vectorOf, type Id } from './helpers/api-data.js';
 import { rng } from './helpers/data.js';
 
 const server = await startServer({ workers: 2 });
-t.teardown(() => server.stop());
+stopAtEnd(t, server);
 const client = new QdrantClient({ url: server.url, checkCompatibility: false });
 
 type Payload = Record<string, unknown>;
@@ -172,13 +172,14 @@ t.test('set, overwrite, delete and clear payload', async (t) => {
   t.same(await payloadOf(2), { ...base, nested: { x: 1, deep: { y: 2, z: 3, w: 4 } } }, 'set with key merges at the nested path');
   await client.setPayload(name, { wait: true, filter: { must: [{ key: 'a', match: { value: 1 } }] }, payload: { by_filter: true } });
   t.same(await payloadOf(3), { ...base, by_filter: true }, 'set by filter');
+  t.equal((await payloadOf(2))!.by_filter, true, 'point 2 matched the filter too');
   t.notOk((await payloadOf(1))!.by_filter, 'point 1 did not match the filter');
 
   await client.overwritePayload(name, { wait: true, points: [1], payload: { only: true } });
   t.same(await payloadOf(1), { only: true }, 'overwrite replaces the whole payload');
 
   await client.deletePayload(name, { wait: true, points: [2], keys: ['a', 'nested.deep.y'] });
-  t.same(await payloadOf(2), { nested: { x: 1, deep: { z: 3, w: 4 } }, list: [1, 2] }, 'delete top-level and nested keys');
+  t.same(await payloadOf(2), { nested: { x: 1, deep: { z: 3, w: 4 } }, list: [1, 2], by_filter: true }, 'delete top-level and nested keys');
 
   await client.clearPayload(name, { wait: true, points: [3] });
   t.same(await payloadOf(3), {}, 'clear');
@@ -245,6 +246,9 @@ t.test('scroll: id order, paging, limit, filter, order_by', async (t) => {
     pages++;
   } while (offset !== null && offset !== undefined && pages < 20);
   t.same(paged, expectedOrder, 'pages of 7 cover every point once, in order, then next_page_offset is null');
+  const gap = numeric.find((id) => !ids.includes(id + 1))! + 1;
+  const fromGap = await client.scroll(name, { offset: gap, limit: 1, with_payload: false });
+  t.same(fromGap.points.map((p) => p.id), [expectedOrder.find((id) => compareIds(id, gap) > 0)], 'an offset that is not an id starts at the next id');
   t.equal(pages, Math.ceil(ids.length / 7));
 
   const group2 = ids.filter((_, i) => i % 4 === 2).sort(compareIds);
@@ -305,6 +309,22 @@ t.test('write acknowledgements: completed with sequential ids, or acknowledged',
   t.equal(acked.operation_id, first + 3);
   t.ok(await eventually(async () => (await client.retrieve(name, { ids: [2] })).length === 1), 'the acknowledged write becomes visible');
   t.same((await client.retrieve(name, { ids: [2] }))[0].payload, { late: true });
+});
+
+t.test('concurrent writes are all applied, each with its own operation id', async (t) => {
+  const name = uniqueName('concurrent');
+  await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' }, shard_number: 3 });
+  const writers = 16;
+  const results = await Promise.all(
+    Array.from({ length: writers }, (_, w) =>
+      client.upsert(name, { wait: true, points: Array.from({ length: 10 }, (_, i) => ({ id: w * 10 + i, vector: [w, i], payload: { w } })) }),
+    ),
+  );
+  const opIds = results.map((r) => r.operation_id!).sort((a, b) => a - b);
+  t.same(opIds, opIds.map((_, i) => opIds[0] + i), 'distinct and consecutive');
+  t.equal((await client.count(name)).count, writers * 10, 'every point written');
+  const w7 = await client.count(name, { filter: { must: [{ key: 'w', match: { value: 7 } }] } });
+  t.equal(w7.count, 10);
 });
 
 /** Polls `check` for up to 5 s: an acknowledged write is applied asynchronously. */
@@ -410,13 +430,53 @@ t.test('payload indexes of every type: schema, point counts, same results as wit
   await client.delete(name, { wait: true, points: [1] });
   const rome = payloads.flatMap((p, i) => (i !== 1 && (p.city === 'rome' || i === 0 || i === 5) ? [i] : []));
   t.same((await selected(t, name, INDEX_FILTERS[0][1])).ids, rome, 'keyword index follows set_payload and delete');
-  t.equal((await client.getCollection(name)).payload_schema.city?.points, has('city') + 1 - (payloads[1].city ? 1 : 0), 'city points after adding two and deleting one');
+  t.equal((await client.getCollection(name)).payload_schema.city?.points, has('city') + 2 - (payloads[1].city ? 1 : 0), 'city points after adding two and deleting one');
 
   t.equal((await client.deletePayloadIndex(name, 'num', { wait: true })).status, 'completed');
   const after = (await client.getCollection(name)).payload_schema;
   t.notOk('num' in after, 'dropped index no longer reported');
   t.ok('city' in after, 'other indexes stay');
+  const noIndex = await call(server.url, 'DELETE', `/collections/${name}/index/never_indexed?wait=true`);
+  t.equal(resultOf<{ status: string }>(t, noIndex).status, 'completed', 'dropping an index that does not exist is a no-op, not an error');
+  t.same(Object.keys((await client.getCollection(name)).payload_schema).sort(), Object.keys(after).sort(), 'indexes unchanged');
   const numFilter = INDEX_FILTERS[2];
   const stillSame = await selected(t, name, numFilter[1]);
   t.same(stillSame.ids, (before.get(numFilter[0])!.ids).filter((id) => id !== 1), 'integer filter still works without its index');
+});
+
+t.test('every index type in its bare and its params form', async (t) => {
+  const name = uniqueName('forms');
+  await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' }, shard_number: 2 });
+  const values: Record<string, (i: number) => unknown> = {
+    keyword: (i) => `k${i % 3}`,
+    integer: (i) => i,
+    float: (i) => i / 4,
+    bool: (i) => i % 2 === 0,
+    geo: (i) => ({ lon: i, lat: -i }),
+    text: (i) => `word${i} common`,
+    datetime: (i) => `2023-06-${String(10 + i).padStart(2, '0')}T00:00:00Z`,
+    uuid: (i) => uuidOf(i),
+  };
+  const types = Object.keys(values);
+  // Point i holds every field except the i-th type's, so each index counts n - 1 points.
+  const n = types.length;
+  await client.upsert(name, {
+    wait: true,
+    points: Array.from({ length: n }, (_, i) => ({
+      id: i,
+      vector: [1, i],
+      payload: Object.fromEntries(types.filter((_, k) => k !== i).flatMap((type) => [[`${type}_bare`, values[type](i)], [`${type}_params`, values[type](i)]])),
+    })),
+  });
+  for (const type of types) {
+    await client.createPayloadIndex(name, { field_name: `${type}_bare`, field_schema: type as 'keyword', wait: true });
+    await client.createPayloadIndex(name, { field_name: `${type}_params`, field_schema: { type } as { type: 'keyword' }, wait: true });
+  }
+  const expected: Record<string, unknown> = {};
+  for (const type of types) {
+    expected[`${type}_bare`] = { data_type: type, points: n - 1 };
+    // A text index reports the tokenizer it uses, `word` unless told.
+    expected[`${type}_params`] = { data_type: type, params: type === 'text' ? { type, tokenizer: 'word' } : { type }, points: n - 1 };
+  }
+  t.strictSame((await client.getCollection(name)).payload_schema, expected);
 });

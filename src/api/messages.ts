@@ -66,6 +66,16 @@ export function pointNotFound(id: PointId): NotFound {
   return new NotFound(`No point with id ${id} found`);
 }
 
+/** src/actix/api/retrieve_api.rs: GET of one point whose path id is neither an unsigned integer nor a UUID. */
+export function unrecognizedPointId(raw: string): BadInput {
+  return new BadInput(`Can not recognize "${raw}" as point id`);
+}
+
+/** src/actix/api/retrieve_api.rs: GET of one point that does not exist (its own wording, not PointNotFound's). */
+export function pointDoesNotExist(id: PointId): NotFound {
+  return new NotFound(`Point with id ${id} does not exists!`);
+}
+
 /** segment's OperationError::MissingRangeIndexForOrderBy, reported as bad input. */
 export function missingRangeIndexForOrderBy(key: string): BadInput {
   return new BadInput(

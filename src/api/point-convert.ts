@@ -38,6 +38,12 @@ export function toPointId(id: WirePointId): PointId {
   return typeof id === 'number' ? id : (canonicalUuid(id) as string);
 }
 
+/** The id in a URL path (always text): digits are a numeric id, anything else must be a UUID. */
+export function pointIdFromPath(raw: string): PointId | undefined {
+  const id = /^\d+$/.test(raw) ? Number(raw) : raw;
+  return isPointId(id) ? toPointId(id) : undefined;
+}
+
 /** A point's vectors by name; the unnamed vector is stored under DEFAULT_VECTOR. */
 export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
   if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: denseOf(vector) };

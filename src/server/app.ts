@@ -4,6 +4,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
+import { describeJsonError } from '../api/json-syntax.js';
 import { FormatError } from '../errors.js';
 import { markStart, sendError } from './reply.js';
 import { registerAliasRoutes } from './routes/aliases.js';
@@ -33,8 +34,8 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
     if (text.length === 0) return done(null, undefined);
     try {
       done(null, JSON.parse(text));
-    } catch (err) {
-      done(new FormatError(`Format error in JSON body: ${(err as Error).message}`), undefined);
+    } catch {
+      done(new FormatError(`Format error in JSON body: ${describeJsonError(text)}`), undefined);
     }
   });
   app.addHook('onRequest', async (request) => markStart(request));

@@ -1,7 +1,9 @@
 // Raw HTTP access to a running server, for what the official client hides (status codes, error
 // bodies, malformed requests), and the checks of Qdrant's error envelope.
 
+import { rm } from 'node:fs/promises';
 import type { Test } from 'tap';
+import type { RunningServer } from './server.js';
 
 export interface RawResponse {
   status: number;
@@ -61,4 +63,12 @@ export function assertError(t: Test, response: RawResponse, status: number, mess
   const error = body?.status?.error;
   if (typeof message === 'string') t.equal(error, message, `${label}message`);
   else t.match(error, message, `${label}message`);
+}
+
+/** Stops the server when the test file ends and removes its temporary storage. */
+export function stopAtEnd(t: Test, server: RunningServer): void {
+  t.teardown(async () => {
+    await server.stop();
+    await rm(server.storage, { recursive: true, force: true });
+  });
 }

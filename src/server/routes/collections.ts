@@ -48,8 +48,10 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections }: 
 
   app.get('/collections/:name/exists', async (request) => ok(request, { exists: collections.exists(collectionName(request)) }));
 
+  // Qdrant lists the aliases that point at this exact name: it neither follows an alias nor
+  // checks that the collection exists (an unknown name has no aliases).
   app.get('/collections/:name/aliases', async (request) => {
-    const name = collections.resolve(collectionName(request));
+    const name = collectionName(request);
     return ok(request, { aliases: collections.aliasesOf(name).sort().map((alias_name) => ({ alias_name, collection_name: name })) });
   });
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { toIndexSchema } from '../../api/write-convert.js';
-import { BadRequest, NotFound } from '../../errors.js';
+import { BadRequest } from '../../errors.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { canonicalKey, collectionName, query, type Params } from './params.js';
@@ -25,9 +25,8 @@ export function registerIndexRoutes(app: FastifyInstance, { collections }: Serve
     query(request, WRITE_PARAMS);
     const name = collectionName(request);
     const field = canonicalKey((request.params as Params).field!);
-    const collection = collections.get(name);
-    if (!collection.indexes.some((i) => i.key === field)) throw new NotFound(`Index for field \`${field}\` not found`);
-    const result = await collection.dropIndex(field);
+    // Qdrant drops an index that does not exist without complaint: the operation is a no-op.
+    const result = await collections.get(name).dropIndex(field);
     await collections.saveIndexes(name);
     return ok(request, result);
   });

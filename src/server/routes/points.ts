@@ -3,8 +3,8 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toFilter } from '../../api/filter.js';
-import { pointNotFound } from '../../api/messages.js';
-import { renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
+import { pointDoesNotExist, unrecognizedPointId } from '../../api/messages.js';
+import { pointIdFromPath, renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
 import { POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { batchOps, deletePayloadOp, deleteVectorsOp, selectorTarget, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import { FormatError } from '../../errors.js';
@@ -53,12 +53,13 @@ export function registerPointRoutes(app: FastifyInstance, { collections }: Serve
 
   app.get('/collections/:name/points/:id', async (request) => {
     query(request, POINT_READ_PARAMS);
+    // As in Qdrant, an unknown collection is reported before a malformed id.
+    const collection = collections.get(collectionName(request));
     const raw = (request.params as Params).id!;
-    const id = /^\d+$/.test(raw) ? Number(raw) : raw;
-    const body = validateBody('PointRequest', { ids: [id] });
-    const pointId = toPointId(body.ids[0]);
-    const [point] = await collections.get(collectionName(request)).retrieve([pointId], { withPayload: { all: true }, withVector: true });
-    if (!point) throw pointNotFound(pointId);
+    const pointId = pointIdFromPath(raw);
+    if (pointId === undefined) throw unrecognizedPointId(raw);
+    const [point] = await collection.retrieve([pointId], { withPayload: { all: true }, withVector: true });
+    if (!point) throw pointDoesNotExist(pointId);
     return ok(request, renderRecord(point));
   });
 
