@@ -228,3 +228,17 @@ t.test('a rejected write applies nothing, on any shard', async (t) => {
   t.equal(r.status, 'completed');
   t.equal((await client.count(name)).count, 100, 'a valid write afterwards applies whole');
 });
+
+t.test('unknown fields: rejected inside filters, ignored elsewhere (as Qdrant deserializes)', async (t) => {
+  const name = await plainCollection(3, 2);
+  assertError(
+    t,
+    await send('POST', `/collections/${name}/points/scroll`, { filter: { where: { key: 'n' } } }),
+    400,
+    formatErrorMessage('unknown field `where`, expected one of `should`, `min_should`, `must`, `must_not`'),
+    'unknown filter clause',
+  );
+  const ignored = await send('POST', `/collections/${name}/points/count`, { exact: true, colour: 'blue' });
+  t.equal(ignored.status, 200, 'an unknown top-level field of a request body is ignored');
+  t.same((ignored.body as { result: unknown }).result, { count: 3 });
+});
