@@ -109,3 +109,74 @@ t.test('search and query against brute force', async (t) => {
 function q0(): number[] {
   return queries[0];
 }
+
+/** Qdrant's raw similarity used by recommend objectives. */
+function rawSimilarity(distance: Distance, a: number[], b: number[]): number {
+  const s = score(distance, a, b);
+  if (distance === 'Euclid') return -(s * s);
+  if (distance === 'Manhattan') return -s;
+  return s;
+}
+
+const sigmoid = (x: number) => 0.5 * (x / (1 + Math.abs(x)) + 1);
+
+function recommendReference(distance: Distance, positives: number[][], negatives: number[][], strategy: 'best_score' | 'sum_scores', exclude: Set<number>, limit: number): Hit[] {
+  const hits: Hit[] = [];
+  for (let i = 0; i < N; i++) {
+    if (exclude.has(i)) continue;
+    const pos = positives.map((p) => rawSimilarity(distance, p, vectorOf(i)));
+    const neg = negatives.map((n) => rawSimilarity(distance, n, vectorOf(i)));
+    let s: number;
+    if (strategy === 'sum_scores') s = pos.reduce((a, b) => a + b, 0) - neg.reduce((a, b) => a + b, 0);
+    else {
+      const maxPos = Math.max(-Infinity, ...pos);
+      const maxNeg = Math.max(-Infinity, ...neg);
+      s = maxPos > maxNeg ? sigmoid(maxPos) : -sigmoid(maxNeg);
+    }
+    hits.push({ id: i, score: s });
+  }
+  return hits.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, limit);
+}
+
+t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 endpoint and query API', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('r', { vectors: { cos: { size: DIM, distance: 'Cosine' }, dot: { size: DIM, distance: 'Dot' }, l2: { size: DIM, distance: 'Euclid' } }, shard_number: 2 });
+  await client.upsert('r', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: { cos: vectorOf(i), dot: vectorOf(i), l2: vectorOf(i) }, payload: { group: group(i) } })) });
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/collections/r/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { result: unknown; status: unknown } };
+  };
+
+  // average_vector: avg(p) + avg(p) - avg(n), then an ordinary search without the example points.
+  const avgP = vectorOf(10).map((x, j) => (x + vectorOf(20)[j]) / 2);
+  const avg = avgP.map((x, j) => x + x - vectorOf(30)[j]);
+  const byAverage = await post('recommend', { positive: [10, 20], negative: [30], using: 'l2', limit: 8, params: { exact: true } });
+  t.equal(byAverage.status, 200);
+  sameHits(t, byAverage.body.result as Hit[], reference('Euclid', avg, 8, { allow: (i) => ![10, 20, 30].includes(i) }), 'average_vector (v1.18 endpoint, default strategy)');
+
+  const bestScore = await client.query('r', { query: { recommend: { positive: [5, queries[1]], negative: [7], strategy: 'best_score' } }, using: 'cos', limit: 10 });
+  sameHits(t, bestScore.points as Hit[], recommendReference('Cosine', [vectorOf(5), queries[1]], [vectorOf(7)], 'best_score', new Set([5, 7]), 10), 'best_score (query API, id and vector examples)');
+
+  const negativeOnly = await client.query('r', { query: { recommend: { negative: [queries[2]], strategy: 'best_score' } }, using: 'cos', limit: 5 });
+  sameHits(t, negativeOnly.points as Hit[], recommendReference('Cosine', [], [queries[2]], 'best_score', new Set(), 5), 'best_score with negatives only');
+
+  const sumScores = await post('recommend', { positive: [3, 4], negative: [queries[3]], strategy: 'sum_scores', using: 'dot', limit: 6, with_payload: true, filter: { must: [{ key: 'group', match: { value: 1 } }] } });
+  const wantSum = recommendReference('Dot', [vectorOf(3), vectorOf(4)], [queries[3]], 'sum_scores', new Set([3, 4, ...Array.from({ length: N }, (_, i) => i).filter((i) => group(i) !== 1)]), 6);
+  sameHits(t, sumScores.body.result as Hit[], wantSum, 'sum_scores with a filter');
+  t.ok((sumScores.body.result as Hit[]).every((h) => (h.payload as { group: number }).group === 1), 'filter respected');
+
+  const batch = await post('recommend/batch', { searches: [{ positive: [1], using: 'l2', limit: 3, params: { exact: true } }, { positive: [2], negative: [3], strategy: 'sum_scores', using: 'dot', limit: 3 }] });
+  const [first, second] = batch.body.result as Hit[][];
+  sameHits(t, first, reference('Euclid', vectorOf(1), 3, { allow: (i) => i !== 1 }), 'recommend batch: average');
+  sameHits(t, second, recommendReference('Dot', [vectorOf(2)], [vectorOf(3)], 'sum_scores', new Set([2, 3]), 3), 'recommend batch: sum_scores');
+
+  const missing = await post('recommend', { positive: [999999], using: 'l2', limit: 3 });
+  t.equal(missing.status, 404, 'an example id that does not exist');
+  const empty = await post('recommend', { positive: [], using: 'l2', limit: 3 });
+  t.equal(empty.status, 400);
+  t.same(empty.body.status, { error: 'Wrong input: Positive vectors should not be empty with `average` strategy' });
+  const badStrategy = await post('recommend', { positive: [1], strategy: 'median', using: 'l2', limit: 3 });
+  t.equal(badStrategy.status, 400, 'an unknown strategy is a format error');
+});

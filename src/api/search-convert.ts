@@ -1,8 +1,8 @@
 // Search and query bodies -> the shards' SearchSpec; hits -> Qdrant's ScoredPoint.
 
-import { BadRequest } from '../errors.js';
+import { BadInput, BadRequest } from '../errors.js';
 import { DEFAULT_VECTOR, type PointId } from '../model.js';
-import type { ScoredView, SearchParams, SearchSpec } from '../shard/search.js';
+import type { ScoredView, SearchParams, SearchQuery, SearchSpec } from '../shard/search.js';
 import { toFilter } from './filter.js';
 import { renderRecord, toPayloadSelection, toPointId, toVectorSelection, type WireRecord } from './point-convert.js';
 import type { WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
@@ -32,10 +32,11 @@ function readShape(withPayload: WireWithPayload | null | undefined, withVector: 
 
 export function fromSearchRequest(body: WireSearchRequest): PlannedSearch {
   const named = !Array.isArray(body.vector);
+  const vector = named ? (body.vector as { vector: number[] }).vector : (body.vector as number[]);
   return {
     spec: {
       using: named ? (body.vector as { name: string }).name : DEFAULT_VECTOR,
-      vector: named ? (body.vector as { vector: number[] }).vector : (body.vector as number[]),
+      query: { kind: 'nearest', vector },
       filter: body.filter ? toFilter(body.filter) : null,
       params: toSearchParams(body.params),
       scoreThreshold: body.score_threshold ?? null,
@@ -46,20 +47,49 @@ export function fromSearchRequest(body: WireSearchRequest): PlannedSearch {
   };
 }
 
-/** A query's input: a vector as given, or a stored point (whose vector is looked up). */
-export type QueryInput = { vector: number[] } | { pointId: PointId };
+/** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
+export type Example = { vector: number[] } | { pointId: PointId };
 
-export function queryInput(body: WireQueryRequest): QueryInput {
-  if (body.query === null || body.query === undefined) throw new BadRequest('a query is required: this server answers nearest-vector queries');
-  const input: WireVectorInput = typeof body.query === 'object' && !Array.isArray(body.query) ? body.query.nearest : body.query;
+export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
+
+/** What a request asks, before stored points' vectors are looked up. */
+export type QueryPlan =
+  | { kind: 'nearest'; input: Example }
+  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy };
+
+export function toExample(input: WireVectorInput): Example {
   return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
 }
 
-export function fromQueryRequest(body: WireQueryRequest, vector: number[]): PlannedSearch {
+export function queryPlan(body: WireQueryRequest): QueryPlan {
+  const q = body.query;
+  if (q === null || q === undefined) throw new BadRequest('a query is required: this server answers nearest and recommend queries');
+  if (typeof q === 'object' && !Array.isArray(q)) {
+    if ('recommend' in q) return recommendPlan(q.recommend.positive ?? [], q.recommend.negative ?? [], q.recommend.strategy ?? null);
+    return { kind: 'nearest', input: toExample(q.nearest) };
+  }
+  return { kind: 'nearest', input: toExample(q) };
+}
+
+export function recommendPlan(positive: WireVectorInput[], negative: WireVectorInput[], strategy: RecommendStrategy | null): QueryPlan {
+  return { kind: 'recommend', positives: positive.map(toExample), negatives: negative.map(toExample), strategy: strategy ?? 'average_vector' };
+}
+
+/** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */
+export function averageVector(positives: number[][], negatives: number[][]): number[] {
+  if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
+  const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
+  const pos = avg(positives);
+  if (negatives.length === 0) return pos;
+  const neg = avg(negatives);
+  return pos.map((p, j) => p + p - neg[j]);
+}
+
+export function fromQueryRequest(body: WireQueryRequest, query: SearchQuery): PlannedSearch {
   return {
     spec: {
       using: body.using ?? DEFAULT_VECTOR,
-      vector,
+      query,
       filter: body.filter ? toFilter(body.filter) : null,
       params: toSearchParams(body.params),
       scoreThreshold: body.score_threshold ?? null,

@@ -374,12 +374,47 @@ export interface WireSearchRequestBatch {
 
 export type WireVectorInput = number[] | WirePointId;
 
-export type WireQueryInterface = WireVectorInput | { nearest: WireVectorInput };
+export type WireRecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
+
+export interface WireRecommendInput {
+  positive?: Opt<WireVectorInput[]>;
+  negative?: Opt<WireVectorInput[]>;
+  strategy?: Opt<WireRecommendStrategy>;
+}
+
+export interface WireLookupLocation {
+  collection: string;
+  vector?: Opt<string>;
+  shard_key?: Opt<WireShardKeySelector>;
+}
+
+export type WireQueryInterface = WireVectorInput | { nearest: WireVectorInput } | { recommend: WireRecommendInput };
+
+export interface WireRecommendRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  positive?: WireVectorInput[];
+  negative?: WireVectorInput[];
+  strategy?: Opt<WireRecommendStrategy>;
+  filter?: Opt<WireFilter>;
+  params?: Opt<WireSearchParams>;
+  limit: number;
+  offset?: Opt<number>;
+  with_payload?: Opt<WireWithPayload>;
+  with_vector?: Opt<WireWithVector>;
+  score_threshold?: Opt<number>;
+  using?: Opt<string>;
+  lookup_from?: Opt<WireLookupLocation>;
+}
+
+export interface WireRecommendRequestBatch {
+  searches: WireRecommendRequest[];
+}
 
 export interface WireQueryRequest {
   shard_key?: Opt<WireShardKeySelector>;
   query?: Opt<WireQueryInterface>;
   using?: Opt<string>;
+  lookup_from?: Opt<WireLookupLocation>;
   filter?: Opt<WireFilter>;
   params?: Opt<WireSearchParams>;
   score_threshold?: Opt<number>;

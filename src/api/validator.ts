@@ -46,8 +46,10 @@ import type {
   WireQueryRequest,
   WireQueryRequestBatch,
   WireFacetRequest,
+  WireRecommendRequest,
+  WireRecommendRequestBatch,
 } from './types.js';
-import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -72,6 +74,8 @@ export interface BodyTypes {
   QueryRequest: WireQueryRequest;
   QueryRequestBatch: WireQueryRequestBatch;
   FacetRequest: WireFacetRequest;
+  RecommendRequest: WireRecommendRequest;
+  RecommendRequestBatch: WireRecommendRequestBatch;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -96,6 +100,8 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   QueryRequest: QUERY_REQUEST,
   QueryRequestBatch: QUERY_REQUEST_BATCH,
   FacetRequest: FACET_REQUEST,
+  RecommendRequest: RECOMMEND_REQUEST,
+  RecommendRequestBatch: RECOMMEND_REQUEST_BATCH,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

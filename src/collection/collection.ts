@@ -5,8 +5,7 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
-import type { ScoredView, SearchSpec } from '../shard/search.js';
-import { largerIsCloser } from '../engine/index.js';
+import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
@@ -164,7 +163,7 @@ export class Collection {
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map((sh) => this.run(sh, { type: 'search', shard: sh.key, searches: specs })));
     return searches.map((s, i) => {
-      const larger = largerIsCloser(this.vectorSpec(s.spec.using).distance);
+      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
       const hits = perShard.flatMap((r) => r[i]);
       hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
       return hits.slice(s.offset, s.offset + s.limit);

@@ -1,7 +1,7 @@
-// Search bodies: v1.18's /points/search (single and batch) and the query API's nearest-vector
-// query (/points/query and its batch) with a vector or a point id.
+// Search bodies: v1.18's /points/search and /points/recommend (single and batch), the query
+// API's nearest and recommend queries (/points/query and its batch), and /facet.
 
-import { bool, float, FILTER, opt, seq, str, struct, uint, untagged, withRule } from './builders.js';
+import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 
 const DENSE = seq(float('f32'));
@@ -45,15 +45,41 @@ export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq
 
 const VECTOR_INPUT = untagged('VectorInput', [DENSE, POINT_ID]);
 
+const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
+
+const LOOKUP_LOCATION = struct('LookupLocation', { collection: str(), vector: opt(str()), shard_key: opt(SHARD_KEY_SELECTOR) }, { required: ['collection'] });
+
 const QUERY_INTERFACE = untagged('QueryInterface', [
   VECTOR_INPUT,
   struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
+  struct('RecommendQuery', {
+    recommend: struct('RecommendInput', { positive: opt(seq(VECTOR_INPUT)), negative: opt(seq(VECTOR_INPUT)), strategy: STRATEGY }),
+  }, { required: ['recommend'] }),
 ]);
+
+export const RECOMMEND_REQUEST = struct('RecommendRequest', {
+  shard_key: opt(SHARD_KEY_SELECTOR),
+  positive: seq(VECTOR_INPUT),
+  negative: seq(VECTOR_INPUT),
+  strategy: STRATEGY,
+  filter: opt(FILTER),
+  params: opt(SEARCH_PARAMS),
+  limit: LIMIT,
+  offset: opt(uint('usize')),
+  with_payload: opt(WITH_PAYLOAD),
+  with_vector: opt(WITH_VECTOR),
+  score_threshold: opt(float('f32')),
+  using: opt(str()),
+  lookup_from: opt(LOOKUP_LOCATION),
+}, { required: ['limit'] });
+
+export const RECOMMEND_REQUEST_BATCH = struct('RecommendRequestBatch', { searches: seq(RECOMMEND_REQUEST) }, { required: ['searches'] });
 
 export const QUERY_REQUEST = struct('QueryRequest', {
   shard_key: opt(SHARD_KEY_SELECTOR),
   query: opt(QUERY_INTERFACE),
   using: opt(str()),
+  lookup_from: opt(LOOKUP_LOCATION),
   filter: opt(FILTER),
   params: opt(SEARCH_PARAMS),
   score_threshold: opt(float('f32')),
