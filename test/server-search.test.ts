@@ -180,3 +180,26 @@ t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 end
   const badStrategy = await post('recommend', { positive: [1], strategy: 'median', using: 'l2', limit: 3 });
   t.equal(badStrategy.status, 400, 'an unknown strategy is a format error');
 });
+
+t.test('PATCH of quantization_config and hnsw_config rebuilds the graphs with the data kept', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('p', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 2 });
+  await client.upsert('p', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i) })) });
+  const q = queries[4];
+  const exactScores = (await client.query('p', { query: q, limit: 5, params: { exact: true } })).points.map((p) => p.score);
+  const raw = async () => (await client.query('p', { query: q, limit: 5, params: { exact: true, quantization: { rescore: false } } })).points.map((p) => p.score);
+  t.same(await raw(), exactScores, 'without quantization the "no rescore" scores are the f32 scores');
+
+  await client.updateCollection('p', { quantization_config: { scalar: { type: 'int8', quantile: 0.99 } }, hnsw_config: { m: 8, ef_construct: 64 } });
+  const info = await client.getCollection('p');
+  t.equal(info.points_count, N, 'no point lost in the rebuild');
+  t.same(info.config.quantization_config, { scalar: { type: 'int8', quantile: 0.99 } });
+  t.equal(info.config.hnsw_config.m, 8);
+  const quantized = await raw();
+  t.notSame(quantized, exactScores, 'now int8 codes answer when rescoring is off');
+  t.ok(quantized.every((s, i) => Math.abs(s - exactScores[i]) / exactScores[i] < 0.05), 'and approximate the f32 scores');
+  const rescored = (await client.query('p', { query: q, limit: 5, params: { quantization: { rescore: true, oversampling: 3 } } })).points;
+  t.same(rescored.map((p) => +p.score.toFixed(4)), exactScores.map((s) => +s.toFixed(4)), 'rescoring gives back the exact f32 scores');
+});

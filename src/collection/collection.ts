@@ -68,6 +68,19 @@ export class Collection {
     return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs };
   }
 
+  /**
+   * Rebuilds every shard's engine indexes with new vector parameters (hnsw_config or
+   * quantization_config changed): shards close and reopen from their stores, as an optimizer
+   * rebuild would. Writes queue behind it.
+   */
+  async reconfigure(vectors: VectorSpec[]): Promise<void> {
+    await this.writes.enqueue(async () => {
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'close', shard: s.key })));
+      this.vectorSpecs = vectors;
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) })));
+    });
+  }
+
   async close(): Promise<void> {
     await this.writes.idle();
     await Promise.all(this.shards.map((s) => this.run(s, { type: 'close', shard: s.key })));

@@ -86,11 +86,14 @@ export class CollectionManager {
     this.live.set(name, collection);
   }
 
+  /** Stores a changed configuration; changed vector parameters rebuild the collection's graphs. */
   async updateConfig(nameOrAlias: string, config: CollectionConfig): Promise<void> {
     const record = this.record(nameOrAlias);
     const updated = { ...record, config };
     await this.meta.putCollection(record.name, updated);
     this.records.set(record.name, updated);
+    const vectors = vectorSpecsOf(config);
+    if (JSON.stringify(vectors) !== JSON.stringify(vectorSpecsOf(record.config))) await this.get(record.name).reconfigure(vectors);
   }
 
   async saveIndexes(nameOrAlias: string): Promise<void> {
