@@ -70,14 +70,13 @@ export class Collection {
 
   /**
    * Rebuilds every shard's engine indexes with new vector parameters (hnsw_config or
-   * quantization_config changed): shards close and reopen from their stores, as an optimizer
-   * rebuild would. Writes queue behind it.
+   * quantization_config changed): each shard reopens from its store in one worker task, as an
+   * optimizer rebuild would; reads queued behind it see the rebuilt shard, writes wait for it.
    */
   async reconfigure(vectors: VectorSpec[]): Promise<void> {
     await this.writes.enqueue(async () => {
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'close', shard: s.key })));
       this.vectorSpecs = vectors;
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) })));
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'reopen', shard: s.key, spec: this.specOf(s) })));
     });
   }
 

@@ -70,6 +70,12 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       paths.set(task.shard, task.spec.path);
       return { lastOp: shard.lastOp };
     }
+    case 'reopen': {
+      await shards.get(task.shard)?.close();
+      const shard = await Shard.open(task.spec);
+      shards.set(task.shard, shard);
+      return { lastOp: shard.lastOp };
+    }
     case 'close': {
       await shards.get(task.shard)?.close();
       shards.delete(task.shard);

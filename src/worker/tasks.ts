@@ -23,6 +23,8 @@ export interface ReadShape {
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }
+  /** Close and open again with a new spec, as one task so no read falls in between. */
+  | { type: 'reopen'; shard: string; spec: ShardSpec }
   | { type: 'close'; shard: string }
   | { type: 'drop'; shard: string }
   | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; dryRun: boolean }
@@ -45,6 +47,7 @@ export interface ShardStats {
 
 export interface TaskResults {
   open: { lastOp: number };
+  reopen: { lastOp: number };
   close: null;
   drop: null;
   apply: null;
