@@ -37,23 +37,30 @@ import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
   return s;
 }
 
+// One 16-lane step of squared L2 / L1: four independent 4-lane products added to four
+// accumulators (kept apart so the additions do not wait on each other). Shared by the plain and
+// the early-abandoning kernels.
+@inline function sq(x: v128, y: v128): v128 {
+  const d = f32x4.sub(x, y);
+  return f32x4.mul(d, d);
+}
+
+@inline function ab(x: v128, y: v128): v128 {
+  return f32x4.abs(f32x4.sub(x, y));
+}
+
 @inline export function l2F32(a: usize, b: usize, n: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
   let i = 0;
   for (; i + 16 <= n; i += 16) {
-    const d0 = f32x4.sub(v128.load(a), v128.load(b));
-    const d1 = f32x4.sub(v128.load(a, 16), v128.load(b, 16));
-    const d2 = f32x4.sub(v128.load(a, 32), v128.load(b, 32));
-    const d3 = f32x4.sub(v128.load(a, 48), v128.load(b, 48));
-    s0 = f32x4.add(s0, f32x4.mul(d0, d0));
-    s1 = f32x4.add(s1, f32x4.mul(d1, d1));
-    s2 = f32x4.add(s2, f32x4.mul(d2, d2));
-    s3 = f32x4.add(s3, f32x4.mul(d3, d3));
+    s0 = f32x4.add(s0, sq(v128.load(a), v128.load(b)));
+    s1 = f32x4.add(s1, sq(v128.load(a, 16), v128.load(b, 16)));
+    s2 = f32x4.add(s2, sq(v128.load(a, 32), v128.load(b, 32)));
+    s3 = f32x4.add(s3, sq(v128.load(a, 48), v128.load(b, 48)));
     a += 64; b += 64;
   }
   for (; i + 4 <= n; i += 4) {
-    const d = f32x4.sub(v128.load(a), v128.load(b));
-    s0 = f32x4.add(s0, f32x4.mul(d, d));
+    s0 = f32x4.add(s0, sq(v128.load(a), v128.load(b)));
     a += 16; b += 16;
   }
   let s = hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
@@ -69,14 +76,14 @@ import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
   let i = 0;
   for (; i + 16 <= n; i += 16) {
-    s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
-    s1 = f32x4.add(s1, f32x4.abs(f32x4.sub(v128.load(a, 16), v128.load(b, 16))));
-    s2 = f32x4.add(s2, f32x4.abs(f32x4.sub(v128.load(a, 32), v128.load(b, 32))));
-    s3 = f32x4.add(s3, f32x4.abs(f32x4.sub(v128.load(a, 48), v128.load(b, 48))));
+    s0 = f32x4.add(s0, ab(v128.load(a), v128.load(b)));
+    s1 = f32x4.add(s1, ab(v128.load(a, 16), v128.load(b, 16)));
+    s2 = f32x4.add(s2, ab(v128.load(a, 32), v128.load(b, 32)));
+    s3 = f32x4.add(s3, ab(v128.load(a, 48), v128.load(b, 48)));
     a += 64; b += 64;
   }
   for (; i + 4 <= n; i += 4) {
-    s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
+    s0 = f32x4.add(s0, ab(v128.load(a), v128.load(b)));
     a += 16; b += 16;
   }
   let s = hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
@@ -92,52 +99,30 @@ import { METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
 // Checked every 64 lanes; a returned value above `bound` is a lower bound, not the distance.
 const ABANDON_BLOCK: i32 = 64;
 
-@inline function l2F32Bounded(a: usize, b: usize, n: i32, bound: f32): f32 {
+/** Squared L2 (l1 = false) or L1 (l1 = true), abandoned once a 64-lane partial sum passes `bound`. */
+@inline function abandoningF32(a: usize, b: usize, n: i32, bound: f32, l1: bool): f32 {
   let s = f32x4.splat(0);
   let i = 0;
   for (; i + ABANDON_BLOCK <= n; i += ABANDON_BLOCK) {
     let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
     for (let j = 0; j < ABANDON_BLOCK; j += 16) {
-      const d0 = f32x4.sub(v128.load(a), v128.load(b));
-      const d1 = f32x4.sub(v128.load(a, 16), v128.load(b, 16));
-      const d2 = f32x4.sub(v128.load(a, 32), v128.load(b, 32));
-      const d3 = f32x4.sub(v128.load(a, 48), v128.load(b, 48));
-      s0 = f32x4.add(s0, f32x4.mul(d0, d0));
-      s1 = f32x4.add(s1, f32x4.mul(d1, d1));
-      s2 = f32x4.add(s2, f32x4.mul(d2, d2));
-      s3 = f32x4.add(s3, f32x4.mul(d3, d3));
+      s0 = f32x4.add(s0, l1 ? ab(v128.load(a), v128.load(b)) : sq(v128.load(a), v128.load(b)));
+      s1 = f32x4.add(s1, l1 ? ab(v128.load(a, 16), v128.load(b, 16)) : sq(v128.load(a, 16), v128.load(b, 16)));
+      s2 = f32x4.add(s2, l1 ? ab(v128.load(a, 32), v128.load(b, 32)) : sq(v128.load(a, 32), v128.load(b, 32)));
+      s3 = f32x4.add(s3, l1 ? ab(v128.load(a, 48), v128.load(b, 48)) : sq(v128.load(a, 48), v128.load(b, 48)));
       a += 64; b += 64;
     }
     s = f32x4.add(s, f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
     const partial = hsum(s);
     if (partial > bound) return partial;
   }
-  return hsum(s) + l2F32(a, b, n - i);
-}
-
-@inline function l1F32Bounded(a: usize, b: usize, n: i32, bound: f32): f32 {
-  let s = f32x4.splat(0);
-  let i = 0;
-  for (; i + ABANDON_BLOCK <= n; i += ABANDON_BLOCK) {
-    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
-    for (let j = 0; j < ABANDON_BLOCK; j += 16) {
-      s0 = f32x4.add(s0, f32x4.abs(f32x4.sub(v128.load(a), v128.load(b))));
-      s1 = f32x4.add(s1, f32x4.abs(f32x4.sub(v128.load(a, 16), v128.load(b, 16))));
-      s2 = f32x4.add(s2, f32x4.abs(f32x4.sub(v128.load(a, 32), v128.load(b, 32))));
-      s3 = f32x4.add(s3, f32x4.abs(f32x4.sub(v128.load(a, 48), v128.load(b, 48))));
-      a += 64; b += 64;
-    }
-    s = f32x4.add(s, f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
-    const partial = hsum(s);
-    if (partial > bound) return partial;
-  }
-  return hsum(s) + l1F32(a, b, n - i);
+  return hsum(s) + (l1 ? l1F32(a, b, n - i) : l2F32(a, b, n - i));
 }
 
 /** distF32, allowed to stop early with any value above `bound` once the distance must exceed it. */
 @inline export function distF32Bounded(m: i32, a: usize, b: usize, n: i32, bound: f32): f32 {
-  if (m == METRIC_EUCLID) return l2F32Bounded(a, b, n, bound);
-  if (m == METRIC_MANHATTAN) return l1F32Bounded(a, b, n, bound);
+  if (m == METRIC_EUCLID) return abandoningF32(a, b, n, bound, false);
+  if (m == METRIC_MANHATTAN) return abandoningF32(a, b, n, bound, true);
   return -dotF32(a, b, n);
 }
 

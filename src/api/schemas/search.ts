@@ -27,9 +27,9 @@ const NAMED_VECTOR_STRUCT = untagged('NamedVectorStruct', [
 
 const LIMIT = withRule(uint('usize'), { range: { min: 1 } });
 
-const SEARCH_FIELDS = {
+/** What every v1.18 search-like request shares: where to look, how many, what to return. */
+const RESULT_FIELDS = {
   shard_key: opt(SHARD_KEY_SELECTOR),
-  vector: NAMED_VECTOR_STRUCT,
   filter: opt(FILTER),
   params: opt(SEARCH_PARAMS),
   limit: LIMIT,
@@ -39,7 +39,7 @@ const SEARCH_FIELDS = {
   score_threshold: opt(float('f32')),
 };
 
-export const SEARCH_REQUEST = struct('SearchRequest', SEARCH_FIELDS, { required: ['vector', 'limit'] });
+export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector: NAMED_VECTOR_STRUCT }, { required: ['vector', 'limit'] });
 
 export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
 
@@ -58,17 +58,10 @@ const QUERY_INTERFACE = untagged('QueryInterface', [
 ]);
 
 export const RECOMMEND_REQUEST = struct('RecommendRequest', {
-  shard_key: opt(SHARD_KEY_SELECTOR),
+  ...RESULT_FIELDS,
   positive: seq(VECTOR_INPUT),
   negative: seq(VECTOR_INPUT),
   strategy: STRATEGY,
-  filter: opt(FILTER),
-  params: opt(SEARCH_PARAMS),
-  limit: LIMIT,
-  offset: opt(uint('usize')),
-  with_payload: opt(WITH_PAYLOAD),
-  with_vector: opt(WITH_VECTOR),
-  score_threshold: opt(float('f32')),
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
 }, { required: ['limit'] });
