@@ -203,3 +203,57 @@ t.test('PATCH of quantization_config and hnsw_config rebuilds the graphs with th
   const rescored = (await client.query('p', { query: q, limit: 5, params: { quantization: { rescore: true, oversampling: 3 } } })).points;
   t.same(rescored.map((p) => +p.score.toFixed(4)), exactScores.map((s) => +s.toFixed(4)), 'rescoring gives back the exact f32 scores');
 });
+
+/** Reference grouping: hits best first, each joins the group of every value it holds. */
+function groupReference(hits: Hit[], values: (id: number) => (string | number)[], size: number, limit: number): { id: string | number; hits: number[] }[] {
+  const groups = new Map<string | number, number[]>();
+  for (const h of hits) {
+    for (const v of new Set(values(h.id))) {
+      const members = groups.get(v) ?? (groups.size < limit ? [] : undefined);
+      if (!members) continue;
+      groups.set(v, members);
+      if (members.length < size) members.push(h.id);
+    }
+    if (groups.size === limit && [...groups.values()].every((m) => m.length === size)) break;
+  }
+  return [...groups].map(([id, members]) => ({ id, hits: members }));
+}
+
+t.test('groups: search, recommend and query groups with lookups, against a reference grouping', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const team = (i: number) => (i % 11 === 0 ? undefined : `t${i % 7}`);
+  const tags = (i: number) => [i % 3, i % 5];
+  await client.createCollection('g', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 3 });
+  const payloadOf = (i: number) => ({ ...(team(i) ? { team: team(i) } : {}), tags: tags(i), owner: i % 6, i });
+  await client.upsert('g', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i), payload: payloadOf(i) })) });
+  await client.createCollection('owners', { vectors: { size: 2, distance: 'Dot' } });
+  await client.upsert('owners', { wait: true, points: Array.from({ length: 6 }, (_, i) => ({ id: i, vector: [1, i], payload: { name: `owner ${i}` } })) });
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/collections/g/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { result: { groups: { id: string | number; hits: Hit[]; lookup?: { id: number; payload: unknown } }[] }; status: unknown } };
+  };
+  const q = queries[5];
+  const ranked = reference('Euclid', q, N);
+  const shape = (groups: { id: string | number; hits: Hit[] }[]) => groups.map((g) => ({ id: g.id, hits: g.hits.map((h) => h.id) }));
+
+  const byTeam = await post('search/groups', { vector: q, group_by: 'team', group_size: 3, limit: 4, params: { exact: true }, with_payload: ['i'] });
+  t.equal(byTeam.status, 200);
+  t.same(shape(byTeam.body.result.groups), groupReference(ranked.filter((h) => team(h.id)), (id) => [team(id)!], 3, 4), 'string groups, points without the key left out');
+  t.same(byTeam.body.result.groups[0].hits[0].payload, { i: byTeam.body.result.groups[0].hits[0].id }, 'payload selection applies to hits');
+
+  const byTags = await post('search/groups', { vector: q, group_by: 'tags', group_size: 2, limit: 5, params: { exact: true } });
+  t.same(shape(byTags.body.result.groups), groupReference(ranked, tags, 2, 5), 'array values put a point in several groups');
+
+  const looked = await post('search/groups', { vector: q, group_by: 'owner', group_size: 1, limit: 3, params: { exact: true }, with_lookup: 'owners' });
+  t.same(shape(looked.body.result.groups), groupReference(ranked, (id) => [id % 6], 1, 3));
+  t.same(looked.body.result.groups.map((g) => g.lookup?.payload), looked.body.result.groups.map((g) => ({ name: `owner ${g.id}` })), 'with_lookup attaches the record named by the group id');
+
+  const reco = await post('recommend/groups', { positive: [17], group_by: 'owner', group_size: 2, limit: 2, params: { exact: true } });
+  t.same(shape(reco.body.result.groups), groupReference(reference('Euclid', vectorOf(17), N, { allow: (i) => i !== 17 }), (id) => [id % 6], 2, 2), 'recommend groups');
+
+  const viaClient = await client.queryGroups('g', { query: q, group_by: 'owner', params: { exact: true }, with_lookup: { collection: 'owners', with_payload: false, with_vectors: true } });
+  t.same(shape(viaClient.groups as { id: number; hits: Hit[] }[]), groupReference(ranked, (id) => [id % 6], 3, 10), 'query groups: defaults 3 per group, 10 groups (6 exist)');
+  t.ok(viaClient.groups.every((g) => g.lookup && g.lookup.payload === null && Array.isArray(g.lookup.vector)), 'lookup payload and vector selection');
+});

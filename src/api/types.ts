@@ -435,3 +435,16 @@ export interface WireFacetRequest {
   filter?: Opt<WireFilter>;
   exact?: Opt<boolean>;
 }
+
+export type WireWithLookup = string | { collection: string; with_payload?: Opt<WireWithPayload>; with_vectors?: Opt<WireWithVector> };
+
+export interface WireGrouping {
+  group_by: string;
+  group_size?: Opt<number>;
+  limit?: Opt<number>;
+  with_lookup?: Opt<WireWithLookup>;
+}
+
+export type WireSearchGroupsRequest = WireSearchRequest & WireGrouping;
+export type WireRecommendGroupsRequest = WireRecommendRequest & WireGrouping;
+export type WireQueryGroupsRequest = WireQueryRequest & WireGrouping;

@@ -48,8 +48,11 @@ import type {
   WireFacetRequest,
   WireRecommendRequest,
   WireRecommendRequestBatch,
+  WireSearchGroupsRequest,
+  WireRecommendGroupsRequest,
+  WireQueryGroupsRequest,
 } from './types.js';
-import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -76,6 +79,9 @@ export interface BodyTypes {
   FacetRequest: WireFacetRequest;
   RecommendRequest: WireRecommendRequest;
   RecommendRequestBatch: WireRecommendRequestBatch;
+  SearchGroupsRequest: WireSearchGroupsRequest;
+  RecommendGroupsRequest: WireRecommendGroupsRequest;
+  QueryGroupsRequest: WireQueryGroupsRequest;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -102,6 +108,9 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   FacetRequest: FACET_REQUEST,
   RecommendRequest: RECOMMEND_REQUEST,
   RecommendRequestBatch: RECOMMEND_REQUEST_BATCH,
+  SearchGroupsRequest: SEARCH_GROUPS_REQUEST,
+  RecommendGroupsRequest: RECOMMEND_GROUPS_REQUEST,
+  QueryGroupsRequest: QUERY_GROUPS_REQUEST,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

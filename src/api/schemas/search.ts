@@ -1,6 +1,7 @@
 // Search bodies: v1.18's /points/search and /points/recommend (single and batch), the query
 // API's nearest and recommend queries (/points/query and its batch), and /facet.
 
+import type { SchemaObject } from 'ajv';
 import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 
@@ -91,3 +92,26 @@ export const FACET_REQUEST = struct('FacetRequest', {
   filter: opt(FILTER),
   exact: opt(bool()),
 }, { required: ['key'] });
+
+const WITH_LOOKUP = untagged('WithLookupInterface', [
+  str(),
+  struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'] }),
+]);
+
+const GROUP_BY = str();
+
+/** The grouping fields added to a search-like body; v1.18 bodies require size and limit. */
+function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean) {
+  const size = withRule(uint('u32'), { range: { min: 1 } });
+  return struct(name, {
+    ...base.properties,
+    group_by: GROUP_BY,
+    group_size: optionalSizes ? opt(size) : size,
+    limit: optionalSizes ? opt(size) : size,
+    with_lookup: opt(WITH_LOOKUP),
+  }, { required });
+}
+
+export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false);
+export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false);
+export const QUERY_GROUPS_REQUEST = grouped('QueryGroupsRequest', QUERY_REQUEST, ['group_by'], true);

@@ -5,7 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import { pointNotFound } from '../../api/messages.js';
 import { averageVector, fromQueryRequest, fromSearchRequest, queryPlan, recommendPlan, renderScored, type Example, type PlannedSearch, type QueryPlan } from '../../api/search-convert.js';
-import type { WireQueryRequest, WireRecommendRequest } from '../../api/types.js';
+import type { WireGrouping, WireQueryRequest, WireRecommendRequest } from '../../api/types.js';
+import { renderRecord, toPayloadSelection, toVectorSelection, type WireRecord } from '../../api/point-convert.js';
+import { lookupId, searchGroups } from '../../collection/groups.js';
 import { READ_PARAMS, validateBody } from '../../api/validator.js';
 import type { Collection } from '../../collection/collection.js';
 import type { CollectionManager } from '../../collection/manager.js';
@@ -57,7 +59,60 @@ function recommendBody(body: WireRecommendRequest): [WireQueryRequest, QueryPlan
   return [body, recommendPlan(body.positive ?? [], body.negative ?? [], body.strategy ?? null)];
 }
 
+const DEFAULT_GROUP_SIZE = 3;
+const DEFAULT_GROUP_LIMIT = 10;
+
+/** Groups of a planned search, with each group's record looked up in `with_lookup` if asked. */
+async function groupsResult(collections: CollectionManager, collection: Collection, planned: PlannedSearch, body: WireGrouping) {
+  const groups = await searchGroups(collection, planned, {
+    groupBy: body.group_by,
+    groupSize: body.group_size ?? DEFAULT_GROUP_SIZE,
+    limit: body.limit ?? DEFAULT_GROUP_LIMIT,
+  });
+  const lookup = body.with_lookup;
+  const found = new Map<unknown, WireRecord>();
+  if (lookup) {
+    const target = typeof lookup === 'string' ? { collection: lookup } : lookup;
+    const ids = groups.flatMap((g) => lookupId(g.id) ?? []);
+    const records = await collections.get(target.collection).retrieve(ids, {
+      withPayload: toPayloadSelection(target.with_payload ?? true),
+      withVector: toVectorSelection(target.with_vectors ?? false),
+    });
+    for (const r of records) found.set(r.id, renderRecord(r));
+  }
+  return {
+    groups: groups.map((g) => {
+      const out: { id: string | number; hits: ReturnType<typeof renderScored>[]; lookup?: WireRecord } = { id: g.id, hits: g.hits.map(renderScored) };
+      const record = found.get(lookupId(g.id));
+      if (record) out.lookup = record;
+      return out;
+    }),
+  };
+}
+
 export function registerSearchRoutes(app: FastifyInstance, { collections }: ServerContext): void {
+  app.post('/collections/:name/points/search/groups', async (request) => {
+    query(request, READ_PARAMS);
+    const body = validateBody('SearchGroupsRequest', request.body);
+    const collection = collections.get(collectionName(request));
+    return ok(request, await groupsResult(collections, collection, fromSearchRequest(body), body));
+  });
+
+  app.post('/collections/:name/points/recommend/groups', async (request) => {
+    query(request, READ_PARAMS);
+    const body = validateBody('RecommendGroupsRequest', request.body);
+    const collection = collections.get(collectionName(request));
+    const [queryBody, plan] = recommendBody(body);
+    return ok(request, await groupsResult(collections, collection, await planSearch(collections, collection, queryBody, plan), body));
+  });
+
+  app.post('/collections/:name/points/query/groups', async (request) => {
+    query(request, READ_PARAMS);
+    const body = validateBody('QueryGroupsRequest', request.body);
+    const collection = collections.get(collectionName(request));
+    return ok(request, await groupsResult(collections, collection, await planSearch(collections, collection, body, queryPlan(body)), body));
+  });
+
   app.post('/collections/:name/points/search', async (request) => {
     query(request, READ_PARAMS);
     const planned = fromSearchRequest(validateBody('SearchRequest', request.body));

@@ -4,6 +4,6 @@
 export type * from './types.js';
 export { indexSemantics, selectMatching, type FilterSource } from './select.js';
 export { matchesPayload, type PointData, type SemanticsLookup } from './evaluate.js';
-export { formatJsonPath, parseJsonPath, type JsonPath, type PathItem } from './json-path.js';
+export { flatten, formatJsonPath, parseJsonPath, valuesAt, type JsonPath, type PathItem } from './json-path.js';
 export { parseDatetime } from './datetime.js';
 export { canonicalUuid } from './uuid.js';
