@@ -257,3 +257,71 @@ t.test('groups: search, recommend and query groups with lookups, against a refer
   t.same(shape(viaClient.groups as { id: number; hits: Hit[] }[]), groupReference(ranked, (id) => [id % 6], 3, 10), 'query groups: defaults 3 per group, 10 groups (6 exist)');
   t.ok(viaClient.groups.every((g) => g.lookup && g.lookup.payload === null && Array.isArray(g.lookup.vector)), 'lookup payload and vector selection');
 });
+
+/** RRF and DBSF reimplemented from Qdrant's definitions, over exact reference lists. */
+function rrfReference(lists: Hit[][], k = 2): Hit[] {
+  const scores = new Map<number, number>();
+  for (const list of lists) list.forEach((h, pos) => scores.set(h.id, (scores.get(h.id) ?? 0) + 1 / (pos + k)));
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || a.id - b.id);
+}
+
+function dbsfReference(lists: { hits: Hit[]; larger: boolean }[]): Hit[] {
+  const scores = new Map<number, number>();
+  for (const { hits, larger } of lists) {
+    const mean = hits.reduce((a, h) => a + h.score, 0) / hits.length;
+    const sd = Math.sqrt(hits.reduce((a, h) => a + (h.score - mean) ** 2, 0) / (hits.length - 1));
+    const [lo, hi] = [mean - 3 * sd, mean + 3 * sd];
+    for (const h of hits) scores.set(h.id, (scores.get(h.id) ?? 0) + (larger ? (h.score - lo) / (hi - lo) : (hi - h.score) / (hi - lo)));
+  }
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || a.id - b.id);
+}
+
+t.test('query API: prefetch with rrf and dbsf fusion, and rescoring of prefetched candidates', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('h', { vectors: { a: { size: DIM, distance: 'Cosine' }, b: { size: DIM, distance: 'Euclid' } }, shard_number: 2 });
+  // Vector b is a different view of the point (reversed coordinates), so the two rankings differ.
+  const other = (i: number) => [...vectorOf(i)].reverse();
+  await client.upsert('h', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: { a: vectorOf(i), b: other(i) }, payload: { group: group(i) } })) });
+  const qa = queries[6];
+  const qb = queries[7];
+  const exact = { exact: true };
+  const refB = (limit: number, allow?: (i: number) => boolean) => {
+    const hits: Hit[] = [];
+    for (let i = 0; i < N; i++) if (!allow || allow(i)) hits.push({ id: i, score: score('Euclid', qb, other(i)) });
+    return hits.sort((x, y) => x.score - y.score || x.id - y.id).slice(0, limit);
+  };
+  const listA = reference('Cosine', qa, 20);
+  const listB = refB(30);
+
+  const fusedRrf = await client.query('h', { prefetch: [{ query: qa, using: 'a', limit: 20, params: exact }, { query: qb, using: 'b', limit: 30, params: exact }], query: { fusion: 'rrf' }, limit: 10 });
+  const wantRrf = rrfReference([listA, listB]).slice(0, 10);
+  t.same(fusedRrf.points.map((p) => p.id), wantRrf.map((h) => h.id), 'rrf order');
+  t.ok(fusedRrf.points.every((p, i) => Math.abs(p.score - wantRrf[i].score) < 1e-6), 'rrf scores are 1/(rank + 2) sums');
+
+  const fusedK = await client.query('h', { prefetch: [{ query: qa, using: 'a', limit: 20, params: exact }, { query: qb, using: 'b', limit: 30, params: exact }], query: { rrf: { k: 60 } }, limit: 5 });
+  t.same(fusedK.points.map((p) => p.id), rrfReference([listA, listB], 60).slice(0, 5).map((h) => h.id), 'rrf with k = 60');
+
+  const fusedDbsf = await client.query('h', { prefetch: [{ query: qa, using: 'a', limit: 20, params: exact }, { query: qb, using: 'b', limit: 30, params: exact }], query: { fusion: 'dbsf' }, limit: 10, with_payload: true });
+  const wantDbsf = dbsfReference([{ hits: listA, larger: true }, { hits: listB, larger: false }]).slice(0, 10);
+  t.same(fusedDbsf.points.map((p) => p.id), wantDbsf.map((h) => h.id), 'dbsf order (Euclid list normalised with smaller better)');
+  t.ok(fusedDbsf.points.every((p, i) => Math.abs(p.score - wantDbsf[i].score) < 1e-4), 'dbsf scores');
+  t.ok(fusedDbsf.points.every((p) => p.payload && typeof (p.payload as { group: number }).group === 'number'), 'payload of fused hits');
+
+  // Rescoring: candidates from a filtered prefetch on b, ranked by the main query on a.
+  const rescored = await client.query('h', { prefetch: { query: qb, using: 'b', limit: 50, params: exact }, query: qa, using: 'a', limit: 5, filter: { must: [{ key: 'group', match: { value: 3 } }] } });
+  const candidates = new Set(refB(50, (i) => group(i) === 3).map((h) => h.id));
+  const wantRescored = reference('Cosine', qa, 5, { allow: (i) => candidates.has(i) });
+  sameHits(t, rescored.points as Hit[], wantRescored, 'rescoring prefetched candidates (the filter reaches the prefetch)');
+
+  const nested = await client.query('h', {
+    prefetch: { prefetch: [{ query: qa, using: 'a', limit: 20, params: exact }, { query: qb, using: 'b', limit: 30, params: exact }], query: { fusion: 'rrf' }, limit: 15 },
+    query: qa, using: 'a', limit: 3,
+  });
+  const fusedIds = new Set(rrfReference([listA, listB]).slice(0, 15).map((h) => h.id));
+  sameHits(t, nested.points as Hit[], reference('Cosine', qa, 3, { allow: (i) => fusedIds.has(i) }), 'nested prefetch: fusion, then rescoring');
+
+  const res = await fetch(`${server.url}/collections/h/points/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: { fusion: 'rrf' } }) });
+  t.equal(res.status, 400, 'fusion without prefetches is refused');
+});

@@ -1,6 +1,7 @@
 // Search and query bodies -> the shards' SearchSpec; hits -> Qdrant's ScoredPoint.
 
-import { BadInput, BadRequest } from '../errors.js';
+import { BadInput } from '../errors.js';
+import type { Filter } from '../shard/filter/index.js';
 import { DEFAULT_VECTOR, type PointId } from '../model.js';
 import type { ScoredView, SearchParams, SearchQuery, SearchSpec } from '../shard/search.js';
 import { toFilter } from './filter.js';
@@ -55,17 +56,21 @@ export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 /** What a request asks, before stored points' vectors are looked up. */
 export type QueryPlan =
   | { kind: 'nearest'; input: Example }
-  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy };
+  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
+  | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null };
 
 export function toExample(input: WireVectorInput): Example {
   return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
 }
 
-export function queryPlan(body: WireQueryRequest): QueryPlan {
+/** The plan of a query or prefetch; null when it has no query (its prefetches are then merged as they are). */
+export function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
   const q = body.query;
-  if (q === null || q === undefined) throw new BadRequest('a query is required: this server answers nearest and recommend queries');
+  if (q === null || q === undefined) return null;
   if (typeof q === 'object' && !Array.isArray(q)) {
     if ('recommend' in q) return recommendPlan(q.recommend.positive ?? [], q.recommend.negative ?? [], q.recommend.strategy ?? null);
+    if ('fusion' in q) return { kind: 'fusion', method: q.fusion, k: null, weights: null };
+    if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };
@@ -85,19 +90,29 @@ export function averageVector(positives: number[][], negatives: number[][]): num
   return pos.map((p, j) => p + p - neg[j]);
 }
 
-export function fromQueryRequest(body: WireQueryRequest, query: SearchQuery): PlannedSearch {
+/** The parts of a query or prefetch that shape its own search. */
+export type QueryNode = Pick<WireQueryRequest, 'using' | 'lookup_from' | 'params' | 'score_threshold' | 'limit' | 'offset'>;
+
+/** The search of one query node, with the filter and result shape its caller settled on. */
+export function fromQueryNode(node: QueryNode, query: SearchQuery, filter: Filter | null, shape: ResultShape): PlannedSearch {
   return {
     spec: {
-      using: body.using ?? DEFAULT_VECTOR,
+      using: node.using ?? DEFAULT_VECTOR,
       query,
-      filter: body.filter ? toFilter(body.filter) : null,
-      params: toSearchParams(body.params),
-      scoreThreshold: body.score_threshold ?? null,
-      ...readShape(body.with_payload, body.with_vector),
+      filter,
+      params: toSearchParams(node.params),
+      scoreThreshold: node.score_threshold ?? null,
+      ...shape,
     },
-    limit: body.limit ?? DEFAULT_QUERY_LIMIT,
-    offset: body.offset ?? 0,
+    limit: node.limit ?? DEFAULT_QUERY_LIMIT,
+    offset: node.offset ?? 0,
   };
+}
+
+export type ResultShape = ReturnType<typeof readShape>;
+
+export function resultShape(body: Pick<WireQueryRequest, 'with_payload' | 'with_vector'>): ResultShape {
+  return readShape(body.with_payload, body.with_vector);
 }
 
 export interface WireScoredPoint extends Omit<WireRecord, 'order_value'> {

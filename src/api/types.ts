@@ -388,7 +388,25 @@ export interface WireLookupLocation {
   shard_key?: Opt<WireShardKeySelector>;
 }
 
-export type WireQueryInterface = WireVectorInput | { nearest: WireVectorInput } | { recommend: WireRecommendInput };
+export type WireFusion = 'rrf' | 'dbsf';
+
+export type WireQueryInterface =
+  | WireVectorInput
+  | { nearest: WireVectorInput }
+  | { recommend: WireRecommendInput }
+  | { fusion: WireFusion }
+  | { rrf: { k?: Opt<number>; weights?: Opt<number[]> } };
+
+export interface WirePrefetch {
+  prefetch?: Opt<WirePrefetch | WirePrefetch[]>;
+  query?: Opt<WireQueryInterface>;
+  using?: Opt<string>;
+  lookup_from?: Opt<WireLookupLocation>;
+  filter?: Opt<WireFilter>;
+  params?: Opt<WireSearchParams>;
+  score_threshold?: Opt<number>;
+  limit?: Opt<number>;
+}
 
 export interface WireRecommendRequest {
   shard_key?: Opt<WireShardKeySelector>;
@@ -412,6 +430,7 @@ export interface WireRecommendRequestBatch {
 
 export interface WireQueryRequest {
   shard_key?: Opt<WireShardKeySelector>;
+  prefetch?: Opt<WirePrefetch | WirePrefetch[]>;
   query?: Opt<WireQueryInterface>;
   using?: Opt<string>;
   lookup_from?: Opt<WireLookupLocation>;

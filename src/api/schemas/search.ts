@@ -56,7 +56,39 @@ const QUERY_INTERFACE = untagged('QueryInterface', [
   struct('RecommendQuery', {
     recommend: struct('RecommendInput', { positive: opt(seq(VECTOR_INPUT)), negative: opt(seq(VECTOR_INPUT)), strategy: STRATEGY }),
   }, { required: ['recommend'] }),
+  struct('FusionQuery', { fusion: unitEnum(['rrf', 'dbsf']) }, { required: ['fusion'] }),
+  struct('RrfQuery', {
+    rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(seq(float('f32'))) }),
+  }, { required: ['rrf'] }),
 ]);
+
+/** Fields a query shares with its prefetches (a prefetch has no offset and no result shape). */
+const QUERY_CORE = {
+  query: opt(QUERY_INTERFACE),
+  using: opt(str()),
+  lookup_from: opt(LOOKUP_LOCATION),
+  filter: opt(FILTER),
+  params: opt(SEARCH_PARAMS),
+  score_threshold: opt(float('f32')),
+  limit: opt(LIMIT),
+};
+
+/**
+ * Prefetch nests itself; the schema is unrolled to PREFETCH_DEPTH levels (Ajv's strict mode and
+ * the rule derivation work on plain trees), which covers the fusion and rescoring pipelines.
+ */
+const PREFETCH_DEPTH = 4;
+
+function prefetch(depth: number): SchemaObject {
+  const fields: Record<string, unknown> = { ...QUERY_CORE };
+  if (depth > 1) {
+    const nested = prefetch(depth - 1);
+    fields.prefetch = opt(untagged('Prefetches', [nested, seq(nested)]));
+  }
+  return struct('Prefetch', fields as SchemaObject['properties']);
+}
+
+const PREFETCHES = opt(untagged('Prefetches', [prefetch(PREFETCH_DEPTH), seq(prefetch(PREFETCH_DEPTH))]));
 
 export const RECOMMEND_REQUEST = struct('RecommendRequest', {
   ...RESULT_FIELDS,
@@ -71,13 +103,8 @@ export const RECOMMEND_REQUEST_BATCH = struct('RecommendRequestBatch', { searche
 
 export const QUERY_REQUEST = struct('QueryRequest', {
   shard_key: opt(SHARD_KEY_SELECTOR),
-  query: opt(QUERY_INTERFACE),
-  using: opt(str()),
-  lookup_from: opt(LOOKUP_LOCATION),
-  filter: opt(FILTER),
-  params: opt(SEARCH_PARAMS),
-  score_threshold: opt(float('f32')),
-  limit: opt(LIMIT),
+  ...QUERY_CORE,
+  prefetch: PREFETCHES,
   offset: opt(uint('usize')),
   with_vector: opt(WITH_VECTOR),
   with_payload: opt(WITH_PAYLOAD),
