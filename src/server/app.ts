@@ -24,8 +24,8 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   const app = Fastify({
     logger,
     bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,
-    // Qdrant's ids and routes are case-sensitive and trailing slashes are distinct routes.
-    caseSensitive: true,
+    // Qdrant's ids and routes are case-sensitive.
+    routerOptions: { caseSensitive: true },
   });
   app.removeAllContentTypeParsers();
   // Qdrant reads every body as JSON whatever the content type says.

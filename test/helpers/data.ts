@@ -1,21 +1,7 @@
 // Seeded synthetic data and exact references for engine tests.
 
-/** mulberry32: small seeded generator so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export function gaussian(next: () => number): number {
-  const u = Math.max(next(), 1e-12);
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-}
+export { seededRandom as rng, gaussian } from '../../src/bench/synthetic.js';
+import { seededRandom as rng, gaussian } from '../../src/bench/synthetic.js';
 
 /**
  * n points of dimension dim in `clusters` clusters (row-major). Each cluster is a random centre
