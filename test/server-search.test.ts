@@ -325,3 +325,39 @@ t.test('query API: prefetch with rrf and dbsf fusion, and rescoring of prefetche
   const res = await fetch(`${server.url}/collections/h/points/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: { fusion: 'rrf' } }) });
   t.equal(res.status, 400, 'fusion without prefetches is refused');
 });
+
+t.test('discover and context: Qdrant\'s scoring reimplemented here', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('d', { vectors: { size: DIM, distance: 'Dot' }, shard_number: 2 });
+  await client.upsert('d', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i) })) });
+  const dot = (a: number[], b: number[]) => a.reduce((s, x, j) => s + x * b[j], 0);
+  const fast = (x: number) => x / (1 + Math.abs(x));
+  const ranked = (scoreOf: (v: number[]) => number, exclude: number[], limit: number): Hit[] =>
+    Array.from({ length: N }, (_, i) => i).filter((i) => !exclude.includes(i))
+      .map((i) => ({ id: i, score: scoreOf(vectorOf(i)) }))
+      .sort((a, b) => b.score - a.score || a.id - b.id).slice(0, limit);
+  const pairs: [number, number][] = [[1, 2], [3, 4]];
+
+  const discoverRef = ranked((v) => pairs.reduce((r, [p, n]) => r + (dot(vectorOf(p), v) > dot(vectorOf(n), v) ? 1 : -1), 0) + 0.5 * (fast(dot(queries[8], v)) + 1), [1, 2, 3, 4], 10);
+  const discovered = await client.query('d', { query: { discover: { target: queries[8], context: pairs.map(([positive, negative]) => ({ positive, negative })) } }, limit: 10 });
+  t.same(discovered.points.map((p) => p.id), discoverRef.map((h) => h.id), 'discover: context rank plus sigmoid of the target similarity');
+  t.ok(discovered.points.every((p, i) => Math.abs(p.score - discoverRef[i].score) < 1e-4), 'discover scores');
+
+  const contextRef = ranked((v) => pairs.reduce((loss, [p, n]) => loss + fast(Math.min(dot(vectorOf(p), v) - dot(vectorOf(n), v) - 1.1920929e-7, 0)), 0), [1, 2, 3, 4], 10);
+  const contexted = await client.query('d', { query: { context: pairs.map(([positive, negative]) => ({ positive, negative })) }, limit: 10 });
+  t.same(contexted.points.map((p) => +p.score.toFixed(5)), contextRef.map((h) => +h.score.toFixed(5)), 'context: summed losses, best (0) first');
+
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/collections/d/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { result: Hit[][] | Hit[] } };
+  };
+  const v118 = await post('discover', { target: queries[8], context: pairs.map(([positive, negative]) => ({ positive, negative })), limit: 10 });
+  t.same((v118.body.result as Hit[]).map((h) => h.id), discoverRef.map((h) => h.id), 'v1.18 /points/discover');
+  const batch = await post('discover/batch', { searches: [{ target: 7, limit: 3 }, { context: [{ positive: 1, negative: 2 }], limit: 3 }] });
+  const [first, second] = batch.body.result as Hit[][];
+  t.same(first.map((h) => h.id), ranked((v) => 0.5 * (fast(dot(vectorOf(7), v)) + 1), [7], 3).map((h) => h.id), 'discover batch: target only');
+  t.equal(second.length, 3, 'discover batch: context only');
+  t.equal((await post('discover', { limit: 3 })).status, 400, 'neither target nor context');
+});

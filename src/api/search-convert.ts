@@ -6,7 +6,7 @@ import { DEFAULT_VECTOR, type PointId } from '../model.js';
 import type { ScoredView, SearchParams, SearchQuery, SearchSpec } from '../shard/search.js';
 import { toFilter } from './filter.js';
 import { renderRecord, toPayloadSelection, toPointId, toVectorSelection, type WireRecord } from './point-convert.js';
-import type { WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
+import type { WireContextInput, WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
 
 export interface PlannedSearch {
   spec: Omit<SearchSpec, 'top'>;
@@ -57,6 +57,8 @@ export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 export type QueryPlan =
   | { kind: 'nearest'; input: Example }
   | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
+  | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
+  | { kind: 'context'; pairs: [Example, Example][] }
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null };
 
 export function toExample(input: WireVectorInput): Example {
@@ -69,11 +71,18 @@ export function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | nu
   if (q === null || q === undefined) return null;
   if (typeof q === 'object' && !Array.isArray(q)) {
     if ('recommend' in q) return recommendPlan(q.recommend.positive ?? [], q.recommend.negative ?? [], q.recommend.strategy ?? null);
+    if ('discover' in q) return { kind: 'discover', target: toExample(q.discover.target), pairs: contextPairs(q.discover.context) };
+    if ('context' in q) return { kind: 'context', pairs: contextPairs(q.context) };
     if ('fusion' in q) return { kind: 'fusion', method: q.fusion, k: null, weights: null };
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };
+}
+
+export function contextPairs(input: WireContextInput): [Example, Example][] {
+  const pairs = input === null ? [] : Array.isArray(input) ? input : [input];
+  return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
 }
 
 export function recommendPlan(positive: WireVectorInput[], negative: WireVectorInput[], strategy: RecommendStrategy | null): QueryPlan {

@@ -390,10 +390,19 @@ export interface WireLookupLocation {
 
 export type WireFusion = 'rrf' | 'dbsf';
 
+export interface WireContextPair {
+  positive: WireVectorInput;
+  negative: WireVectorInput;
+}
+
+export type WireContextInput = WireContextPair | WireContextPair[] | null;
+
 export type WireQueryInterface =
   | WireVectorInput
   | { nearest: WireVectorInput }
   | { recommend: WireRecommendInput }
+  | { discover: { target: WireVectorInput; context: WireContextInput } }
+  | { context: WireContextInput }
   | { fusion: WireFusion }
   | { rrf: { k?: Opt<number>; weights?: Opt<number[]> } };
 
@@ -467,3 +476,14 @@ export interface WireGrouping {
 export type WireSearchGroupsRequest = WireSearchRequest & WireGrouping;
 export type WireRecommendGroupsRequest = WireRecommendRequest & WireGrouping;
 export type WireQueryGroupsRequest = WireQueryRequest & WireGrouping;
+
+export interface WireDiscoverRequest extends Omit<WireSearchRequest, 'vector'> {
+  target?: Opt<WireVectorInput>;
+  context?: Opt<WireContextPair[]>;
+  using?: Opt<string>;
+  lookup_from?: Opt<WireLookupLocation>;
+}
+
+export interface WireDiscoverRequestBatch {
+  searches: WireDiscoverRequest[];
+}

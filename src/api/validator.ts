@@ -51,8 +51,10 @@ import type {
   WireSearchGroupsRequest,
   WireRecommendGroupsRequest,
   WireQueryGroupsRequest,
+  WireDiscoverRequest,
+  WireDiscoverRequestBatch,
 } from './types.js';
-import { FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -82,6 +84,8 @@ export interface BodyTypes {
   SearchGroupsRequest: WireSearchGroupsRequest;
   RecommendGroupsRequest: WireRecommendGroupsRequest;
   QueryGroupsRequest: WireQueryGroupsRequest;
+  DiscoverRequest: WireDiscoverRequest;
+  DiscoverRequestBatch: WireDiscoverRequestBatch;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -111,6 +115,8 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   SearchGroupsRequest: SEARCH_GROUPS_REQUEST,
   RecommendGroupsRequest: RECOMMEND_GROUPS_REQUEST,
   QueryGroupsRequest: QUERY_GROUPS_REQUEST,
+  DiscoverRequest: DISCOVER_REQUEST,
+  DiscoverRequestBatch: DISCOVER_REQUEST_BATCH,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

@@ -14,7 +14,7 @@ import type { CollectionManager } from '../collection/manager.js';
 import { BadInput, BadRequest } from '../errors.js';
 import { DEFAULT_VECTOR, type PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import { ranksLargerFirst, type ScoredView, type SearchQuery } from '../shard/search.js';
+import { ranksLargerFirst, type ExamplePair, type ScoredView, type SearchQuery } from '../shard/search.js';
 import { queryPlan } from '../api/search-convert.js';
 
 export interface QueryContext {
@@ -41,14 +41,14 @@ function only(filter: Filter | null, ids: PointId[]): Filter {
 }
 
 /**
- * The shards' search for a nearest or recommend plan: stored examples are looked up (in
+ * The shards' search for a nearest, recommend, discover or context plan: stored examples are looked up (in
  * `lookup_from` if named) and, when they are this collection's points, left out of the results.
  */
 export async function planSearch(ctx: QueryContext, node: QueryNode, plan: Exclude<QueryPlan, { kind: 'fusion' }>, filter: Filter | null): Promise<PlannedSearch> {
   const using = node.using ?? DEFAULT_VECTOR;
   const source = node.lookup_from ? ctx.collections.get(node.lookup_from.collection) : ctx.collection;
   const name = node.lookup_from?.vector ?? using;
-  const examples = plan.kind === 'nearest' ? [plan.input] : [...plan.positives, ...plan.negatives];
+  const examples = examplesOf(plan);
   const ids = examples.flatMap((e) => ('pointId' in e ? [e.pointId] : []));
   const found = ids.length ? await source.retrieve(ids, { withPayload: { all: false }, withVector: [name] }) : [];
   const stored = new Map(found.map((p) => [p.id, p.vectors?.[name]]));
@@ -59,16 +59,42 @@ export async function planSearch(ctx: QueryContext, node: QueryNode, plan: Exclu
     if (!v) throw new BadInput(`Vector \`${name}\` of point ${e.pointId} not found`);
     return v;
   };
+  const pairs = (list: [Example, Example][]): ExamplePair[] => list.map(([p, n]) => [vectorOf(p), vectorOf(n)]);
   let query: SearchQuery;
-  if (plan.kind === 'nearest') query = { kind: 'nearest', vector: vectorOf(plan.input) };
-  else {
-    const positives = plan.positives.map(vectorOf);
-    const negatives = plan.negatives.map(vectorOf);
-    query = plan.strategy === 'average_vector'
-      ? { kind: 'nearest', vector: averageVector(positives, negatives) }
-      : { kind: 'recommend', strategy: plan.strategy, positives, negatives };
+  switch (plan.kind) {
+    case 'nearest':
+      query = { kind: 'nearest', vector: vectorOf(plan.input) };
+      break;
+    case 'recommend': {
+      const positives = plan.positives.map(vectorOf);
+      const negatives = plan.negatives.map(vectorOf);
+      query = plan.strategy === 'average_vector'
+        ? { kind: 'nearest', vector: averageVector(positives, negatives) }
+        : { kind: 'custom', objective: { type: plan.strategy, positives, negatives } };
+      break;
+    }
+    case 'discover':
+      query = { kind: 'custom', objective: { type: 'discover', target: vectorOf(plan.target), pairs: pairs(plan.pairs) } };
+      break;
+    case 'context':
+      query = { kind: 'custom', objective: { type: 'context', pairs: pairs(plan.pairs) } };
+      break;
   }
   return fromQueryNode(node, query, node.lookup_from ? filter : without(filter, ids), ctx.shape);
+}
+
+/** Every example a plan names, in any role. */
+function examplesOf(plan: Exclude<QueryPlan, { kind: 'fusion' }>): Example[] {
+  switch (plan.kind) {
+    case 'nearest':
+      return [plan.input];
+    case 'recommend':
+      return [...plan.positives, ...plan.negatives];
+    case 'discover':
+      return [plan.target, ...plan.pairs.flat()];
+    case 'context':
+      return plan.pairs.flat();
+  }
 }
 
 function prefetchesOf(node: QueryTreeNode): WirePrefetch[] {

@@ -15,13 +15,26 @@ export interface SearchParams {
   indexedOnly: boolean;
 }
 
+/** A (positive, negative) pair of example vectors of discover and context queries. */
+export type ExamplePair = [positive: number[], negative: number[]];
+
 /**
- * What a search looks for: the points nearest a vector, or (recommend's custom objectives) the
- * best by a score combined from similarities to positive and negative examples.
+ * Scores combined from similarities to several example vectors (Qdrant's custom objectives):
+ * recommend's best_score and sum_scores, discover (target plus context pairs), context (pairs).
  */
-export type SearchQuery =
-  | { kind: 'nearest'; vector: number[] }
-  | { kind: 'recommend'; strategy: 'best_score' | 'sum_scores'; positives: number[][]; negatives: number[][] };
+export type Objective =
+  | { type: 'best_score' | 'sum_scores'; positives: number[][]; negatives: number[][] }
+  | { type: 'discover'; target: number[]; pairs: ExamplePair[] }
+  | { type: 'context'; pairs: ExamplePair[] };
+
+/** What a search looks for: the points nearest a vector, or the best by a custom objective. */
+export type SearchQuery = { kind: 'nearest'; vector: number[] } | { kind: 'custom'; objective: Objective };
+
+function objectiveVectors(o: Objective): number[][] {
+  if (o.type === 'discover') return [o.target, ...o.pairs.flat()];
+  if (o.type === 'context') return o.pairs.flat();
+  return [...o.positives, ...o.negatives];
+}
 
 export interface SearchSpec {
   using: string;
@@ -42,20 +55,20 @@ export interface ScoredView extends PointView {
 
 /** Whether hits of this search rank larger scores first. */
 export function ranksLargerFirst(query: SearchQuery, distance: Distance): boolean {
-  return query.kind === 'recommend' || largerIsCloser(distance);
+  return query.kind === 'custom' || largerIsCloser(distance);
 }
 
 export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
   const index = shard.vectorIndex(spec.using);
   if (!index) throw new BadInput(`Not existing vector name error: ${spec.using}`);
-  const vectors = spec.query.kind === 'nearest' ? [spec.query.vector] : [...spec.query.positives, ...spec.query.negatives];
+  const vectors = spec.query.kind === 'nearest' ? [spec.query.vector] : objectiveVectors(spec.query.objective);
   for (const v of vectors) {
     if (v.length !== index.dim) throw new BadInput(`Vector dimension error: expected dim: ${index.dim}, got ${v.length}`);
   }
   const allowed = spec.filter ? shard.matching(spec.filter) : undefined;
   const scored = spec.query.kind === 'nearest'
     ? nearest(index, spec.query.vector, spec, allowed)
-    : recommended(index, spec.query, spec, allowed);
+    : customScored(index, spec.query.objective, spec, allowed);
   const larger = ranksLargerFirst(spec.query, index.config.distance);
   const hits: ScoredView[] = [];
   for (const { offset, score } of scored) {
@@ -99,37 +112,54 @@ function similarity(distance: Distance, score: number): number {
   return score;
 }
 
-/** Qdrant's bounded stand-in for a sigmoid: x / (1 + |x|), scaled into (0, 1). */
+/** Qdrant's bounded stand-in for a sigmoid: x / (1 + |x|), in (-1, 1). */
+function fastSigmoid(x: number): number {
+  return x / (1 + Math.abs(x));
+}
+
 function scaledFastSigmoid(x: number): number {
-  return 0.5 * (x / (1 + Math.abs(x)) + 1);
+  return 0.5 * (fastSigmoid(x) + 1);
+}
+
+/** The margin Qdrant's context loss subtracts: f32 machine epsilon. */
+const CONTEXT_MARGIN = 1.1920929e-7;
+
+/** One point's score under an objective, from its similarity to each example vector. */
+function objectiveScore(o: Objective, sim: (v: number[]) => number): number {
+  switch (o.type) {
+    case 'sum_scores':
+      return o.positives.reduce((a, v) => a + sim(v), 0) - o.negatives.reduce((a, v) => a + sim(v), 0);
+    case 'best_score': {
+      const maxPos = Math.max(-Infinity, ...o.positives.map(sim));
+      const maxNeg = Math.max(-Infinity, ...o.negatives.map(sim));
+      return maxPos > maxNeg ? scaledFastSigmoid(maxPos) : -scaledFastSigmoid(maxNeg);
+    }
+    case 'discover': {
+      // Rank: +1 per pair the point is on the positive side of, -1 otherwise; then closeness to the target in (0, 1).
+      const rank = o.pairs.reduce((r, [p, n]) => r + (sim(p) > sim(n) ? 1 : -1), 0);
+      return rank + scaledFastSigmoid(sim(o.target));
+    }
+    case 'context':
+      return o.pairs.reduce((loss, [p, n]) => loss + fastSigmoid(Math.min(sim(p) - sim(n) - CONTEXT_MARGIN, 0)), 0);
+  }
 }
 
 /**
- * best_score and sum_scores, scored exactly: every allowed point's similarity to each example
+ * Custom objectives, scored exactly: every allowed point's similarity to each distinct example
  * comes from one exact engine scan per example, then the objective ranks them.
  */
-function recommended(index: VectorIndex, query: Extract<SearchQuery, { kind: 'recommend' }>, spec: SearchSpec, allowed: Bitset | undefined): Scored[] {
+function customScored(index: VectorIndex, objective: Objective, spec: SearchSpec, allowed: Bitset | undefined): Scored[] {
   const distance = index.config.distance;
-  const all = index.size;
-  const similarities = (example: number[]): Map<number, number> => {
-    const found = index.search(example, { limit: all, exact: true, filter: allowed, quantization: { ignore: true } });
-    const out = new Map<number, number>();
-    found.offsets.forEach((offset, i) => out.set(offset, similarity(distance, found.scores[i])));
-    return out;
-  };
-  const positives = query.positives.map(similarities);
-  const negatives = query.negatives.map(similarities);
-  const offsets = [...(positives[0] ?? negatives[0] ?? new Map<number, number>()).keys()];
-  const scored = offsets.map((offset) => {
-    const pos = positives.map((m) => m.get(offset)!);
-    const neg = negatives.map((m) => m.get(offset)!);
-    if (query.strategy === 'sum_scores') {
-      return { offset, score: Math.fround(pos.reduce((a, b) => a + b, 0) - neg.reduce((a, b) => a + b, 0)) };
-    }
-    const maxPos = Math.max(-Infinity, ...pos);
-    const maxNeg = Math.max(-Infinity, ...neg);
-    return { offset, score: Math.fround(maxPos > maxNeg ? scaledFastSigmoid(maxPos) : -scaledFastSigmoid(maxNeg)) };
-  });
+  const scans = new Map<number[], Map<number, number>>();
+  for (const example of objectiveVectors(objective)) {
+    if (scans.has(example)) continue;
+    const found = index.search(example, { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } });
+    const bySimilarity = new Map<number, number>();
+    found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
+    scans.set(example, bySimilarity);
+  }
+  const offsets = [...(scans.values().next().value ?? new Map<number, number>()).keys()];
+  const scored = offsets.map((offset) => ({ offset, score: Math.fround(objectiveScore(objective, (v) => scans.get(v)!.get(offset)!)) }));
   scored.sort((a, b) => b.score - a.score || a.offset - b.offset);
   return scored.slice(0, spec.top);
 }

@@ -50,12 +50,19 @@ const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
 
 const LOOKUP_LOCATION = struct('LookupLocation', { collection: str(), vector: opt(str()), shard_key: opt(SHARD_KEY_SELECTOR) }, { required: ['collection'] });
 
+const CONTEXT_PAIR = struct('ContextPair', { positive: VECTOR_INPUT, negative: VECTOR_INPUT }, { required: ['positive', 'negative'] });
+const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PAIR)]));
+
 const QUERY_INTERFACE = untagged('QueryInterface', [
   VECTOR_INPUT,
   struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
   struct('RecommendQuery', {
     recommend: struct('RecommendInput', { positive: opt(seq(VECTOR_INPUT)), negative: opt(seq(VECTOR_INPUT)), strategy: STRATEGY }),
   }, { required: ['recommend'] }),
+  struct('DiscoverQuery', {
+    discover: struct('DiscoverInput', { target: VECTOR_INPUT, context: CONTEXT_INPUT }, { required: ['target', 'context'] }),
+  }, { required: ['discover'] }),
+  struct('ContextQuery', { context: CONTEXT_INPUT }, { required: ['context'] }),
   struct('FusionQuery', { fusion: unitEnum(['rrf', 'dbsf']) }, { required: ['fusion'] }),
   struct('RrfQuery', {
     rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(seq(float('f32'))) }),
@@ -98,6 +105,16 @@ export const RECOMMEND_REQUEST = struct('RecommendRequest', {
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
 }, { required: ['limit'] });
+
+export const DISCOVER_REQUEST = struct('DiscoverRequest', {
+  ...RESULT_FIELDS,
+  target: opt(VECTOR_INPUT),
+  context: opt(seq(CONTEXT_PAIR)),
+  using: opt(str()),
+  lookup_from: opt(LOOKUP_LOCATION),
+}, { required: ['limit'] });
+
+export const DISCOVER_REQUEST_BATCH = struct('DiscoverRequestBatch', { searches: seq(DISCOVER_REQUEST) }, { required: ['searches'] });
 
 export const RECOMMEND_REQUEST_BATCH = struct('RecommendRequestBatch', { searches: seq(RECOMMEND_REQUEST) }, { required: ['searches'] });
 

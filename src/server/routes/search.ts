@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import { fromSearchRequest, renderScored, resultShape, type PlannedSearch } from '../../api/search-convert.js';
 import { evaluate, planLeaf, type QueryContext } from '../query-pipeline.js';
-import type { WireGrouping, WireQueryRequest, WireRecommendRequest } from '../../api/types.js';
+import type { WireDiscoverRequest, WireGrouping, WireQueryRequest, WireRecommendRequest } from '../../api/types.js';
+import { BadRequest } from '../../errors.js';
 import { renderRecord, toPayloadSelection, toVectorSelection, type WireRecord } from '../../api/point-convert.js';
 import { lookupId, searchGroups } from '../../collection/groups.js';
 import { READ_PARAMS, validateBody } from '../../api/validator.js';
@@ -18,6 +19,14 @@ import { collectionName, query } from './params.js';
 /** A v1.18 recommend body as a query with a recommend query. */
 function recommendQuery(body: WireRecommendRequest): WireQueryRequest {
   return { ...body, query: { recommend: { positive: body.positive, negative: body.negative, strategy: body.strategy } } };
+}
+
+/** A v1.18 discover body as a query: discover with a target, context search without one. */
+function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
+  const context = body.context ?? [];
+  if (body.target !== null && body.target !== undefined) return { ...body, query: { discover: { target: body.target, context } } };
+  if (context.length === 0) throw new BadRequest('target or context must be provided');
+  return { ...body, query: { context } };
 }
 
 function context(collections: CollectionManager, name: string, body: WireQueryRequest): QueryContext {
@@ -129,6 +138,18 @@ export function registerSearchRoutes(app: FastifyInstance, { collections }: Serv
     query(request, READ_PARAMS);
     const [points] = await run(collectionName(request), [recommendQuery(validateBody('RecommendRequest', request.body))]);
     return ok(request, points);
+  });
+
+  app.post('/collections/:name/points/discover', async (request) => {
+    query(request, READ_PARAMS);
+    const [points] = await run(collectionName(request), [discoverQuery(validateBody('DiscoverRequest', request.body))]);
+    return ok(request, points);
+  });
+
+  app.post('/collections/:name/points/discover/batch', async (request) => {
+    query(request, READ_PARAMS);
+    const body = validateBody('DiscoverRequestBatch', request.body);
+    return ok(request, await run(collectionName(request), body.searches.map(discoverQuery)));
   });
 
   app.post('/collections/:name/points/recommend/batch', async (request) => {
