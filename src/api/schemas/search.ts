@@ -81,21 +81,14 @@ const QUERY_CORE = {
 };
 
 /**
- * Prefetch nests itself; the schema is unrolled to PREFETCH_DEPTH levels (Ajv's strict mode and
- * the rule derivation work on plain trees), which covers the fusion and rescoring pipelines.
+ * Prefetch nests itself, so it is its own schema (registered under the id "Prefetch", as the
+ * filter is) and refers to itself. Its rules are not checked: the rule derivation works on plain
+ * trees; a prefetch's limit of 0 simply finds nothing.
  */
-const PREFETCH_DEPTH = 4;
+const PREFETCH_REF: SchemaObject = { $ref: 'Prefetch' };
+const PREFETCHES = opt(untagged('Prefetches', [PREFETCH_REF, seq(PREFETCH_REF)]));
 
-function prefetch(depth: number): SchemaObject {
-  const fields: Record<string, unknown> = { ...QUERY_CORE };
-  if (depth > 1) {
-    const nested = prefetch(depth - 1);
-    fields.prefetch = opt(untagged('Prefetches', [nested, seq(nested)]));
-  }
-  return struct('Prefetch', fields as SchemaObject['properties']);
-}
-
-const PREFETCHES = opt(untagged('Prefetches', [prefetch(PREFETCH_DEPTH), seq(prefetch(PREFETCH_DEPTH))]));
+export const PREFETCH_SCHEMA: SchemaObject = { ...struct('Prefetch', { ...QUERY_CORE, prefetch: PREFETCHES }), $id: 'Prefetch' };
 
 export const RECOMMEND_REQUEST = struct('RecommendRequest', {
   ...RESULT_FIELDS,
