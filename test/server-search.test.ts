@@ -361,3 +361,31 @@ t.test('discover and context: Qdrant\'s scoring reimplemented here', async (t) =
   t.equal(second.length, 3, 'discover batch: context only');
   t.equal((await post('discover', { limit: 3 })).status, 400, 'neither target nor context');
 });
+
+t.test('distance matrix: pairs and offsets are exact neighbours within the sample', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('m', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 3 });
+  await client.upsert('m', { wait: true, points: Array.from({ length: 300 }, (_, i) => ({ id: i, vector: vectorOf(i), payload: { group: group(i) } })) });
+  const filter = { must: [{ key: 'group', match: { any: [1, 2] } }] };
+
+  const pairs = await client.searchMatrixPairs('m', { sample: 25, limit: 4, filter });
+  const sampled = [...new Set(pairs.pairs.map((p) => p.a as number))];
+  t.equal(sampled.length, 25, 'the sample has the asked size');
+  t.ok(sampled.every((id) => [1, 2].includes(group(id))), 'only points matching the filter are sampled');
+  let exact = 0;
+  for (const a of sampled) {
+    const mine = pairs.pairs.filter((p) => p.a === a);
+    const want = sampled.filter((b) => b !== a).map((b) => ({ b, s: score('Euclid', vectorOf(a), vectorOf(b)) })).sort((x, y) => x.s - y.s || x.b - y.b).slice(0, 4);
+    if (mine.map((p) => p.b).join() === want.map((w) => w.b).join() && mine.every((p, i) => Math.abs(p.score - want[i].s) < 1e-4)) exact++;
+  }
+  t.equal(exact, 25, 'each row: the 4 nearest other sampled points, closest first, with L2 scores');
+
+  const offsets = await client.searchMatrixOffsets('m', { sample: 10, limit: 2 });
+  t.equal(offsets.ids.length, 10);
+  t.equal(offsets.offsets_row.length, 20);
+  t.same(offsets.offsets_row, Array.from({ length: 10 }, (_, i) => [i, i]).flat(), 'rows in sample order, limit each');
+  t.ok(offsets.offsets_col.every((c, k) => c !== offsets.offsets_row[k] && c < 10), 'columns index other sampled points');
+  t.ok(offsets.scores.every((s, k) => Math.abs(s - score('Euclid', vectorOf(offsets.ids[offsets.offsets_row[k]] as number), vectorOf(offsets.ids[offsets.offsets_col[k]] as number))) < 1e-4), 'scores are the pair distances');
+});

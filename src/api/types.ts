@@ -487,3 +487,11 @@ export interface WireDiscoverRequest extends Omit<WireSearchRequest, 'vector'> {
 export interface WireDiscoverRequestBatch {
   searches: WireDiscoverRequest[];
 }
+
+export interface WireSearchMatrixRequest {
+  shard_key?: Opt<WireShardKeySelector>;
+  filter?: Opt<WireFilter>;
+  sample?: Opt<number>;
+  limit?: Opt<number>;
+  using?: Opt<string>;
+}

@@ -53,8 +53,9 @@ import type {
   WireQueryGroupsRequest,
   WireDiscoverRequest,
   WireDiscoverRequestBatch,
+  WireSearchMatrixRequest,
 } from './types.js';
-import { PREFETCH_SCHEMA, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { PREFETCH_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -86,6 +87,7 @@ export interface BodyTypes {
   QueryGroupsRequest: WireQueryGroupsRequest;
   DiscoverRequest: WireDiscoverRequest;
   DiscoverRequestBatch: WireDiscoverRequestBatch;
+  SearchMatrixRequest: WireSearchMatrixRequest;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -117,6 +119,7 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   QueryGroupsRequest: QUERY_GROUPS_REQUEST,
   DiscoverRequest: DISCOVER_REQUEST,
   DiscoverRequestBatch: DISCOVER_REQUEST_BATCH,
+  SearchMatrixRequest: SEARCH_MATRIX_REQUEST,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

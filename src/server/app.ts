@@ -11,6 +11,7 @@ import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
 import { registerIndexRoutes } from './routes/indexes.js';
+import { registerMatrixRoutes } from './routes/matrix.js';
 import { registerPointRoutes } from './routes/points.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerServiceRoutes } from './routes/service.js';
@@ -48,5 +49,6 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerIndexRoutes(app, context);
   registerSearchRoutes(app, context);
   registerFacetRoutes(app, context);
+  registerMatrixRoutes(app, context);
   return app;
 }

@@ -152,3 +152,11 @@ function grouped(name: string, base: SchemaObject, required: string[], optionalS
 export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false);
 export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false);
 export const QUERY_GROUPS_REQUEST = grouped('QueryGroupsRequest', QUERY_REQUEST, ['group_by'], true);
+
+export const SEARCH_MATRIX_REQUEST = struct('SearchMatrixRequest', {
+  shard_key: opt(SHARD_KEY_SELECTOR),
+  filter: opt(FILTER),
+  sample: opt(withRule(uint('usize'), { range: { min: 2 } })),
+  limit: opt(LIMIT),
+  using: opt(str()),
+});
