@@ -148,14 +148,23 @@ const ABANDON_BLOCK: i32 = 64;
   return hsumi(i32x4.add(s0, s1));
 }
 
+// Squared differences of the low and high eight codes of 16, summed pairwise into 4 i32 lanes.
+@inline function sqLowI8(va: v128, vb: v128): v128 {
+  const d = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
+  return i32x4.dot_i16x8_s(d, d);
+}
+
+@inline function sqHighI8(va: v128, vb: v128): v128 {
+  const d = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
+  return i32x4.dot_i16x8_s(d, d);
+}
+
 @inline export function l2I8(a: usize, b: usize, n: i32): i32 {
   let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const va = v128.load(a), vb = v128.load(b);
-    const lo = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
-    const hi = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
-    s0 = i32x4.add(s0, i32x4.dot_i16x8_s(lo, lo));
-    s1 = i32x4.add(s1, i32x4.dot_i16x8_s(hi, hi));
+    s0 = i32x4.add(s0, sqLowI8(va, vb));
+    s1 = i32x4.add(s1, sqHighI8(va, vb));
     a += 16; b += 16;
   }
   return hsumi(i32x4.add(s0, s1));
@@ -182,10 +191,8 @@ const ABANDON_BLOCK: i32 = 64;
     let s0 = i32x4.splat(0), s1 = i32x4.splat(0);
     for (let j = 0; j < ABANDON_BLOCK; j += 16) {
       const va = v128.load(a), vb = v128.load(b);
-      const lo = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
-      const hi = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
-      s0 = i32x4.add(s0, i32x4.dot_i16x8_s(lo, lo));
-      s1 = i32x4.add(s1, i32x4.dot_i16x8_s(hi, hi));
+      s0 = i32x4.add(s0, sqLowI8(va, vb));
+      s1 = i32x4.add(s1, sqHighI8(va, vb));
       a += 16; b += 16;
     }
     s = i32x4.add(s, i32x4.add(s0, s1));

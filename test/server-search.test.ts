@@ -38,10 +38,23 @@ function sameHits(t: Test, got: Hit[], want: Hit[], what: string): void {
   t.ok(maxErr < 1e-5, `${what}: scores within 1e-5 (worst ${maxErr.toExponential(1)})`);
 }
 
-t.test('search and query against brute force', async (t) => {
+/** A server for one subtest (stopped at its end) and a client for it. */
+async function serve(t: Test): Promise<{ server: Awaited<ReturnType<typeof startServer>>; client: QdrantClient }> {
   const server = await startServer();
   t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  return { server, client: new QdrantClient({ url: server.url, checkCompatibility: false }) };
+}
+
+/** Raw POST to /collections/{collection}/points/{path}, for the endpoints the 1.19 client lacks. */
+function poster<B>(url: string, collection: string): (path: string, body: unknown) => Promise<{ status: number; body: B }> {
+  return async (path, body) => {
+    const res = await fetch(`${url}/collections/${collection}/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as B };
+  };
+}
+
+t.test('search and query against brute force', async (t) => {
+  const { server, client } = await serve(t);
   const vectors = Object.fromEntries(DISTANCES.map((d) => [d.toLowerCase(), { size: DIM, distance: d }]));
   await client.createCollection('s', { vectors, shard_number: 3 });
   for (let start = 0; start < N; start += 500) {
@@ -52,10 +65,7 @@ t.test('search and query against brute force', async (t) => {
     }));
     await client.upsert('s', { wait: true, points });
   }
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.url}/collections/s/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { result: unknown; status: unknown } };
-  };
+  const post = poster<{ result: unknown; status: unknown }>(server.url, 's');
 
   for (const distance of DISTANCES) {
     const using = distance.toLowerCase();
@@ -139,15 +149,10 @@ function recommendReference(distance: Distance, positives: number[][], negatives
 }
 
 t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 endpoint and query API', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   await client.createCollection('r', { vectors: { cos: { size: DIM, distance: 'Cosine' }, dot: { size: DIM, distance: 'Dot' }, l2: { size: DIM, distance: 'Euclid' } }, shard_number: 2 });
   await client.upsert('r', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: { cos: vectorOf(i), dot: vectorOf(i), l2: vectorOf(i) }, payload: { group: group(i) } })) });
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.url}/collections/r/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { result: unknown; status: unknown } };
-  };
+  const post = poster<{ result: unknown; status: unknown }>(server.url, 'r');
 
   // average_vector: avg(p) + avg(p) - avg(n), then an ordinary search without the example points.
   const avgP = vectorOf(10).map((x, j) => (x + vectorOf(20)[j]) / 2);
@@ -182,9 +187,7 @@ t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 end
 });
 
 t.test('PATCH of quantization_config and hnsw_config rebuilds the graphs with the data kept', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   await client.createCollection('p', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 2 });
   await client.upsert('p', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i) })) });
   const q = queries[4];
@@ -220,9 +223,7 @@ function groupReference(hits: Hit[], values: (id: number) => (string | number)[]
 }
 
 t.test('groups: search, recommend and query groups with lookups, against a reference grouping', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   const team = (i: number) => (i % 11 === 0 ? undefined : `t${i % 7}`);
   const tags = (i: number) => [i % 3, i % 5];
   await client.createCollection('g', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 3 });
@@ -230,10 +231,7 @@ t.test('groups: search, recommend and query groups with lookups, against a refer
   await client.upsert('g', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i), payload: payloadOf(i) })) });
   await client.createCollection('owners', { vectors: { size: 2, distance: 'Dot' } });
   await client.upsert('owners', { wait: true, points: Array.from({ length: 6 }, (_, i) => ({ id: i, vector: [1, i], payload: { name: `owner ${i}` } })) });
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.url}/collections/g/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { result: { groups: { id: string | number; hits: Hit[]; lookup?: { id: number; payload: unknown } }[] }; status: unknown } };
-  };
+  const post = poster<{ result: { groups: { id: string | number; hits: Hit[]; lookup?: { id: number; payload: unknown } }[] }; status: unknown }>(server.url, 'g');
   const q = queries[5];
   const ranked = reference('Euclid', q, N);
   const shape = (groups: { id: string | number; hits: Hit[] }[]) => groups.map((g) => ({ id: g.id, hits: g.hits.map((h) => h.id) }));
@@ -277,9 +275,7 @@ function dbsfReference(lists: { hits: Hit[]; larger: boolean }[]): Hit[] {
 }
 
 t.test('query API: prefetch with rrf and dbsf fusion, and rescoring of prefetched candidates', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   await client.createCollection('h', { vectors: { a: { size: DIM, distance: 'Cosine' }, b: { size: DIM, distance: 'Euclid' } }, shard_number: 2 });
   // Vector b is a different view of the point (reversed coordinates), so the two rankings differ.
   const other = (i: number) => [...vectorOf(i)].reverse();
@@ -322,14 +318,12 @@ t.test('query API: prefetch with rrf and dbsf fusion, and rescoring of prefetche
   const fusedIds = new Set(rrfReference([listA, listB]).slice(0, 15).map((h) => h.id));
   sameHits(t, nested.points as Hit[], reference('Cosine', qa, 3, { allow: (i) => fusedIds.has(i) }), 'nested prefetch: fusion, then rescoring');
 
-  const res = await fetch(`${server.url}/collections/h/points/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: { fusion: 'rrf' } }) });
-  t.equal(res.status, 400, 'fusion without prefetches is refused');
+  const refused = await poster<unknown>(server.url, 'h')('query', { query: { fusion: 'rrf' } });
+  t.equal(refused.status, 400, 'fusion without prefetches is refused');
 });
 
 t.test('discover and context: Qdrant\'s scoring reimplemented here', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   await client.createCollection('d', { vectors: { size: DIM, distance: 'Dot' }, shard_number: 2 });
   await client.upsert('d', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i) })) });
   const dot = (a: number[], b: number[]) => a.reduce((s, x, j) => s + x * b[j], 0);
@@ -349,10 +343,7 @@ t.test('discover and context: Qdrant\'s scoring reimplemented here', async (t) =
   const contexted = await client.query('d', { query: { context: pairs.map(([positive, negative]) => ({ positive, negative })) }, limit: 10 });
   t.same(contexted.points.map((p) => +p.score.toFixed(5)), contextRef.map((h) => +h.score.toFixed(5)), 'context: summed losses, best (0) first');
 
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.url}/collections/d/points/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { result: Hit[][] | Hit[] } };
-  };
+  const post = poster<{ result: Hit[][] | Hit[] }>(server.url, 'd');
   const v118 = await post('discover', { target: queries[8], context: pairs.map(([positive, negative]) => ({ positive, negative })), limit: 10 });
   t.same((v118.body.result as Hit[]).map((h) => h.id), discoverRef.map((h) => h.id), 'v1.18 /points/discover');
   const batch = await post('discover/batch', { searches: [{ target: 7, limit: 3 }, { context: [{ positive: 1, negative: 2 }], limit: 3 }] });
@@ -363,9 +354,7 @@ t.test('discover and context: Qdrant\'s scoring reimplemented here', async (t) =
 });
 
 t.test('distance matrix: pairs and offsets are exact neighbours within the sample', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const { server, client } = await serve(t);
   await client.createCollection('m', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 3 });
   await client.upsert('m', { wait: true, points: Array.from({ length: 300 }, (_, i) => ({ id: i, vector: vectorOf(i), payload: { group: group(i) } })) });
   const filter = { must: [{ key: 'group', match: { any: [1, 2] } }] };
