@@ -9,6 +9,7 @@ import {
   type CollectionStats,
 } from '../src/api/collection-config.js';
 import { BadInput } from '../src/errors.js';
+import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL } from './helpers/qdrant-defaults.js';
 
 const EMPTY_STATS: CollectionStats = {
   status: 'green',
@@ -35,18 +36,9 @@ t.test('a collection created with vectors only gets every Qdrant default', async
         write_consistency_factor: 1,
         on_disk_payload: true,
       },
-      hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000, max_indexing_threads: 0, on_disk: false },
-      optimizer_config: {
-        deleted_threshold: 0.2,
-        vacuum_min_vector_number: 1000,
-        default_segment_number: 0,
-        max_segment_size: null,
-        memmap_threshold: null,
-        indexing_threshold: 10000,
-        flush_interval_sec: 5,
-        max_optimization_threads: null,
-      },
-      wal_config: { wal_capacity_mb: 32, wal_segments_ahead: 0, wal_retain_closed: 1 },
+      hnsw_config: DEFAULT_HNSW,
+      optimizer_config: DEFAULT_OPTIMIZER,
+      wal_config: DEFAULT_WAL,
       quantization_config: null,
       strict_mode_config: { enabled: false },
     },

@@ -8,25 +8,13 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { uniqueName, vectorOf } from './helpers/api-data.js';
+import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL } from './helpers/qdrant-defaults.js';
 
 const WORKERS = 2;
 const server = await startServer({ workers: WORKERS });
 stopAtEnd(t, server);
 const client = new QdrantClient({ url: server.url, checkCompatibility: false });
 
-// Qdrant 1.19's defaults (config/config.yaml), as CollectionInfo reports them.
-const DEFAULT_HNSW = { m: 16, ef_construct: 100, full_scan_threshold: 10000, max_indexing_threads: 0, on_disk: false };
-const DEFAULT_OPTIMIZER = {
-  deleted_threshold: 0.2,
-  vacuum_min_vector_number: 1000,
-  default_segment_number: 0,
-  max_segment_size: null,
-  memmap_threshold: null,
-  indexing_threshold: 10000,
-  flush_interval_sec: 5,
-  max_optimization_threads: null,
-};
-const DEFAULT_WAL = { wal_capacity_mb: 32, wal_segments_ahead: 0, wal_retain_closed: 1 };
 
 type Info = Record<string, unknown> & { config: Record<string, unknown>; segments_count: number };
 
