@@ -9,7 +9,7 @@ import {
   type CollectionStats,
 } from '../src/api/collection-config.js';
 import { BadInput } from '../src/errors.js';
-import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL } from './helpers/qdrant-defaults.js';
+import { defaultCollectionConfig } from './helpers/qdrant-defaults.js';
 
 const EMPTY_STATS: CollectionStats = {
   status: 'green',
@@ -28,20 +28,7 @@ t.test('a collection created with vectors only gets every Qdrant default', async
     indexed_vectors_count: 0,
     points_count: 0,
     segments_count: 4,
-    config: {
-      params: {
-        vectors: { size: 4, distance: 'Dot' },
-        shard_number: 1,
-        replication_factor: 1,
-        write_consistency_factor: 1,
-        on_disk_payload: true,
-      },
-      hnsw_config: DEFAULT_HNSW,
-      optimizer_config: DEFAULT_OPTIMIZER,
-      wal_config: DEFAULT_WAL,
-      quantization_config: null,
-      strict_mode_config: { enabled: false },
-    },
+    config: defaultCollectionConfig({ size: 4, distance: 'Dot' }, 1),
     payload_schema: {},
     update_queue: { length: 0 },
   });

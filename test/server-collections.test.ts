@@ -8,7 +8,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { uniqueName, vectorOf } from './helpers/api-data.js';
-import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL } from './helpers/qdrant-defaults.js';
+import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL, defaultCollectionConfig } from './helpers/qdrant-defaults.js';
 
 const WORKERS = 2;
 const server = await startServer({ workers: WORKERS });
@@ -51,20 +51,7 @@ t.test('a collection with one unnamed vector reports every CollectionInfo field 
     optimizer_status: 'ok',
     indexed_vectors_count: 0,
     points_count: 0,
-    config: {
-      params: {
-        vectors: { size: 4, distance: 'Cosine' },
-        shard_number: WORKERS, // Quiver's default on one node: one shard per shard worker
-        replication_factor: 1,
-        write_consistency_factor: 1,
-        on_disk_payload: true,
-      },
-      hnsw_config: DEFAULT_HNSW,
-      optimizer_config: DEFAULT_OPTIMIZER,
-      wal_config: DEFAULT_WAL,
-      quantization_config: null,
-      strict_mode_config: { enabled: false },
-    },
+    config: defaultCollectionConfig({ size: 4, distance: 'Cosine' }, WORKERS), // Quiver's default on one node: one shard per shard worker
     payload_schema: {},
     update_queue: { length: 0 },
   });

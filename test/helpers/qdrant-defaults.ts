@@ -15,3 +15,15 @@ export const DEFAULT_OPTIMIZER = {
 };
 
 export const DEFAULT_WAL = { wal_capacity_mb: 32, wal_segments_ahead: 0, wal_retain_closed: 1 };
+
+/** CollectionInfo.config of a collection created with only `vectors` (and a shard count). */
+export function defaultCollectionConfig(vectors: unknown, shardNumber: number): Record<string, unknown> {
+  return {
+    params: { vectors, shard_number: shardNumber, replication_factor: 1, write_consistency_factor: 1, on_disk_payload: true },
+    hnsw_config: DEFAULT_HNSW,
+    optimizer_config: DEFAULT_OPTIMIZER,
+    wal_config: DEFAULT_WAL,
+    quantization_config: null,
+    strict_mode_config: { enabled: false },
+  };
+}
