@@ -6,7 +6,7 @@ import { DEFAULT_VECTOR, type PointId } from '../model.js';
 import type { ScoredView, SearchParams, SearchQuery, SearchSpec } from '../shard/search.js';
 import { toFilter } from './filter.js';
 import { renderRecord, toPayloadSelection, toPointId, toVectorSelection, type WireRecord } from './point-convert.js';
-import type { WireContextInput, WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
+import type { WireContextInput, WireOrderBy, WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
 
 export interface PlannedSearch {
   spec: Omit<SearchSpec, 'top'>;
@@ -59,7 +59,19 @@ export type QueryPlan =
   | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
   | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
   | { kind: 'context'; pairs: [Example, Example][] }
-  | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null };
+  | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null }
+  | { kind: 'order_by'; orderBy: string | WireOrderBy }
+  | { kind: 'sample' };
+
+/** Plans that score points against vectors. */
+export type VectorPlan = Extract<QueryPlan, { kind: 'nearest' | 'recommend' | 'discover' | 'context' }>;
+
+/** Plans that read points rather than score them (Qdrant runs them as scrolls). */
+export type ReadPlan = Extract<QueryPlan, { kind: 'order_by' | 'sample' }>;
+
+export function isReadPlan(plan: QueryPlan | null): plan is ReadPlan {
+  return plan !== null && (plan.kind === 'order_by' || plan.kind === 'sample');
+}
 
 export function toExample(input: WireVectorInput): Example {
   return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
@@ -75,6 +87,8 @@ export function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | nu
     if ('context' in q) return { kind: 'context', pairs: contextPairs(q.context) };
     if ('fusion' in q) return { kind: 'fusion', method: q.fusion, k: null, weights: null };
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
+    if ('order_by' in q) return { kind: 'order_by', orderBy: q.order_by };
+    if ('sample' in q) return { kind: 'sample' };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };
@@ -124,14 +138,15 @@ export function resultShape(body: Pick<WireQueryRequest, 'with_payload' | 'with_
   return readShape(body.with_payload, body.with_vector);
 }
 
-export interface WireScoredPoint extends Omit<WireRecord, 'order_value'> {
+export interface WireScoredPoint extends WireRecord {
   version: number;
   score: number;
 }
 
 export function renderScored(hit: ScoredView): WireScoredPoint {
-  const { id, payload, vector, shard_key } = renderRecord(hit);
+  const { id, payload, vector, shard_key, order_value } = renderRecord(hit);
   const out: WireScoredPoint = { id, version: hit.version, score: hit.score, payload, vector };
   if (shard_key !== undefined) out.shard_key = shard_key;
+  if (order_value !== undefined) out.order_value = order_value;
   return out;
 }

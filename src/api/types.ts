@@ -404,7 +404,9 @@ export type WireQueryInterface =
   | { discover: { target: WireVectorInput; context: WireContextInput } }
   | { context: WireContextInput }
   | { fusion: WireFusion }
-  | { rrf: { k?: Opt<number>; weights?: Opt<number[]> } };
+  | { rrf: { k?: Opt<number>; weights?: Opt<number[]> } }
+  | { order_by: string | WireOrderBy }
+  | { sample: 'random' };
 
 export interface WirePrefetch {
   prefetch?: Opt<WirePrefetch | WirePrefetch[]>;

@@ -167,6 +167,26 @@ export class Collection {
   }
 
   /**
+   * Up to `limit` matching points drawn uniformly at random without replacement. Each shard
+   * shuffles its own matches; each pick then comes from a shard with probability proportional
+   * to the matches it has left, which makes the draw uniform over the whole collection.
+   */
+  async sample(filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
+    const draws = await Promise.all(this.shards.map((s) => this.run(s, { type: 'sample', shard: s.key, filter, limit, shape })));
+    const left = draws.map((d) => d.matching);
+    const out: PointView[] = [];
+    let total = left.reduce((a, b) => a + b, 0);
+    while (out.length < limit && total > 0) {
+      let pick = Math.floor(Math.random() * total);
+      const i = left.findIndex((n) => (pick -= n) < 0);
+      out.push(draws[i].points[draws[i].matching - left[i]]);
+      left[i]--;
+      total--;
+    }
+    return out;
+  }
+
+  /**
    * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */

@@ -3,7 +3,7 @@
 // request's filter applies to them too), then either fuses their results (rrf, dbsf) or rescores
 // their candidates with its own query, or, without prefetches, searches the collection.
 
-import { averageVector, fromQueryNode, type Example, type PlannedSearch, type QueryNode, type QueryPlan, type ResultShape } from '../api/search-convert.js';
+import { averageVector, fromQueryNode, isReadPlan, type Example, type PlannedSearch, type QueryNode, type ReadPlan, type ResultShape, type VectorPlan } from '../api/search-convert.js';
 import { toFilter } from '../api/filter.js';
 import { pointNotFound } from '../api/messages.js';
 import type { WireFilter } from '../api/filter.js';
@@ -16,6 +16,7 @@ import { DEFAULT_VECTOR, type PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import { ranksLargerFirst, type ExamplePair, type ScoredView, type SearchQuery } from '../shard/search.js';
 import { queryPlan } from '../api/search-convert.js';
+import { orderByOf } from './routes/order-by.js';
 
 export interface QueryContext {
   collections: CollectionManager;
@@ -44,7 +45,7 @@ function only(filter: Filter | null, ids: PointId[]): Filter {
  * The shards' search for a nearest, recommend, discover or context plan: stored examples are looked up (in
  * `lookup_from` if named) and, when they are this collection's points, left out of the results.
  */
-export async function planSearch(ctx: QueryContext, node: QueryNode, plan: Exclude<QueryPlan, { kind: 'fusion' }>, filter: Filter | null): Promise<PlannedSearch> {
+export async function planSearch(ctx: QueryContext, node: QueryNode, plan: VectorPlan, filter: Filter | null): Promise<PlannedSearch> {
   const using = node.using ?? DEFAULT_VECTOR;
   const source = node.lookup_from ? ctx.collections.get(node.lookup_from.collection) : ctx.collection;
   const name = node.lookup_from?.vector ?? using;
@@ -84,7 +85,7 @@ export async function planSearch(ctx: QueryContext, node: QueryNode, plan: Exclu
 }
 
 /** Every example a plan names, in any role. */
-function examplesOf(plan: Exclude<QueryPlan, { kind: 'fusion' }>): Example[] {
+function examplesOf(plan: VectorPlan): Example[] {
   switch (plan.kind) {
     case 'nearest':
       return [plan.input];
@@ -107,6 +108,7 @@ export async function planLeaf(ctx: QueryContext, node: QueryTreeNode, inherited
   const plan = queryPlan(node);
   if (!plan) throw new BadRequest('a query without prefetch needs a `query`');
   if (plan.kind === 'fusion') throw new BadRequest('Fusion queries require prefetches');
+  if (isReadPlan(plan)) throw new BadRequest(`${plan.kind} queries cannot be grouped`);
   return planSearch(ctx, node, plan, both(inherited, node.filter ? toFilter(node.filter) : null));
 }
 
@@ -115,6 +117,8 @@ export async function evaluate(ctx: QueryContext, node: QueryTreeNode, inherited
   const prefetches = prefetchesOf(node);
   const larger = (planned: PlannedSearch) => ranksLargerFirst(planned.spec.query, ctx.collection.vectors.find((v) => v.name === planned.spec.using)?.distance ?? 'Cosine');
   if (prefetches.length === 0) {
+    const plan = queryPlan(node);
+    if (isReadPlan(plan)) return readPoints(ctx, node, plan, both(inherited, node.filter ? toFilter(node.filter) : null));
     const planned = await planLeaf(ctx, node, inherited);
     const [hits] = await ctx.collection.search([planned]);
     return { hits, largerBetter: larger(planned) };
@@ -137,8 +141,22 @@ export async function evaluate(ctx: QueryContext, node: QueryTreeNode, inherited
   // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
   const candidates = [...new Set(lists.flatMap((l) => l.hits.map((h: ScoredView) => h.id)))];
   if (candidates.length === 0) return { hits: [], largerBetter: true };
+  if (isReadPlan(plan)) return readPoints(ctx, node, plan, only(filter, candidates));
   const planned = await planSearch(ctx, node, plan, only(filter, candidates));
   planned.spec.params = { ...planned.spec.params, exact: true };
   const [hits] = await ctx.collection.search([planned]);
   return { hits, largerBetter: larger(planned) };
+}
+
+/**
+ * An order_by or sample query reads points instead of scoring them: Qdrant runs it as a scroll
+ * (by the field's values, or at random) and gives every hit score 1 and version 0.
+ */
+async function readPoints(ctx: QueryContext, node: QueryNode, plan: ReadPlan, filter: Filter | null): Promise<RankedList> {
+  const limit = node.limit ?? 10;
+  const offset = node.offset ?? 0;
+  const points = plan.kind === 'order_by'
+    ? (await ctx.collection.scroll(filter, null, offset + limit, ctx.shape, orderByOf(plan.orderBy, ctx.collection.indexes))).points
+    : await ctx.collection.sample(filter, offset + limit, ctx.shape);
+  return { hits: points.slice(offset, offset + limit).map((p) => ({ ...p, score: 1, version: 0 })), largerBetter: true };
 }

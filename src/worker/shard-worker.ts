@@ -44,6 +44,16 @@ function lowerBound(ids: PointId[], from: PointId): number {
   return lo;
 }
 
+/** `k` distinct elements of `items` in random order: a partial Fisher-Yates shuffle. */
+function randomSubset<T>(items: T[], k: number): T[] {
+  const n = Math.min(k, items.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(Math.random() * (items.length - i));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items.slice(0, n);
+}
+
 /** Scroll by the values of an ordered payload index; a point with several values comes once, at its first. */
 function scrollOrdered(shard: Shard, allowed: Bitset, task: Extract<ShardTask, { type: 'scroll' }>): PointView[] {
   const orderBy = task.orderBy!;
@@ -120,6 +130,12 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     }
     case 'count':
       return shardOf(task.shard).matching(task.filter).count();
+    case 'sample': {
+      const shard = shardOf(task.shard);
+      const matching = [...shard.matching(task.filter)];
+      const points = randomSubset(matching, task.limit).map((offset) => view(shard, shard.pointId(offset), task.shape)!);
+      return { points, matching: matching.length };
+    }
     case 'stats': {
       const shard = shardOf(task.shard);
       const spec = shard.describe();

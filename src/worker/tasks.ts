@@ -31,6 +31,7 @@ export type ShardTask =
   | { type: 'retrieve'; shard: string; ids: PointId[]; shape: ReadShape }
   | { type: 'scroll'; shard: string; filter: Filter | null; from: PointId | null; limit: number; shape: ReadShape; orderBy: OrderBy | null }
   | { type: 'count'; shard: string; filter: Filter | null }
+  | { type: 'sample'; shard: string; filter: Filter | null; limit: number; shape: ReadShape }
   | { type: 'search'; shard: string; searches: SearchSpec[] }
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
@@ -54,6 +55,8 @@ export interface TaskResults {
   retrieve: PointView[];
   scroll: PointView[];
   count: number;
+  /** Up to `limit` distinct matching points in uniformly random order, and how many points match. */
+  sample: { points: PointView[]; matching: number };
   search: ScoredView[][];
   /** Distinct values of the key among matching points, with how many points hold each. */
   facet: [FacetValue, number][];

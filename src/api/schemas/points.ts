@@ -148,7 +148,7 @@ export const UPDATE_OPERATIONS = struct(
   { required: ['operations'] },
 );
 
-const ORDER_BY = untagged('OrderByInterface', [
+export const ORDER_BY = untagged('OrderByInterface', [
   str(),
   struct(
     'OrderBy',

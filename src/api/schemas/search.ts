@@ -4,6 +4,7 @@
 import type { SchemaObject } from 'ajv';
 import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+import { ORDER_BY } from './points.js';
 
 const DENSE = seq(float('f32'));
 
@@ -67,6 +68,8 @@ const QUERY_INTERFACE = untagged('QueryInterface', [
   struct('RrfQuery', {
     rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(seq(float('f32'))) }),
   }, { required: ['rrf'] }),
+  struct('OrderByQuery', { order_by: ORDER_BY }, { required: ['order_by'] }),
+  struct('SampleQuery', { sample: unitEnum(['random']) }, { required: ['sample'] }),
 ]);
 
 /** Fields a query shares with its prefetches (a prefetch has no offset and no result shape). */

@@ -3,7 +3,7 @@
 // inputs may be vectors or stored points, whose vectors are looked up first.
 
 import type { FastifyInstance } from 'fastify';
-import { fromSearchRequest, renderScored, resultShape, type PlannedSearch } from '../../api/search-convert.js';
+import { fromSearchRequest, isReadPlan, queryPlan, renderScored, resultShape, type PlannedSearch } from '../../api/search-convert.js';
 import { evaluate, planLeaf, type QueryContext } from '../query-pipeline.js';
 import type { WireDiscoverRequest, WireGrouping, WireQueryRequest, WireRecommendRequest } from '../../api/types.js';
 import { BadRequest } from '../../errors.js';
@@ -103,19 +103,20 @@ export function registerSearchRoutes(app: FastifyInstance, { collections }: Serv
   });
 
   /**
-   * Runs query bodies: those without prefetch go together as one batch (one task per shard),
-   * those with prefetch are evaluated as their query trees.
+   * Runs query bodies: vector searches without prefetch go together as one batch (one task per
+   * shard), the others are evaluated as their query trees.
    */
   const run = async (name: string, bodies: WireQueryRequest[]) => {
     const out: ReturnType<typeof renderScored>[][] = new Array(bodies.length);
-    const flat = bodies.map((b, i) => [b, i] as const).filter(([b]) => !b.prefetch);
+    const batched = (b: WireQueryRequest) => !b.prefetch && !isReadPlan(queryPlan(b));
+    const flat = bodies.map((b, i) => [b, i] as const).filter(([b]) => batched(b));
     if (flat.length) {
       const collection = collections.get(name);
       const planned = await Promise.all(flat.map(([b]) => planLeaf(context(collections, name, b), b, null)));
       (await collection.search(planned)).forEach((hits, j) => (out[flat[j][1]] = hits.map(renderScored)));
     }
     await Promise.all(bodies.map(async (b, i) => {
-      if (b.prefetch) out[i] = (await evaluate(context(collections, name, b), b, null)).hits.map(renderScored);
+      if (!batched(b)) out[i] = (await evaluate(context(collections, name, b), b, null)).hits.map(renderScored);
     }));
     return out;
   };
