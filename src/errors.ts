@@ -64,6 +64,12 @@ export class Unauthorized extends QuiverError {
   readonly kind = 'Unauthorized';
 }
 
+/** 403 from authentication itself, message as is: a token that is recognised but refused (bad signature, expired, failed `value_exists`). */
+export class RejectedToken extends QuiverError {
+  readonly statusCode = 403;
+  readonly kind = 'RejectedToken';
+}
+
 /** "Forbidden: ..." (403): a valid key that may not do this. */
 export class Forbidden extends QuiverError {
   readonly statusCode = 403;
@@ -106,9 +112,15 @@ export class ServiceError extends QuiverError {
   }
 }
 
+/**
+ * A command-line tool (`npx quiver ...`) cannot do what it was asked: a bad flag, a missing data
+ * set or file. Not an HTTP error: the CLI prints the message and exits with status 2.
+ */
+export class CommandError extends Error {}
+
 export type ErrorKind =
   | 'BadInput' | 'BadRequest' | 'FormatError' | 'ValidationError' | 'NotFound' | 'AlreadyExists'
-  | 'Unauthorized' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'ServiceError';
+  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'ServiceError';
 
 export interface WireError {
   quiverError: ErrorKind;

@@ -4,20 +4,23 @@
 import { CollectionManager } from './collection/manager.js';
 import { isLoopback, loadConfig } from './config/config.js';
 import { buildServer } from './server/app.js';
+import { hasApiKeys } from './server/auth/keys.js';
+import { openNodeState } from './telemetry/node.js';
 import { VERSION } from './version.js';
 
 const config = loadConfig();
 const logger = { level: config.log_level.toLowerCase() };
-const keyed = config.service.api_key !== null || config.service.read_only_api_key !== null;
+const keyed = hasApiKeys(config);
 if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthenticated_bind) {
   console.error(`Refusing to listen on ${config.service.host} without an API key: set QDRANT__SERVICE__API_KEY, or pass --allow-unauthenticated-bind to accept an open server.`);
   process.exit(2);
 }
 
 const collections = await CollectionManager.open(config.storage.storage_path, config.workers);
-const app = buildServer({ config, collections }, logger);
+const node = await openNodeState(collections.meta, config);
+const app = buildServer({ config, collections, node }, logger);
 await app.listen({ host: config.service.host, port: config.service.http_port });
-app.log.info(`Quiver ${VERSION} (Qdrant REST API) on http://${config.service.host}:${config.service.http_port}, storage ${config.storage.storage_path}, ${config.workers} shard workers`);
+app.log.info(`Quiver ${VERSION} (Qdrant REST API) on ${config.service.enable_tls ? 'https' : 'http'}://${config.service.host}:${config.service.http_port}, storage ${config.storage.storage_path}, ${config.workers} shard workers`);
 if (!keyed) app.log.warn(`no API key configured: listening on ${config.service.host} only; every request is served without authentication`);
 
 let stopping = false;

@@ -320,3 +320,21 @@ t.test('an untagged enum with an `expecting` text is reported with that text', a
     'an enclosing untagged enum still has the last word',
   );
 });
+
+t.test('rules inside nested prefetches are checked, with Qdrant paths through fields and list items', async (t) => {
+  t.same(
+    refusal(() => validateBody('QueryRequest', { prefetch: { limit: 0, query: [1] }, query: { fusion: 'rrf' } })),
+    invalid('prefetch.limit: value 0 invalid, must be 1 or larger'),
+  );
+  t.same(
+    refusal(() => validateBody('QueryRequest', { prefetch: [{ limit: 3, query: { rrf: { k: 0 } } }] })),
+    invalid('prefetch[0].query.rrf.k: value 0 invalid, must be 1 or larger'),
+    'a rule of the query inside a listed prefetch',
+  );
+  const nested = refusal(() => validateBody('QueryRequest', { prefetch: [{ limit: 1, query: [1] }, { query: [1], prefetch: { limit: 0, params: { hnsw_ef: 0 } } }], limit: 0 }));
+  t.equal(nested?.statusCode, 422);
+  for (const breach of ['limit: value 0', 'prefetch[1].prefetch.limit: value 0', 'prefetch[1].prefetch.params.hnsw_ef: value 0']) {
+    t.match(nested?.message, breach, `reports ${breach}`);
+  }
+  t.equal(refusal(() => validateBody('QueryRequest', { prefetch: [{ limit: 2, prefetch: { limit: 5, query: [1] }, query: [1] }], query: { order_by: 'x' } })), null, 'valid nesting passes');
+});

@@ -24,7 +24,10 @@ import {
   UPDATE_OPERATIONS,
   UPDATE_VECTORS,
 } from './schemas/points.js';
+import { QUOTA_CONFIG } from './schemas/quota.js';
+import type { WireQuotaConfig } from '../quota/config.js';
 import { parseQuery, type ParsedQuery, type QueryParamSet, type RawQuery } from './schemas/query.js';
+import { SHARD_SNAPSHOT_RECOVER, SNAPSHOT_RECOVER, type WireSnapshotRecover } from './schemas/snapshots.js';
 import { violation } from './schemas/rules.js';
 import type {
   WireChangeAliases,
@@ -57,7 +60,7 @@ import type {
 } from './types.js';
 import { PREFETCH_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
-export { COMMIT_PARAMS, POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS } from './schemas/query.js';
+export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
 /** Each request body Quiver validates, by the name of its Qdrant type. */
 export interface BodyTypes {
@@ -88,6 +91,9 @@ export interface BodyTypes {
   DiscoverRequest: WireDiscoverRequest;
   DiscoverRequestBatch: WireDiscoverRequestBatch;
   SearchMatrixRequest: WireSearchMatrixRequest;
+  SnapshotRecover: WireSnapshotRecover;
+  ShardSnapshotRecover: WireSnapshotRecover;
+  QuotaConfig: WireQuotaConfig;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -120,6 +126,9 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   DiscoverRequest: DISCOVER_REQUEST,
   DiscoverRequestBatch: DISCOVER_REQUEST_BATCH,
   SearchMatrixRequest: SEARCH_MATRIX_REQUEST,
+  SnapshotRecover: SNAPSHOT_RECOVER,
+  ShardSnapshotRecover: SHARD_SNAPSHOT_RECOVER,
+  QuotaConfig: QUOTA_CONFIG,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one
@@ -144,14 +153,15 @@ ajv.addKeyword({
 ajv.addKeyword({
   keyword: 'rule',
   schemaType: 'object',
-  validate: (rule: PlacedRule, data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
+  validate: (rule: PlacedRule, data: unknown, _parent?: unknown, cxt?: { instancePath: string; rootData: unknown }) => {
     const message = violation(rule, data);
-    if (message !== null) breaches.push({ path: qdrantPath(rule, cxt?.instancePath ?? ''), message });
+    if (message !== null) breaches.push({ path: qdrantPath(rule, cxt?.instancePath ?? '', cxt?.rootData), message });
     return true;
   },
 });
 ajv.addSchema(filterSchema);
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
+ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
 
 interface CompiledBody {
   shape: ValidateFunction;
@@ -192,12 +202,20 @@ export function validateQuery<S extends QueryParamSet>(set: S, query: RawQuery):
 
 // Qdrant's field paths (actix-web-validator's flatten_errors): fields joined by dots, list
 // items as [i], map entries as "?" (Qdrant validates map values as an anonymous list).
-function qdrantPath(rule: PlacedRule, instancePath: string): string {
+// A rule of a referenced schema (a nested prefetch) has its steps from that schema's root; the
+// steps before it, through nested prefetches, are fields and list items, told apart by the data.
+function qdrantPath(rule: PlacedRule, instancePath: string, root: unknown): string {
   const segments = instancePath.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const lead = segments.length - rule.path.length;
   let path = '';
+  let node = root;
+  for (const segment of segments.slice(0, lead)) {
+    path += Array.isArray(node) ? `[${segment}]` : (path ? '.' : '') + segment;
+    node = (node as Record<string, unknown>)[segment];
+  }
   rule.path.forEach((step: PathStep, i) => {
-    if (step === 'index') path += `[${segments[i]}]`;
-    else path += (path ? '.' : '') + (step === 'key' ? '?' : segments[i]);
+    if (step === 'index') path += `[${segments[lead + i]}]`;
+    else path += (path ? '.' : '') + (step === 'key' ? '?' : segments[lead + i]);
   });
   if (rule.field) path += (path ? '.' : '') + rule.field;
   return path;

@@ -4,45 +4,50 @@
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
+import { CommandError } from '../errors.js';
+import type { Dataset } from './dataset.js';
 
 export const FASHION_MNIST_DIR = '/usr/share/datasets/fashion-mnist';
 
-export class DatasetMissing extends Error {
-  constructor(path: string) {
-    super(`Fashion-MNIST not found at ${path}. Install it with: sudo apt-get install dataset-fashion-mnist`);
-  }
+/** Where the data set is read from unless told: QUIVER_FASHION_MNIST_DIR when set, else Debian's path. */
+export function defaultFashionMnistDir(): string {
+  return process.env.QUIVER_FASHION_MNIST_DIR || FASHION_MNIST_DIR;
 }
 
-export interface Dataset {
-  name: string;
-  dim: number;
-  base: Float32Array;
-  queries: Float32Array;
+export interface FashionMnist extends Dataset {
   baseLabels: Uint8Array;
   queryLabels: Uint8Array;
+  rows: number;
+  cols: number;
+  /** The base images as pixels, row-major, one byte each. */
+  basePixels: Uint8Array;
 }
 
-async function idx(path: string): Promise<{ dims: number[]; data: Uint8Array }> {
+interface Idx {
+  dims: number[];
+  data: Uint8Array;
+}
+
+async function idx(path: string): Promise<Idx> {
   let raw: Buffer;
   try {
     raw = gunzipSync(await readFile(path));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new DatasetMissing(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new CommandError(`Fashion-MNIST not found: ${path} does not exist. Install it with: sudo apt-get install dataset-fashion-mnist`);
+    }
     throw err;
   }
   // IDX: two zero bytes, a type byte (0x08 = unsigned byte), the rank, then big-endian u32 sizes.
-  if (raw[0] !== 0 || raw[1] !== 0 || raw[2] !== 0x08) throw new Error(`${path}: not an unsigned-byte IDX file`);
+  if (raw[0] !== 0 || raw[1] !== 0 || raw[2] !== 0x08) throw new CommandError(`${path}: not an unsigned-byte IDX file`);
   const rank = raw[3];
   const dims: number[] = [];
   for (let i = 0; i < rank; i++) dims.push(raw.readUInt32BE(4 + 4 * i));
-  return { dims, data: new Uint8Array(raw.buffer, raw.byteOffset + 4 + 4 * rank) };
+  const count = dims.reduce((a, b) => a * b, 1);
+  return { dims, data: new Uint8Array(raw.buffer, raw.byteOffset + 4 + 4 * rank, count) };
 }
 
-function toFloat(images: { dims: number[]; data: Uint8Array }): Float32Array {
-  return Float32Array.from(images.data.subarray(0, images.dims.reduce((a, b) => a * b, 1)));
-}
-
-export async function loadFashionMnist(dir = FASHION_MNIST_DIR): Promise<Dataset> {
+export async function loadFashionMnist(dir: string): Promise<FashionMnist> {
   const [train, test, trainLabels, testLabels] = await Promise.all([
     idx(join(dir, 'train-images-idx3-ubyte.gz')),
     idx(join(dir, 't10k-images-idx3-ubyte.gz')),
@@ -52,9 +57,13 @@ export async function loadFashionMnist(dir = FASHION_MNIST_DIR): Promise<Dataset
   return {
     name: 'fashion-mnist-784-euclidean',
     dim: train.dims[1] * train.dims[2],
-    base: toFloat(train),
-    queries: toFloat(test),
-    baseLabels: trainLabels.data.slice(0, trainLabels.dims[0]),
-    queryLabels: testLabels.data.slice(0, testLabels.dims[0]),
+    distance: 'Euclid',
+    base: Float32Array.from(train.data),
+    queries: Float32Array.from(test.data),
+    baseLabels: trainLabels.data.slice(),
+    queryLabels: testLabels.data.slice(),
+    rows: train.dims[1],
+    cols: train.dims[2],
+    basePixels: train.data.slice(),
   };
 }

@@ -4,38 +4,55 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { VectorIndex, type Distance } from '../engine/index.js';
+import { VectorIndex } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
+import type { Dataset } from './dataset.js';
+import type { Progress } from './progress.js';
 
-export const CACHE_DIR = join(process.cwd(), '.cache', 'quiver');
+export const DEFAULT_CACHE_DIR = join('.cache', 'quiver');
 
-function fingerprint(base: Float32Array, queries: Float32Array, dim: number, k: number, distance: Distance): string {
+export interface GroundTruth {
+  k: number;
+  /** Row q holds the k exact neighbours of query q (base offsets), closest first. */
+  ids: Uint32Array;
+  /** The cache file the ids are stored in (raw little-endian u32). */
+  file: string;
+}
+
+function fingerprint(data: Dataset, k: number): string {
   const h = createHash('sha256');
-  h.update(`${dim}:${k}:${distance}:`);
-  h.update(new Uint8Array(base.buffer, base.byteOffset, base.byteLength));
-  h.update(new Uint8Array(queries.buffer, queries.byteOffset, queries.byteLength));
+  h.update(`${data.dim}:${k}:${data.distance}:`);
+  h.update(new Uint8Array(data.base.buffer, data.base.byteOffset, data.base.byteLength));
+  h.update(new Uint8Array(data.queries.buffer, data.queries.byteOffset, data.queries.byteLength));
   return h.digest('hex').slice(0, 16);
 }
 
-/** Row q holds the k exact neighbours of query q, closest first. */
-export async function groundTruth(base: Float32Array, queries: Float32Array, dim: number, k: number, distance: Distance, log: (line: string) => void = () => {}): Promise<Uint32Array> {
-  const file = join(CACHE_DIR, `gt-${fingerprint(base, queries, dim, k, distance)}.bin`);
+export async function groundTruth(data: Dataset, k: number, cacheDir: string, progress: Progress): Promise<GroundTruth> {
+  const file = join(cacheDir, `gt-${fingerprint(data, k)}.bin`);
   try {
-    return new Uint32Array((await readFile(file)).buffer.slice(0));
+    return { k, ids: new Uint32Array((await readFile(file)).buffer.slice(0)), file };
   } catch {
     // not cached yet
   }
-  const n = base.length / dim;
-  const nq = queries.length / dim;
-  log(`computing exact ground truth for ${nq} queries over ${n} points (cached in ${file})`);
-  const index = await VectorIndex.create(await engineModule(), { dim, distance });
+  const { dim } = data;
+  const n = data.base.length / dim;
+  const nq = data.queries.length / dim;
+  const index = await VectorIndex.create(await engineModule(), { dim, distance: data.distance });
   index.reserve(n);
-  for (let i = 0; i < n; i++) index.upsert(i, base.subarray(i * dim, (i + 1) * dim));
-  const out = new Uint32Array(nq * k);
-  for (let q = 0; q < nq; q++) {
-    out.set(index.search(queries.subarray(q * dim, (q + 1) * dim), { limit: k, exact: true }).offsets, q * k);
+  const loading = progress.start(`ground truth: loading ${n} vectors`, n);
+  for (let i = 0; i < n; i++) {
+    index.upsert(i, data.base.subarray(i * dim, (i + 1) * dim));
+    loading.tick();
   }
-  await mkdir(CACHE_DIR, { recursive: true });
-  await writeFile(file, new Uint8Array(out.buffer));
-  return out;
+  loading.done();
+  const ids = new Uint32Array(nq * k);
+  const scanning = progress.start(`ground truth: exact top ${k} of ${nq} queries`, nq);
+  for (let q = 0; q < nq; q++) {
+    ids.set(index.search(data.queries.subarray(q * dim, (q + 1) * dim), { limit: k, exact: true }).offsets, q * k);
+    scanning.tick();
+  }
+  scanning.done();
+  await mkdir(cacheDir, { recursive: true });
+  await writeFile(file, new Uint8Array(ids.buffer));
+  return { k, ids, file };
 }

@@ -1,16 +1,22 @@
-// The ANN implementations a benchmark compares, behind one interface: build on a base set,
+// The k-NN implementations a benchmark compares, behind one interface: build on a base set,
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
 import { VectorIndex, type Distance } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
+import { CommandError } from '../errors.js';
+import { bruteForce } from './exact.js';
 
 export interface AnnRunner {
   readonly name: string;
+  /** False for exact methods: they have no ef to sweep. */
+  readonly tunable: boolean;
   /** Converts one vector to the runner's input form (outside the timed loops). */
   prepare(vector: Float32Array): unknown;
   build(points: unknown[], dim: number): Promise<void>;
   search(prepared: unknown, k: number, ef: number): ArrayLike<number>;
+  /** Bytes the built index holds, or null when the library cannot tell (the caller measures RSS growth). */
+  memoryBytes(): number | null;
 }
 
 export interface GraphParams {
@@ -19,11 +25,33 @@ export interface GraphParams {
   distance: Distance;
 }
 
-export class QuiverRunner implements AnnRunner {
+export const ENGINES = ['quiver-f32', 'quiver-int8', 'hnswlib', 'quiver-exact', 'flat'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+/** `oversampling` applies to int8 only: how many candidates per result are rescored with f32. */
+export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number): AnnRunner {
+  switch (engine) {
+    case 'quiver-f32':
+      return new QuiverRunner('quiver f32', params, false, 1, false);
+    case 'quiver-int8':
+      return new QuiverRunner('quiver int8', params, true, oversampling, false);
+    case 'quiver-exact':
+      return new QuiverRunner('quiver exact (SIMD)', params, false, 1, true);
+    case 'hnswlib':
+      return new HnswlibRunner(params);
+    case 'flat':
+      return new FlatRunner(params.distance);
+  }
+}
+
+/** Quiver's engine: graph search (f32 or int8 codes), or with `exact` its SIMD scan of every vector. */
+class QuiverRunner implements AnnRunner {
+  readonly tunable: boolean;
   private index: VectorIndex | undefined;
 
-  /** `oversampling` applies to int8 only: how many candidates per result are rescored with f32. */
-  constructor(readonly name: string, private readonly params: GraphParams, private readonly int8: boolean, private readonly oversampling = 1) {}
+  constructor(readonly name: string, private readonly params: GraphParams, private readonly int8: boolean, private readonly oversampling: number, private readonly exact: boolean) {
+    this.tunable = !exact;
+  }
 
   async build(points: unknown[], dim: number): Promise<void> {
     const index = await VectorIndex.create(await engineModule(), {
@@ -43,16 +71,11 @@ export class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    return this.index!.search(prepared as Float32Array, { limit: k, ef, quantization: { oversampling: this.oversampling } }).offsets;
+    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { oversampling: this.oversampling } }).offsets;
   }
 
-  /** Brute-force scan speed over the built index: bytes of f32 vectors compared per second. */
-  exactScanGBs(queries: Float32Array[], k: number): number {
-    const index = this.index!;
-    const started = performance.now();
-    for (const q of queries) index.search(q, { limit: k, exact: true });
-    const seconds = (performance.now() - started) / 1000;
-    return (index.size * index.dim * 4 * queries.length) / seconds / 1e9;
+  memoryBytes(): number {
+    return this.index!.memoryBytes;
   }
 }
 
@@ -65,17 +88,23 @@ interface HnswlibIndex {
 
 const HNSWLIB_SPACE: Record<Distance, string | null> = { Euclid: 'l2', Dot: 'ip', Cosine: 'cosine', Manhattan: null };
 
-export class HnswlibRunner implements AnnRunner {
+class HnswlibRunner implements AnnRunner {
   readonly name = 'hnswlib-node';
+  readonly tunable = true;
   private index: HnswlibIndex | undefined;
 
-  constructor(private readonly params: GraphParams) {}
+  constructor(private readonly params: GraphParams) {
+    if (!HNSWLIB_SPACE[params.distance]) throw new CommandError(`hnswlib-node has no ${params.distance} space; leave it out with --engines`);
+  }
 
   async build(points: unknown[], dim: number): Promise<void> {
-    const space = HNSWLIB_SPACE[this.params.distance];
-    if (!space) throw new Error(`hnswlib-node has no ${this.params.distance} space`);
-    const { default: hnswlib } = (await import('hnswlib-node')) as unknown as { default: { HierarchicalNSW: new (space: string, dim: number) => HnswlibIndex } };
-    const index = new hnswlib.HierarchicalNSW(space, dim);
+    let hnswlib: { HierarchicalNSW: new (space: string, dim: number) => HnswlibIndex };
+    try {
+      hnswlib = ((await import('hnswlib-node')) as unknown as { default: typeof hnswlib }).default;
+    } catch {
+      throw new CommandError('hnswlib-node is not installed (npm install hnswlib-node), or leave it out with --engines');
+    }
+    const index = new hnswlib.HierarchicalNSW(HNSWLIB_SPACE[this.params.distance]!, dim);
     index.initIndex(points.length, this.params.m, this.params.efConstruct, 100);
     for (let i = 0; i < points.length; i++) index.addPoint(points[i] as number[], i);
     this.index = index;
@@ -88,5 +117,34 @@ export class HnswlibRunner implements AnnRunner {
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
     this.index!.setEf(ef);
     return this.index!.searchKnn(prepared as number[], k).neighbors;
+  }
+
+  memoryBytes(): null {
+    return null;
+  }
+}
+
+/** Brute force over every vector in plain JavaScript: exact by construction, the floor to beat. */
+class FlatRunner implements AnnRunner {
+  readonly name = 'flat (exact, JS)';
+  readonly tunable = false;
+  private base: Float32Array[] = [];
+
+  constructor(private readonly distance: Distance) {}
+
+  async build(points: unknown[]): Promise<void> {
+    this.base = points as Float32Array[];
+  }
+
+  prepare(vector: Float32Array): unknown {
+    return vector;
+  }
+
+  search(prepared: unknown, k: number): ArrayLike<number> {
+    return bruteForce(this.distance, this.base, prepared as Float32Array, k).offsets;
+  }
+
+  memoryBytes(): number {
+    return this.base.reduce((sum, v) => sum + v.byteLength, 0);
   }
 }

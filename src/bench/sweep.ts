@@ -1,78 +1,94 @@
-// Build indexes and measure recall@k and single-thread queries per second over an ef sweep.
-// Runners are timed in alternation, each ef `repeats` times, keeping the best time, so a slow
-// moment of the machine does not land on one runner only (as ann-benchmarks keeps best-of-N).
+// Build indexes, then measure recall@k, single-thread queries per second and per-query latency
+// over an ef sweep. Runners are timed in alternation, each ef `repeats` times, keeping the
+// fastest pass, so a slow moment of the machine does not land on one runner only (as
+// ann-benchmarks keeps the best of N runs).
 
+import { rowsOf } from './dataset.js';
+import type { Progress } from './progress.js';
+import type { RecallJudge } from './recall.js';
 import type { AnnRunner } from './runners.js';
 
 export interface SweepPoint {
-  ef: number;
+  /** Null for exact runners. */
+  ef: number | null;
   recall: number;
   qps: number;
+  p50Ms: number;
+  p99Ms: number;
+  queries: number;
 }
 
-export interface RunnerResult {
-  name: string;
+export interface Built {
+  runner: AnnRunner;
   buildSeconds: number;
-  points: SweepPoint[];
+  memoryBytes: number;
 }
 
-export function rows(data: Float32Array, dim: number): Float32Array[] {
-  const out: Float32Array[] = [];
-  for (let i = 0; i < data.length / dim; i++) out.push(data.subarray(i * dim, (i + 1) * dim));
-  return out;
-}
-
-export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number): Promise<number> {
-  const points = rows(base, dim).map((v) => runner.prepare(v));
+export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number, progress: Progress): Promise<Built> {
+  const points = rowsOf(base, dim).map((v) => runner.prepare(v));
+  const task = progress.start(`${runner.name}: building ${points.length} x ${dim}`, 1);
+  const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
   await runner.build(points, dim);
-  return (performance.now() - started) / 1000;
-}
-
-function recallOf(found: ArrayLike<number>[], truth: Uint32Array, truthK: number, k: number): number {
-  let hits = 0;
-  for (let q = 0; q < found.length; q++) {
-    const want = new Set(truth.subarray(q * truthK, q * truthK + k));
-    for (let i = 0; i < found[q].length; i++) if (want.has(found[q][i])) hits++;
-  }
-  return hits / (found.length * k);
+  const buildSeconds = (performance.now() - started) / 1000;
+  task.done();
+  return { runner, buildSeconds, memoryBytes: runner.memoryBytes() ?? Math.max(0, process.memoryUsage().rss - rssBefore) };
 }
 
 export interface SweepSpec {
   queries: Float32Array;
   dim: number;
-  truth: Uint32Array;
-  truthK: number;
   k: number;
   efs: number[];
   repeats: number;
+  /** Exact runners answer only this many queries (a brute force over a large set is slow). */
+  exactQueries: number;
+  judge: RecallJudge;
+}
+
+/** Index i of a sorted latency list at quantile q. */
+export function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 /** Sweeps already-built runners; returns one point list per runner, in runner order. */
-export function sweep(runners: AnnRunner[], spec: SweepSpec): SweepPoint[][] {
-  const prepared = runners.map((r) => rows(spec.queries, spec.dim).map((q) => r.prepare(q)));
+export function sweep(runners: AnnRunner[], spec: SweepSpec, progress: Progress): SweepPoint[][] {
+  const all = rowsOf(spec.queries, spec.dim);
+  const prepared = runners.map((r) => (r.tunable ? all : all.slice(0, spec.exactQueries)).map((q) => r.prepare(q)));
   const out: SweepPoint[][] = runners.map(() => []);
-  for (const ef of spec.efs) {
-    const best = runners.map(() => Infinity);
+  const plan = spec.efs.map((ef, i) => ({ ef, runners: runners.map((r, j) => j).filter((j) => runners[j].tunable || i === 0) }));
+  const total = plan.reduce((sum, step) => sum + step.runners.reduce((s, j) => s + prepared[j].length, 0), 0) * spec.repeats;
+  const task = progress.start(`searching: ef ${spec.efs.join(',')}, best of ${spec.repeats}`, total);
+  for (const step of plan) {
+    const best = runners.map(() => ({ seconds: Infinity, latencies: [] as number[] }));
     const found: ArrayLike<number>[][] = runners.map(() => []);
     for (let rep = 0; rep < spec.repeats; rep++) {
-      runners.forEach((runner, r) => {
+      for (const r of step.runners) {
         const qs = prepared[r];
-        const t = performance.now();
-        for (let q = 0; q < qs.length; q++) found[r][q] = runner.search(qs[q], spec.k, ef);
-        best[r] = Math.min(best[r], (performance.now() - t) / 1000);
+        const latencies = new Array<number>(qs.length);
+        const started = performance.now();
+        for (let q = 0; q < qs.length; q++) {
+          const t = performance.now();
+          found[r][q] = runners[r].search(qs[q], spec.k, step.ef);
+          latencies[q] = performance.now() - t;
+        }
+        const seconds = (performance.now() - started) / 1000;
+        if (seconds < best[r].seconds) best[r] = { seconds, latencies };
+        task.tick(qs.length);
+      }
+    }
+    for (const r of step.runners) {
+      const sorted = best[r].latencies.sort((a, b) => a - b);
+      out[r].push({
+        ef: runners[r].tunable ? step.ef : null,
+        recall: spec.judge.recall(found[r]),
+        qps: prepared[r].length / best[r].seconds,
+        p50Ms: quantile(sorted, 0.5),
+        p99Ms: quantile(sorted, 0.99),
+        queries: prepared[r].length,
       });
     }
-    runners.forEach((_, r) => {
-      out[r].push({ ef, recall: recallOf(found[r], spec.truth, spec.truthK, spec.k), qps: prepared[r].length / best[r] });
-    });
   }
+  task.done();
   return out;
-}
-
-/** Highest QPS among sweep points reaching `minRecall`, or null if none does. */
-export function bestQpsAt(result: RunnerResult, minRecall: number): SweepPoint | null {
-  let best: SweepPoint | null = null;
-  for (const p of result.points) if (p.recall >= minRecall && (!best || p.qps > best.qps)) best = p;
-  return best;
 }

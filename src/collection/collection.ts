@@ -11,6 +11,8 @@ import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import type { OrderBy, ReadShape, ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
+import type { FileSlice } from '../snapshot/tar.js';
+import { activeDeadline } from './deadline-scope.js';
 import { shardOf } from './routing.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -30,6 +32,9 @@ export interface ScrollPage {
   points: PointView[];
   next_page_offset: PointId | null;
 }
+
+/** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */
+const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'facet', 'sample']);
 
 /** Operations that fail on a point that does not exist, and so may fail on one shard after another shard applied them. */
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
@@ -54,8 +59,9 @@ export class Collection {
     return this.indexSpecs;
   }
 
+  /** Sends a task to the shard's worker; reads carry the deadline of the request they serve. */
   private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return this.workers.run(shard.worker, task);
+    return this.workers.run(shard.worker, task, READS.has(task.type) ? activeDeadline() : null);
   }
 
   /** Opens every shard in its worker; the operation counter resumes after the highest applied id. */
@@ -77,6 +83,28 @@ export class Collection {
     await this.writes.enqueue(async () => {
       this.vectorSpecs = vectors;
       await Promise.all(this.shards.map((s) => this.run(s, { type: 'reopen', shard: s.key, spec: this.specOf(s) })));
+    });
+  }
+
+  /** Writes listed shards' points to files between two writes, so together they are one point in time. */
+  snapshotShards(targets: { index: number; path: string }[]): Promise<TaskResults['snapshot'][]> {
+    return this.writes.enqueue(() => Promise.all(targets.map(({ index, path }) => this.run(this.shards[index], { type: 'snapshot', shard: this.shards[index].key, path }))));
+  }
+
+  /**
+   * Replaces shards' data with snapshot parts (opening shards not open yet). Each worker builds the
+   * new store beside the live one and swaps it in as one task; a shard whose part fails keeps its
+   * data. Queued with the writes, so no write is half-applied across it.
+   */
+  restoreShards(parts: { index: number; part: FileSlice; lastOp: number }[]): Promise<void> {
+    return this.writes.enqueue(async () => {
+      const outcomes = await Promise.allSettled(parts.map(({ index, part, lastOp }) => {
+        const shard = this.shards[index];
+        return this.run(shard, { type: 'restore', shard: shard.key, spec: this.specOf(shard), part, lastOp, route: { index, count: this.shards.length } });
+      }));
+      for (const outcome of outcomes) if (outcome.status === 'fulfilled') this.operationId = Math.max(this.operationId, outcome.value.lastOp);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
     });
   }
 

@@ -28,7 +28,7 @@ export class CollectionManager {
   private readonly live = new Map<string, Collection>();
   private aliases = new Map<string, string>();
 
-  private constructor(private readonly storagePath: string, private readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
+  private constructor(private readonly storagePath: string, readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
 
   static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
@@ -42,14 +42,42 @@ export class CollectionManager {
   }
 
   private async start(record: CollectionRecord): Promise<Collection> {
+    const collection = this.instantiate(record);
+    await collection.open();
+    return collection;
+  }
+
+  /** The collection a record describes, its shards placed but not opened. */
+  private instantiate(record: CollectionRecord): Collection {
     const shards: ShardPlacement[] = Array.from({ length: shardCountOf(record.config) }, (_, i) => ({
       key: `${record.storageId}/${i}`,
       worker: i % this.workers.count,
       path: join(this.storagePath, 'collections', record.storageId, String(i)),
     }));
-    const collection = new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes);
-    await collection.open();
-    return collection;
+    return new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes);
+  }
+
+  /**
+   * Creates or replaces collection `name` with restored data (snapshot recovery). `fill` opens the
+   * new collection's shards under a fresh storage id while the current collection keeps serving;
+   * one synced metadata write then switches to them, and the old shards are dropped. If `fill`
+   * fails, what it built is removed and nothing changed. Aliases of the name stay.
+   */
+  async replace(name: string, config: CollectionConfig, indexes: IndexSpec[], fill: (collection: Collection) => Promise<void>): Promise<void> {
+    if (!this.records.has(name) && this.aliases.has(name)) throw collectionNameIsAlias(name);
+    const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes };
+    const collection = this.instantiate(record);
+    try {
+      await fill(collection);
+    } catch (err) {
+      await collection.drop();
+      throw err;
+    }
+    await this.meta.putCollection(name, record);
+    const previous = this.live.get(name);
+    this.records.set(name, record);
+    this.live.set(name, collection);
+    await previous?.drop();
   }
 
   names(): string[] {

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import type { QuotaConfig } from '../quota/config.js';
 
 export interface QuiverConfig {
   service: {
@@ -17,10 +18,14 @@ export interface QuiverConfig {
     /** Quiver's explicit consent to listen beyond loopback without an API key. */
     allow_unauthenticated_bind: boolean;
     max_request_size_mb: number;
+    /** Quiver's own limit on a snapshot upload (multipart), which max_request_size_mb does not cover. */
+    max_snapshot_upload_mb: number;
   };
   storage: {
     storage_path: string;
     snapshots_path: string;
+    /** Qdrant's `storage.quotas`: read until a quota is set through `PUT /quotas`. */
+    quotas: QuotaConfig;
   };
   tls: {
     cert: string | null;
@@ -44,8 +49,13 @@ export function defaultConfig(): QuiverConfig {
       enable_tls: false,
       allow_unauthenticated_bind: false,
       max_request_size_mb: 32,
+      max_snapshot_upload_mb: 16384,
     },
-    storage: { storage_path: './storage', snapshots_path: './snapshots' },
+    storage: {
+      storage_path: './storage',
+      snapshots_path: './snapshots',
+      quotas: { enabled: false, max_resident_memory_percent: null, max_disk_usage_percent: null, release_margin_percent: null },
+    },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
     log_level: 'INFO',
@@ -73,10 +83,13 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
     const path = name.slice('QDRANT__'.length).toLowerCase().split('__');
     let node = tree;
     for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Tree;
-    node[path[path.length - 1]] = parseYaml(raw) ?? raw;
+    node[path[path.length - 1]] = TEXT_SETTINGS.has(path.join('.')) ? raw : (parseYaml(raw) ?? raw);
   }
   return tree;
 }
+
+/** Settings whose value is opaque text: a key like `0123` or `a: b` must not be read as YAML. */
+const TEXT_SETTINGS = new Set(['service.api_key', 'service.read_only_api_key', 'tls.cert', 'tls.key']);
 
 const FLAGS = {
   'config-path': { type: 'string' },

@@ -104,6 +104,11 @@ export class VectorIndex {
     return this.wasm.liveCount();
   }
 
+  /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
+  get memoryBytes(): number {
+    return this.wasm.memory.buffer.byteLength;
+  }
+
   get quantized(): boolean {
     return this.wasm.isQuantized() !== 0;
   }

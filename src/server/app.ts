@@ -4,21 +4,32 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
+import type { NodeState } from '../telemetry/node.js';
 import { describeJsonError } from '../api/json-syntax.js';
 import { FormatError } from '../errors.js';
+import { registerAuth } from './auth/hook.js';
 import { markStart, sendError } from './reply.js';
+import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
+import { registerHealthRoutes } from './routes/health.js';
 import { registerIndexRoutes } from './routes/indexes.js';
+import { registerIssueRoutes } from './routes/issues.js';
 import { registerMatrixRoutes } from './routes/matrix.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerPointRoutes } from './routes/points.js';
+import { registerQuotaRoutes } from './routes/quotas.js';
 import { registerSearchRoutes } from './routes/search.js';
 import { registerServiceRoutes } from './routes/service.js';
+import { registerSnapshotRoutes } from './routes/snapshots.js';
+import { registerTelemetryRoutes } from './routes/telemetry.js';
+import { httpsOptions } from './tls.js';
 
 export interface ServerContext {
   config: QuiverConfig;
   collections: CollectionManager;
+  node: NodeState;
 }
 
 export function buildServer(context: ServerContext, logger: boolean | object = false): FastifyInstance {
@@ -27,6 +38,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
     bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,
     // Qdrant's ids and routes are case-sensitive.
     routerOptions: { caseSensitive: true },
+    https: httpsOptions(context.config),
   });
   app.removeAllContentTypeParsers();
   // Qdrant reads every body as JSON whatever the content type says.
@@ -40,6 +52,9 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
     }
   });
   app.addHook('onRequest', async (request) => markStart(request));
+  // Before the routes: each route gets its access rule as it registers.
+  registerAuth(app, context);
+  registerRequestTelemetry(app, context.node.requests);
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ status: { error: `Not found: ${request.method} ${request.url}` }, time: 0 }));
   registerServiceRoutes(app, context);
@@ -50,5 +65,11 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerSearchRoutes(app, context);
   registerFacetRoutes(app, context);
   registerMatrixRoutes(app, context);
+  registerSnapshotRoutes(app, context);
+  registerTelemetryRoutes(app, context);
+  registerMetricsRoutes(app, context);
+  registerHealthRoutes(app);
+  registerQuotaRoutes(app, context);
+  registerIssueRoutes(app, context);
   return app;
 }

@@ -7,6 +7,7 @@ import type { PointId } from '../model.js';
 import type { Filter } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
 import type { Shard } from './shard.js';
+import { checkDeadline, pollDeadline } from './deadline.js';
 
 export interface SearchParams {
   hnswEf: number | null;
@@ -153,13 +154,17 @@ function customScored(index: VectorIndex, objective: Objective, spec: SearchSpec
   const scans = new Map<number[], Map<number, number>>();
   for (const example of objectiveVectors(objective)) {
     if (scans.has(example)) continue;
+    checkDeadline();
     const found = index.search(example, { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } });
     const bySimilarity = new Map<number, number>();
     found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
     scans.set(example, bySimilarity);
   }
   const offsets = [...(scans.values().next().value ?? new Map<number, number>()).keys()];
-  const scored = offsets.map((offset) => ({ offset, score: Math.fround(objectiveScore(objective, (v) => scans.get(v)!.get(offset)!)) }));
+  const scored = offsets.map((offset) => {
+    pollDeadline();
+    return { offset, score: Math.fround(objectiveScore(objective, (v) => scans.get(v)!.get(offset)!)) };
+  });
   scored.sort((a, b) => b.score - a.score || a.offset - b.offset);
   return scored.slice(0, spec.top);
 }

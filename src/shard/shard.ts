@@ -83,6 +83,33 @@ export class Shard implements FilterSource {
     await this.db.close();
   }
 
+  /** Every stored point record in its on-disk form, in key order; one task reads it whole, so it is one point in time. */
+  async *storedPoints(): AsyncGenerator<Uint8Array> {
+    for await (const value of this.db.values({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) yield value;
+  }
+
+  /** Writes a new store at `path` holding `records` (versions kept) and `lastOp`, as `apply` would have left it. */
+  static async createStore(path: string, records: AsyncIterable<PointRecord>, lastOp: number): Promise<number> {
+    const db = new ClassicLevel<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    try {
+      let count = 0;
+      let batch = db.batch();
+      for await (const record of records) {
+        batch.put(pointKey(record.id), encodePoint(record));
+        if (++count % 1000 === 0) {
+          await batch.write();
+          batch = db.batch();
+        }
+      }
+      batch.put(LAST_OP_KEY, new TextEncoder().encode(String(lastOp)));
+      await batch.write({ sync: true });
+      return count;
+    } finally {
+      await db.close();
+    }
+  }
+
   // FilterSource: what filters and payload indexes read.
   get size(): number {
     return this.ids.length;

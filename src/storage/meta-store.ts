@@ -1,11 +1,12 @@
-// Node metadata (collections, aliases, and later quotas) in one classic-level store under the
-// storage path. Every change is a synced batch: metadata and its aliases change together.
+// Node metadata (collections, aliases, node settings such as the peer id and the quota
+// configuration) in one classic-level store under the storage path. Every change is a synced batch: metadata and its aliases change together.
 
 import { ClassicLevel } from 'classic-level';
 import { join } from 'node:path';
 
 const COLLECTION = 'c:';
 const ALIAS = 'a:';
+const NODE = 'n:';
 
 export class MetaStore<C> {
   private constructor(private readonly db: ClassicLevel<string, string>) {}
@@ -49,6 +50,16 @@ export class MetaStore<C> {
     for (const alias of removed) batch.del(ALIAS + alias);
     for (const [alias, collection] of added) batch.put(ALIAS + alias, collection);
     await batch.write({ sync: true });
+  }
+
+  /** A node setting (JSON), or undefined if it was never stored. */
+  async nodeSetting<T>(key: string): Promise<T | undefined> {
+    const value = await this.db.get(NODE + key);
+    return value === undefined ? undefined : (JSON.parse(value) as T);
+  }
+
+  async putNodeSetting(key: string, value: unknown): Promise<void> {
+    await this.db.put(NODE + key, JSON.stringify(value), { sync: true });
   }
 
   async close(): Promise<void> {

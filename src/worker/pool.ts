@@ -3,7 +3,8 @@
 
 import { Piscina } from 'piscina';
 import { fromWire, ServiceError } from '../errors.js';
-import type { ShardTask, TaskReply, TaskResults } from './tasks.js';
+import type { Deadline } from '../shard/deadline.js';
+import type { ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
 
 const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
 
@@ -20,10 +21,11 @@ export class ShardWorkers {
     }));
   }
 
-  async run<T extends ShardTask>(worker: number, task: T): Promise<TaskResults[T['type']]> {
+  /** Runs `task` in its worker; with a deadline, the worker refuses it or stops it once it passes. */
+  async run<T extends ShardTask>(worker: number, task: T, deadline: Deadline | null = null): Promise<TaskResults[T['type']]> {
     let reply: TaskReply<TaskResults[T['type']]>;
     try {
-      reply = await this.pools[worker].run(task);
+      reply = await this.pools[worker].run({ task, deadline } satisfies TaskMessage);
     } catch (err) {
       throw new ServiceError(err instanceof Error ? err.message : String(err));
     }

@@ -10,7 +10,9 @@ import { isFacetIndex, isOrderedIndex } from '../shard/payload-index/types.js';
 import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
 import { compareIds, Shard } from '../shard/shard.js';
 import { searchShard } from '../shard/search.js';
-import type { ReadShape, ShardTask, TaskReply, TaskResults } from './tasks.js';
+import { stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
+import { checkDeadline, underDeadline } from '../shard/deadline.js';
+import type { ReadShape, ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
 
 const shards = new Map<string, Shard>();
 const paths = new Map<string, string>();
@@ -70,6 +72,15 @@ function scrollOrdered(shard: Shard, allowed: Bitset, task: Extract<ShardTask, {
   return out;
 }
 
+function payloadsBytes(shard: Shard): number {
+  let bytes = 0;
+  for (let offset = 0; offset < shard.size; offset++) {
+    const payload = shard.payload(offset);
+    if (payload !== undefined) bytes += Buffer.byteLength(JSON.stringify(payload));
+  }
+  return bytes;
+}
+
 async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
   switch (task.type) {
     case 'open': {
@@ -120,7 +131,10 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     }
     case 'search': {
       const shard = shardOf(task.shard);
-      return task.searches.map((spec) => searchShard(shard, spec));
+      return task.searches.map((spec) => {
+        checkDeadline();
+        return searchShard(shard, spec);
+      });
     }
     case 'facet': {
       const shard = shardOf(task.shard);
@@ -144,6 +158,8 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
         vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
         indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
         lastOp: shard.lastOp,
+        vectorsBytes: spec.vectors.reduce((n, v) => n + shard.vectorCount(v.name) * v.size * Float32Array.BYTES_PER_ELEMENT, 0),
+        payloadsBytes: payloadsBytes(shard),
       };
     }
     case 'create_index':
@@ -152,12 +168,28 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     case 'drop_index':
       shardOf(task.shard).dropIndex(task.key);
       return null;
+    case 'snapshot': {
+      const shard = shardOf(task.shard);
+      return { points: await writeShardPart(shard, task.path), lastOp: shard.lastOp };
+    }
+    case 'restore': {
+      const staged = await stageShardStore(task.spec, task.part, task.lastOp, task.route);
+      await shards.get(task.shard)?.close();
+      shards.delete(task.shard);
+      const { shard, failure } = await swapShardStore(staged, task.spec);
+      if (shard) {
+        shards.set(task.shard, shard);
+        paths.set(task.shard, task.spec.path);
+      }
+      if (failure) throw failure;
+      return { lastOp: shard!.lastOp };
+    }
   }
 }
 
-export default async function handle(task: ShardTask): Promise<TaskReply<TaskResults[ShardTask['type']]>> {
+export default async function handle({ task, deadline }: TaskMessage): Promise<TaskReply<TaskResults[ShardTask['type']]>> {
   try {
-    return { ok: await run(task) };
+    return { ok: await underDeadline(deadline, () => run(task)) };
   } catch (err) {
     if (isQuiverError(err)) return { error: toWire(err) };
     throw err;

@@ -8,7 +8,10 @@ import type { IndexSpec, ShardSpec } from '../shard/shard.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
+import type { Deadline } from '../shard/deadline.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
+import type { ShardRoute } from '../snapshot/shard-part.js';
+import type { FileSlice } from '../snapshot/tar.js';
 
 export interface OrderBy {
   key: string;
@@ -36,13 +39,21 @@ export type ShardTask =
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
-  | { type: 'drop_index'; shard: string; key: string };
+  | { type: 'drop_index'; shard: string; key: string }
+  /** Writes the shard's points to a new file at `path` (its part of a snapshot). */
+  | { type: 'snapshot'; shard: string; path: string }
+  /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
+  | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice; lastOp: number; route: ShardRoute };
 
 export interface ShardStats {
   points: number;
   vectors: Record<string, number>;
   indexedPoints: Record<string, number>;
   lastOp: number;
+  /** Estimated bytes of the stored vectors (f32 components). */
+  vectorsBytes: number;
+  /** Estimated bytes of the payloads (their JSON text). */
+  payloadsBytes: number;
 }
 
 
@@ -63,6 +74,14 @@ export interface TaskResults {
   stats: ShardStats;
   create_index: null;
   drop_index: null;
+  snapshot: { points: number; lastOp: number };
+  restore: { lastOp: number };
+}
+
+/** What the main thread sends: a task, and the deadline of the read request it serves. */
+export interface TaskMessage {
+  task: ShardTask;
+  deadline: Deadline | null;
 }
 
 /** What a worker sends back: a result, or a Quiver error as data (class identity does not cross threads). */

@@ -5,6 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 
@@ -38,6 +39,8 @@ export interface StartOptions {
   port?: number;
   env?: Record<string, string>;
   workers?: number;
+  /** For a server started with TLS (through `env`): the PEM of the CA that signed its certificate, trusted by the readiness probe. */
+  ca?: string;
 }
 
 /** Spawns a server and resolves once it answers GET / (or rejects if it exits first). */
@@ -52,11 +55,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${options.ca ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const dispatcher = options.ca ? new Agent({ connect: { ca: options.ca } }) : undefined;
   const deadline = Date.now() + 60_000;
   for (;;) {
     const outcome = await Promise.race([
-      fetch(url).then((r) => r.ok, () => false),
+      // Any HTTP answer means up: with a key configured, a request may be refused.
+      undiciFetch(url, { dispatcher }).then((r) => r.arrayBuffer()).then(() => true, () => false),
       exited.then(() => 'exited' as const),
     ]);
     if (outcome === true) break;

@@ -17,13 +17,22 @@ export type PlacedRule = RuleSpec & { path: PathStep[] };
 
 export function shapeOf(schema: Schema): Schema {
   if (typeof schema === 'boolean') return schema;
-  const { rule: _rule, ...rest } = schema;
+  const { rule: _rule, rulesRef: _rulesRef, ...rest } = schema;
   return mapChildren(rest, shapeOf);
+}
+
+/**
+ * A reference to a registered schema whose rules are registered too, as `rulesId`: a schema
+ * that nests itself (a prefetch) can only be checked through references.
+ */
+export function ruledRef(id: string, rulesId: string): SchemaObject {
+  return { $ref: id, rulesRef: rulesId };
 }
 
 /** The rules schema, or true when `schema` holds no rule at all. */
 export function rulesOf(schema: Schema, path: PathStep[] = []): Schema {
   if (typeof schema === 'boolean' || !hasRule(schema)) return true;
+  if (typeof schema.rulesRef === 'string') return { $ref: schema.rulesRef };
   const out: SchemaObject = {};
   if (schema.rule) out.rule = { ...schema.rule, path } satisfies PlacedRule;
   if (schema.properties) {
@@ -68,7 +77,7 @@ function keep(out: SchemaObject, keyword: string, derived: Schema): void {
 
 function hasRule(schema: Schema): boolean {
   if (typeof schema === 'boolean') return false;
-  return schema.rule !== undefined || subschemas(schema).some(hasRule);
+  return schema.rule !== undefined || schema.rulesRef !== undefined || subschemas(schema).some(hasRule);
 }
 
 // The keywords of Quiver's schemas that hold one subschema, and those that hold a list of them.

@@ -2,6 +2,8 @@
 // serde_urlencoded, where every value is a string parsed by the field's type, so these are small
 // parsers with serde_urlencoded's wording rather than JSON schemas. Unknown parameters are ignored.
 
+import { SNAPSHOT_PRIORITIES, type SnapshotPriority } from './snapshots.js';
+
 export type ReadConsistencyValue = number | 'majority' | 'quorum' | 'all';
 
 const U64_MAX = 18_446_744_073_709_551_615n;
@@ -27,6 +29,15 @@ const parseNonZeroU64: Parser<number> = (raw) => {
   return Number(value);
 };
 
+// usize::from_str, zero allowed.
+const parseU64: Parser<number> = (raw) => {
+  if (raw === '') throw new QueryValueError('cannot parse integer from empty string');
+  if (!/^\+?[0-9]+$/.test(raw)) throw new QueryValueError('invalid digit found in string');
+  const value = BigInt(raw);
+  if (value > U64_MAX) throw new QueryValueError('number too large to fit in target type');
+  return Number(value);
+};
+
 const ORDERINGS = ['weak', 'medium', 'strong'] as const;
 const parseOrdering: Parser<(typeof ORDERINGS)[number]> = (raw) => {
   const ordering = ORDERINGS.find((o) => o === raw);
@@ -46,6 +57,18 @@ const parseConsistency: Parser<ReadConsistencyValue> = (raw) => {
 export const WRITE_PARAMS = { wait: parseBool, ordering: parseOrdering, timeout: parseNonZeroU64 };
 export const READ_PARAMS = { consistency: parseConsistency, timeout: parseNonZeroU64 };
 export const COMMIT_PARAMS = { timeout: parseNonZeroU64 };
+/** GET /telemetry; /metrics reads the same set (it has no `details_level`, which is ignored there). */
+export const TELEMETRY_PARAMS = { anonymize: parseBool, details_level: parseU64, per_collection: parseBool, timeout: parseNonZeroU64 };
+export const CLUSTER_TELEMETRY_PARAMS = { details_level: parseU64, timeout: parseNonZeroU64 };
+export const QUOTA_PARAMS = { wait: parseBool };
+export const SNAPSHOT_PARAMS = { wait: parseBool };
+const parsePriority: Parser<SnapshotPriority> = (raw) => {
+  const priority = SNAPSHOT_PRIORITIES.find((p) => p === raw);
+  if (priority) return priority;
+  throw new QueryValueError(`unknown variant \`${raw}\`, expected one of ${SNAPSHOT_PRIORITIES.map((p) => `\`${p}\``).join(', ')}`);
+};
+/** POST .../snapshots/upload. */
+export const SNAPSHOT_UPLOAD_PARAMS = { wait: parseBool, priority: parsePriority, checksum: (raw: string) => raw };
 /** GET /collections/{name}/points/{id} takes consistency only. */
 export const POINT_READ_PARAMS = { consistency: parseConsistency };
 

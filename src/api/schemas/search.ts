@@ -5,6 +5,7 @@ import type { SchemaObject } from 'ajv';
 import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
+import { ruledRef } from './derive.js';
 
 const DENSE = seq(float('f32'));
 
@@ -85,10 +86,9 @@ const QUERY_CORE = {
 
 /**
  * Prefetch nests itself, so it is its own schema (registered under the id "Prefetch", as the
- * filter is) and refers to itself. Its rules are not checked: the rule derivation works on plain
- * trees; a prefetch's limit of 0 simply finds nothing.
+ * filter is, and its rules under "PrefetchRules") and refers to itself.
  */
-const PREFETCH_REF: SchemaObject = { $ref: 'Prefetch' };
+const PREFETCH_REF = ruledRef('Prefetch', 'PrefetchRules');
 const PREFETCHES = opt(untagged('Prefetches', [PREFETCH_REF, seq(PREFETCH_REF)]));
 
 export const PREFETCH_SCHEMA: SchemaObject = { ...struct('Prefetch', { ...QUERY_CORE, prefetch: PREFETCHES }), $id: 'Prefetch' };

@@ -4,12 +4,17 @@ import type { FastifyInstance } from 'fastify';
 import { applyUpdate, fromCreateRequest, renderCollectionInfo } from '../../api/collection-config.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
 import { vectorSpecsOf } from '../../collection/config-model.js';
+import { accessOf } from '../access.js';
+import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query } from './params.js';
 
-export function registerCollectionRoutes(app: FastifyInstance, { collections }: ServerContext): void {
-  app.get('/collections', async (request) => ok(request, { collections: collections.names().map((name) => ({ name })) }));
+export function registerCollectionRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+  app.get('/collections', async (request) => {
+    const access = accessOf(request);
+    return ok(request, { collections: collections.names().filter((name) => access.canSee(name)).map((name) => ({ name })) });
+  });
 
   app.get('/collections/:name', async (request) => {
     const record = collections.record(collectionName(request));
@@ -23,27 +28,28 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections }: 
   });
 
   app.put('/collections/:name', async (request) => {
-    query(request, COMMIT_PARAMS);
+    const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('CreateCollection', request.body);
     const config = fromCreateRequest(body, collections.workers.count);
     vectorSpecsOf(config); // rejects what the engine cannot serve before anything is created
-    await collections.create(collectionName(request), config);
+    node.quota.check();
+    await withCommitTimeout(collections.create(collectionName(request), config), timeout);
     return ok(request, true);
   });
 
   app.patch('/collections/:name', async (request) => {
-    query(request, COMMIT_PARAMS);
+    const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('UpdateCollection', request.body);
     const record = collections.record(collectionName(request));
     const config = applyUpdate(record.config, body);
     vectorSpecsOf(config);
-    await collections.updateConfig(record.name, config);
+    await withCommitTimeout(collections.updateConfig(record.name, config), timeout);
     return ok(request, true);
   });
 
   app.delete('/collections/:name', async (request) => {
-    query(request, COMMIT_PARAMS);
-    return ok(request, await collections.delete(collectionName(request)));
+    const { timeout } = query(request, COMMIT_PARAMS);
+    return ok(request, await withCommitTimeout(collections.delete(collectionName(request)), timeout));
   });
 
   app.get('/collections/:name/exists', async (request) => ok(request, { exists: collections.exists(collectionName(request)) }));
@@ -52,6 +58,7 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections }: 
   // checks that the collection exists (an unknown name has no aliases).
   app.get('/collections/:name/aliases', async (request) => {
     const name = collectionName(request);
-    return ok(request, { aliases: collections.aliasesOf(name).sort().map((alias_name) => ({ alias_name, collection_name: name })) });
+    const access = accessOf(request);
+    return ok(request, { aliases: collections.aliasesOf(name).filter((alias) => access.canSee(alias)).sort().map((alias_name) => ({ alias_name, collection_name: name })) });
   });
 }

@@ -8,7 +8,7 @@ import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { canonicalKey, collectionName, query, type Params } from './params.js';
 
-export function registerIndexRoutes(app: FastifyInstance, { collections }: ServerContext): void {
+export function registerIndexRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.put('/collections/:name/index', async (request) => {
     query(request, WRITE_PARAMS);
     const body = validateBody('CreateFieldIndex', request.body);
@@ -16,7 +16,9 @@ export function registerIndexRoutes(app: FastifyInstance, { collections }: Serve
       throw new BadRequest(`Can't infer the payload schema of \`${body.field_name}\`: field_schema is required`);
     }
     const name = collectionName(request);
-    const result = await collections.get(name).createIndex({ key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) });
+    const collection = collections.get(name);
+    node.quota.check();
+    const result = await collection.createIndex({ key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) });
     await collections.saveIndexes(name);
     return ok(request, result);
   });

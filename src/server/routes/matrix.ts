@@ -5,14 +5,14 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toFilter } from '../../api/filter.js';
-import { READ_PARAMS, validateBody } from '../../api/validator.js';
+import { validateBody } from '../../api/validator.js';
 import type { Collection } from '../../collection/collection.js';
 import { DEFAULT_VECTOR, type PointId } from '../../model.js';
 import type { Filter } from '../../shard/filter/index.js';
 import type { ScoredView } from '../../shard/search.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { collectionName, query } from './params.js';
+import { collectionName, read } from './params.js';
 
 const DEFAULT_SAMPLE = 10;
 const DEFAULT_NEIGHBOURS = 3;
@@ -58,14 +58,12 @@ async function matrix(collection: Collection, request: FastifyRequest): Promise<
 }
 
 export function registerMatrixRoutes(app: FastifyInstance, { collections }: ServerContext): void {
-  app.post('/collections/:name/points/search/matrix/pairs', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/search/matrix/pairs', (request) => read(request, 'Search', async () => {
     const { ids, neighbours } = await matrix(collections.get(collectionName(request)), request);
     return ok(request, { pairs: ids.flatMap((a, i) => neighbours[i].map((hit) => ({ a, b: hit.id, score: hit.score }))) });
-  });
+  }));
 
-  app.post('/collections/:name/points/search/matrix/offsets', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/search/matrix/offsets', (request) => read(request, 'Search', async () => {
     const { ids, neighbours } = await matrix(collections.get(collectionName(request)), request);
     const position = new Map(ids.map((id, i) => [id, i]));
     const rows: number[] = [];
@@ -77,5 +75,5 @@ export function registerMatrixRoutes(app: FastifyInstance, { collections }: Serv
       scores.push(hit.score);
     }));
     return ok(request, { offsets_row: rows, offsets_col: cols, scores, ids });
-  });
+  }));
 }

@@ -3,7 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import { BadInput } from '../../errors.js';
 import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
-import { validateQuery, type COMMIT_PARAMS, type READ_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
+import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
+import { withDeadline } from '../../collection/deadline-scope.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
 
 export type Params = { name: string; id?: string; field?: string };
@@ -14,6 +15,15 @@ export function collectionName(request: FastifyRequest): string {
 
 export function query<S extends QueryParamSet>(request: FastifyRequest, set: S): ParsedQuery<S> {
   return validateQuery(set, request.query as RawQuery);
+}
+
+/**
+ * Runs a read handler under the request's `timeout` (seconds): past it the answer is Qdrant's
+ * timeout error, and the shard tasks still running for the request stop.
+ */
+export function read<T>(request: FastifyRequest, operation: string, handler: () => Promise<T>): Promise<T> {
+  const { timeout } = query(request, READ_PARAMS);
+  return withDeadline(timeout, operation, handler);
 }
 
 export type WriteQuery = ParsedQuery<typeof WRITE_PARAMS>;

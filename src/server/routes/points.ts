@@ -5,51 +5,53 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toFilter } from '../../api/filter.js';
 import { pointDoesNotExist, unrecognizedPointId } from '../../api/messages.js';
 import { pointIdFromPath, renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
-import { POINT_READ_PARAMS, READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
+import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { batchOps, deletePayloadOp, deleteVectorsOp, selectorTarget, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import { FormatError } from '../../errors.js';
 import type { WriteOp } from '../../shard/write-ops.js';
-import type { CollectionManager } from '../../collection/manager.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { orderByOf } from './order-by.js';
-import { collectionName, query, type Params } from './params.js';
+import { collectionName, query, read, type Params } from './params.js';
 
 const DEFAULT_SCROLL_LIMIT = 10;
 
-async function write(collections: CollectionManager, request: FastifyRequest, ops: (body: unknown) => WriteOp[]) {
+async function write({ collections, node }: ServerContext, request: FastifyRequest, ops: (body: unknown) => WriteOp[]) {
   const { wait } = query(request, WRITE_PARAMS);
   const collection = collections.get(collectionName(request));
-  const result = await collection.write(ops(request.body), wait === true);
+  const writeOps = ops(request.body);
+  node.quota.checkWrite(writeOps);
+  const result = await collection.write(writeOps, wait === true);
   return ok(request, result[0]);
 }
 
-export function registerPointRoutes(app: FastifyInstance, { collections }: ServerContext): void {
-  app.put('/collections/:name/points', (request) => write(collections, request, (b) => [upsertOp(validateBody('PointInsertOperations', b))]));
-  app.post('/collections/:name/points/delete', (request) => write(collections, request, (b) => [{ kind: 'delete', target: selectorTarget(validateBody('PointsSelector', b)) }]));
-  app.put('/collections/:name/points/vectors', (request) => write(collections, request, (b) => [updateVectorsOp(validateBody('UpdateVectors', b))]));
-  app.post('/collections/:name/points/vectors/delete', (request) => write(collections, request, (b) => [deleteVectorsOp(validateBody('DeleteVectors', b))]));
-  app.post('/collections/:name/points/payload', (request) => write(collections, request, (b) => [setPayloadOp(validateBody('SetPayload', b), false)]));
-  app.put('/collections/:name/points/payload', (request) => write(collections, request, (b) => [setPayloadOp(validateBody('SetPayload', b), true)]));
-  app.post('/collections/:name/points/payload/delete', (request) => write(collections, request, (b) => [deletePayloadOp(validateBody('DeletePayload', b))]));
-  app.post('/collections/:name/points/payload/clear', (request) => write(collections, request, (b) => [{ kind: 'clear_payload', target: selectorTarget(validateBody('PointsSelector', b)) }]));
+export function registerPointRoutes(app: FastifyInstance, context: ServerContext): void {
+  const { collections, node } = context;
+  app.put('/collections/:name/points', (request) => write(context, request, (b) => [upsertOp(validateBody('PointInsertOperations', b))]));
+  app.post('/collections/:name/points/delete', (request) => write(context, request, (b) => [{ kind: 'delete', target: selectorTarget(validateBody('PointsSelector', b)) }]));
+  app.put('/collections/:name/points/vectors', (request) => write(context, request, (b) => [updateVectorsOp(validateBody('UpdateVectors', b))]));
+  app.post('/collections/:name/points/vectors/delete', (request) => write(context, request, (b) => [deleteVectorsOp(validateBody('DeleteVectors', b))]));
+  app.post('/collections/:name/points/payload', (request) => write(context, request, (b) => [setPayloadOp(validateBody('SetPayload', b), false)]));
+  app.put('/collections/:name/points/payload', (request) => write(context, request, (b) => [setPayloadOp(validateBody('SetPayload', b), true)]));
+  app.post('/collections/:name/points/payload/delete', (request) => write(context, request, (b) => [deletePayloadOp(validateBody('DeletePayload', b))]));
+  app.post('/collections/:name/points/payload/clear', (request) => write(context, request, (b) => [{ kind: 'clear_payload', target: selectorTarget(validateBody('PointsSelector', b)) }]));
 
   app.post('/collections/:name/points/batch', async (request) => {
     const { wait } = query(request, WRITE_PARAMS);
     const ops = batchOps(validateBody('UpdateOperations', request.body).operations);
     const collection = collections.get(collectionName(request));
+    node.quota.checkWrite(ops);
     return ok(request, ops.length ? await collection.write(ops, wait === true) : []);
   });
 
-  app.post('/collections/:name/points', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points', (request) => read(request, 'Retrieve', async () => {
     const body = validateBody('PointRequest', request.body);
     const points = await collections.get(collectionName(request)).retrieve(body.ids.map(toPointId), {
       withPayload: toPayloadSelection(body.with_payload),
       withVector: toVectorSelection(body.with_vector),
     });
     return ok(request, points.map(renderRecord));
-  });
+  }));
 
   app.get('/collections/:name/points/:id', async (request) => {
     query(request, POINT_READ_PARAMS);
@@ -63,8 +65,7 @@ export function registerPointRoutes(app: FastifyInstance, { collections }: Serve
     return ok(request, renderRecord(point));
   });
 
-  app.post('/collections/:name/points/scroll', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/scroll', (request) => read(request, 'Scroll', async () => {
     const body = validateBody('ScrollRequest', request.body ?? {});
     const collection = collections.get(collectionName(request));
     const orderBy = orderByOf(body.order_by, collection.indexes);
@@ -79,12 +80,11 @@ export function registerPointRoutes(app: FastifyInstance, { collections }: Serve
       orderBy,
     );
     return ok(request, { points: page.points.map(renderRecord), next_page_offset: page.next_page_offset });
-  });
+  }));
 
-  app.post('/collections/:name/points/count', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/count', (request) => read(request, 'Count', async () => {
     const body = validateBody('CountRequest', request.body ?? {});
     const count = await collections.get(collectionName(request)).count(body.filter ? toFilter(body.filter) : null);
     return ok(request, { count });
-  });
+  }));
 }

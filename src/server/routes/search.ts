@@ -9,12 +9,12 @@ import type { WireDiscoverRequest, WireGrouping, WireQueryRequest, WireRecommend
 import { BadRequest } from '../../errors.js';
 import { renderRecord, toPayloadSelection, toVectorSelection, type WireRecord } from '../../api/point-convert.js';
 import { lookupId, searchGroups } from '../../collection/groups.js';
-import { READ_PARAMS, validateBody } from '../../api/validator.js';
+import { validateBody } from '../../api/validator.js';
 import type { Collection } from '../../collection/collection.js';
 import type { CollectionManager } from '../../collection/manager.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { collectionName, query } from './params.js';
+import { collectionName, read } from './params.js';
 
 /** A v1.18 recommend body as a query with a recommend query. */
 function recommendQuery(body: WireRecommendRequest): WireQueryRequest {
@@ -65,42 +65,37 @@ async function groupsResult(collections: CollectionManager, collection: Collecti
 }
 
 export function registerSearchRoutes(app: FastifyInstance, { collections }: ServerContext): void {
-  app.post('/collections/:name/points/search/groups', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/search/groups', (request) => read(request, 'Search', async () => {
     const body = validateBody('SearchGroupsRequest', request.body);
     const collection = collections.get(collectionName(request));
     return ok(request, await groupsResult(collections, collection, fromSearchRequest(body), body));
-  });
+  }));
 
-  app.post('/collections/:name/points/recommend/groups', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/recommend/groups', (request) => read(request, 'Search', async () => {
     const body = validateBody('RecommendGroupsRequest', request.body);
     const collection = collections.get(collectionName(request));
     const ctx = context(collections, collectionName(request), recommendQuery(body));
     return ok(request, await groupsResult(collections, collection, await planLeaf(ctx, recommendQuery(body), null), body));
-  });
+  }));
 
-  app.post('/collections/:name/points/query/groups', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/query/groups', (request) => read(request, 'Query', async () => {
     const body = validateBody('QueryGroupsRequest', request.body);
     const collection = collections.get(collectionName(request));
     const ctx = context(collections, collectionName(request), body);
     return ok(request, await groupsResult(collections, collection, await planLeaf(ctx, body, null), body));
-  });
+  }));
 
-  app.post('/collections/:name/points/search', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/search', (request) => read(request, 'Search', async () => {
     const planned = fromSearchRequest(validateBody('SearchRequest', request.body));
     const [hits] = await collections.get(collectionName(request)).search([planned]);
     return ok(request, hits.map(renderScored));
-  });
+  }));
 
-  app.post('/collections/:name/points/search/batch', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/search/batch', (request) => read(request, 'Search', async () => {
     const planned = validateBody('SearchRequestBatch', request.body).searches.map(fromSearchRequest);
     const results = await collections.get(collectionName(request)).search(planned);
     return ok(request, results.map((hits) => hits.map(renderScored)));
-  });
+  }));
 
   /**
    * Runs query bodies: vector searches without prefetch go together as one batch (one task per
@@ -121,41 +116,35 @@ export function registerSearchRoutes(app: FastifyInstance, { collections }: Serv
     return out;
   };
 
-  app.post('/collections/:name/points/query', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/query', (request) => read(request, 'Query', async () => {
     const body = validateBody('QueryRequest', request.body);
     const [points] = await run(collectionName(request), [body]);
     return ok(request, { points });
-  });
+  }));
 
-  app.post('/collections/:name/points/query/batch', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/query/batch', (request) => read(request, 'Query', async () => {
     const body = validateBody('QueryRequestBatch', request.body);
     const results = await run(collectionName(request), body.searches);
     return ok(request, results.map((points) => ({ points })));
-  });
+  }));
 
-  app.post('/collections/:name/points/recommend', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/recommend', (request) => read(request, 'Search', async () => {
     const [points] = await run(collectionName(request), [recommendQuery(validateBody('RecommendRequest', request.body))]);
     return ok(request, points);
-  });
+  }));
 
-  app.post('/collections/:name/points/discover', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/discover', (request) => read(request, 'Search', async () => {
     const [points] = await run(collectionName(request), [discoverQuery(validateBody('DiscoverRequest', request.body))]);
     return ok(request, points);
-  });
+  }));
 
-  app.post('/collections/:name/points/discover/batch', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/discover/batch', (request) => read(request, 'Search', async () => {
     const body = validateBody('DiscoverRequestBatch', request.body);
     return ok(request, await run(collectionName(request), body.searches.map(discoverQuery)));
-  });
+  }));
 
-  app.post('/collections/:name/points/recommend/batch', async (request) => {
-    query(request, READ_PARAMS);
+  app.post('/collections/:name/points/recommend/batch', (request) => read(request, 'Search', async () => {
     const body = validateBody('RecommendRequestBatch', request.body);
     return ok(request, await run(collectionName(request), body.searches.map(recommendQuery)));
-  });
+  }));
 }

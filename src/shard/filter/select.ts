@@ -11,6 +11,7 @@ import type { Payload, PointId } from '../../model.js';
 import { hasMatchSemantics, type PayloadIndex } from '../payload-index/types.js';
 import { checkCondition, type PointScope, type SemanticsLookup } from './evaluate.js';
 import type { Condition, Filter } from './types.js';
+import { pollDeadline } from '../deadline.js';
 
 export interface FilterSource {
   /** Offsets are 0..size-1. */
@@ -99,6 +100,7 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
   const semantics = indexSemantics(src);
   const out = new Bitset(src.size);
   candidates.forEach((offset) => {
+    pollDeadline();
     if (checkCondition(cond, scopeOf(offset, src, semantics))) out.add(offset);
   });
   return out;

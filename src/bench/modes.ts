@@ -1,0 +1,111 @@
+// The three benchmark modes over one data set and its ground truth:
+// - engine: every engine in this process, one thread each, over the m x ef_construct x ef grid;
+// - server: a Qdrant-compatible server over HTTP, one collection per m x ef_construct, an ef sweep;
+// - ingest: upsert throughput and time to a searchable index, per batch size.
+
+import { CommandError } from '../errors.js';
+import type { Dataset } from './dataset.js';
+import type { GroundTruth } from './ground-truth.js';
+import type { HttpTarget } from './http-target.js';
+import { httpSweepPoint, type QueryParams } from './http-search.js';
+import type { Progress } from './progress.js';
+import { RecallJudge } from './recall.js';
+import type { IngestRow, Series } from './result.js';
+import { makeRunner, type EngineName } from './runners.js';
+import { buildTimed, sweep } from './sweep.js';
+import { createCollection, upload } from './upload.js';
+
+export interface SweepOptions {
+  k: number;
+  engines: EngineName[];
+  ms: number[];
+  efConstructs: number[];
+  efs: number[];
+  /** int8 rescoring: candidates per result scored again with f32. */
+  oversampling: number;
+}
+
+export interface EngineOptions extends SweepOptions {
+  repeats: number;
+  exactQueries: number;
+}
+
+export interface HttpOptions extends SweepOptions {
+  concurrency: number;
+  batchSizes: number[];
+}
+
+function grid(options: SweepOptions): { m: number; efConstruct: number }[] {
+  return options.ms.flatMap((m) => options.efConstructs.map((efConstruct) => ({ m, efConstruct })));
+}
+
+export async function engineMode(data: Dataset, truth: GroundTruth, options: EngineOptions, progress: Progress): Promise<Series[]> {
+  const judge = new RecallJudge(data, truth, options.k);
+  const series: Series[] = [];
+  const configs = grid(options);
+  for (const [i, { m, efConstruct }] of configs.entries()) {
+    // Exact baselines have no graph parameters: they are measured once, with the first configuration.
+    const engines = options.engines.filter((e) => (e !== 'flat' && e !== 'quiver-exact') || i === 0);
+    const built = [];
+    for (const engine of engines) built.push(await buildTimed(makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling), data.base, data.dim, progress));
+    const points = sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);
+    built.forEach((b, j) => series.push({
+      engine: b.runner.name,
+      m: b.runner.tunable ? m : null,
+      efConstruct: b.runner.tunable ? efConstruct : null,
+      buildSeconds: b.buildSeconds,
+      memoryBytes: b.memoryBytes,
+      points: points[j],
+    }));
+  }
+  return series;
+}
+
+const COLLECTION = 'quiver_bench';
+
+export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HttpOptions, progress: Progress): Promise<Series[]> {
+  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact')) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
+  const judge = new RecallJudge(data, truth, options.k);
+  const nq = data.queries.length / data.dim;
+  const series: Series[] = [];
+  const variants = options.engines.includes('quiver-int8') ? [false, true] : [false];
+  for (const [i, { m, efConstruct }] of grid(options).entries()) {
+    for (const int8 of variants) {
+      await createCollection(http, data, { name: COLLECTION, m, efConstruct, int8 });
+      const timing = await upload(http, data, COLLECTION, options.batchSizes[0], options.concurrency, progress);
+      const sweeps: { engine: string; params: QueryParams[] }[] = [];
+      if (int8) sweeps.push({ engine: 'server int8', params: options.efs.map((ef) => ({ hnsw_ef: ef, quantization: { rescore: true, oversampling: options.oversampling } })) });
+      else {
+        if (options.engines.includes('quiver-f32')) sweeps.push({ engine: 'server f32', params: options.efs.map((ef) => ({ hnsw_ef: ef })) });
+        if (options.engines.includes('flat') && i === 0) sweeps.push({ engine: 'server exact', params: [{ exact: true }] });
+      }
+      for (const { engine, params } of sweeps) {
+        const task = progress.start(`${engine} (m=${m}, ef_construct=${efConstruct}): ${params.length} x ${nq} queries, ${options.concurrency} at a time`, params.length * nq);
+        const points = [];
+        for (const p of params) points.push(await httpSweepPoint(http, COLLECTION, data, options.k, p, options.concurrency, judge, task));
+        task.done();
+        const exact = params[0].exact === true;
+        series.push({ engine, m: exact ? null : m, efConstruct: exact ? null : efConstruct, buildSeconds: timing.searchableSeconds, memoryBytes: null, points });
+      }
+    }
+  }
+  await http.call('DELETE', `/collections/${COLLECTION}`);
+  return series;
+}
+
+export async function ingestMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HttpOptions, progress: Progress): Promise<IngestRow[]> {
+  const judge = new RecallJudge(data, truth, options.k);
+  const n = data.base.length / data.dim;
+  const nq = data.queries.length / data.dim;
+  const rows: IngestRow[] = [];
+  for (const batchSize of options.batchSizes) {
+    await createCollection(http, data, { name: COLLECTION, m: options.ms[0], efConstruct: options.efConstructs[0], int8: false });
+    const timing = await upload(http, data, COLLECTION, batchSize, options.concurrency, progress);
+    const task = progress.start(`recall check: ${nq} queries`, nq);
+    const check = await httpSweepPoint(http, COLLECTION, data, options.k, {}, options.concurrency, judge, task);
+    task.done();
+    rows.push({ batchSize, concurrency: options.concurrency, points: n, uploadSeconds: timing.uploadSeconds, pointsPerSecond: n / timing.uploadSeconds, searchableSeconds: timing.searchableSeconds, recall: check.recall });
+  }
+  await http.call('DELETE', `/collections/${COLLECTION}`);
+  return rows;
+}

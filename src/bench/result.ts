@@ -1,0 +1,44 @@
+// The shape of a benchmark's JSON result file (and of what the CLI prints and plots).
+
+import type { Distance } from '../engine/index.js';
+import type { SweepPoint } from './sweep.js';
+
+export type BenchMode = 'engine' | 'server' | 'ingest';
+
+/** One index configuration of one engine, measured at each ef of the sweep. */
+export interface Series {
+  engine: string;
+  m: number | null;
+  efConstruct: number | null;
+  /** Engine mode: index build; server mode: upload until searchable. */
+  buildSeconds: number;
+  /** Bytes the index holds (engine mode), null when not measurable (server mode). */
+  memoryBytes: number | null;
+  points: SweepPoint[];
+}
+
+export interface IngestRow {
+  batchSize: number;
+  concurrency: number;
+  points: number;
+  /** From the first upsert until the last one is acknowledged. */
+  uploadSeconds: number;
+  pointsPerSecond: number;
+  /** From the first upsert until the collection is green, counts every point and answers searches. */
+  searchableSeconds: number;
+  /** recall@k of a default search right after it became searchable. */
+  recall: number;
+}
+
+export interface BenchResult {
+  mode: BenchMode;
+  command: string;
+  startedAt: string;
+  machine: { node: string; platform: string; arch: string; cpus: number; cpuModel: string };
+  target: string;
+  dataset: { name: string; dim: number; distance: Distance; base: number; queries: number };
+  k: number;
+  groundTruth: { file: string; k: number };
+  series: Series[];
+  ingest: IngestRow[];
+}

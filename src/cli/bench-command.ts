@@ -1,0 +1,190 @@
+// `quiver bench engine|server|ingest`: load a data set, compute (or reuse) its exact ground
+// truth, run the mode, print the table, write the JSON result and the plot.
+
+import { cpus } from 'node:os';
+import { defaultFashionMnistDir } from '../bench/fashion-mnist.js';
+import { loadDataset, type Dataset } from '../bench/dataset.js';
+import { DEFAULT_CACHE_DIR, groundTruth } from '../bench/ground-truth.js';
+import { openTarget } from '../bench/http-target.js';
+import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
+import type { BenchMode, BenchResult } from '../bench/result.js';
+import { ENGINES } from '../bench/runners.js';
+import { DISTANCES, type Distance } from '../engine/index.js';
+import { CommandError } from '../errors.js';
+import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
+import { terminalProgress } from './progress.js';
+import { comparisons, heading, resultTable, writeResult } from './report.js';
+
+const DATA_OPTIONS: OptionSpec[] = [
+  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, or a .fvecs/.npy/.json file of vectors' },
+  { name: 'query-file', value: 'FILE', help: 'queries for a file data set (else its last --queries rows are held out)' },
+  { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic; 10% of a file, at most 1000)' },
+  { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic: Cosine)` },
+  { name: 'size', value: 'N', default: '10000', help: 'synthetic: base vectors' },
+  { name: 'dim', value: 'N', default: '128', help: 'synthetic: dimension' },
+  { name: 'clusters', value: 'N', default: '32', help: 'synthetic: gaussian clusters' },
+  { name: 'seed', value: 'N', default: '7', help: 'synthetic: random seed' },
+  { name: 'fashion-mnist-dir', value: 'DIR', default: defaultFashionMnistDir(), help: 'Debian\'s dataset-fashion-mnist files (env QUIVER_FASHION_MNIST_DIR)' },
+  { name: 'k', value: 'N', default: '10', help: 'neighbours per query (recall@k)' },
+];
+
+const GRAPH_OPTIONS: OptionSpec[] = [
+  { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
+  { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
+  { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
+  { name: 'oversampling', value: 'N', default: '2', help: 'int8: candidates per result rescored with f32' },
+];
+
+const OUTPUT_OPTIONS: OptionSpec[] = [
+  { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
+  { name: 'cache-dir', value: 'DIR', default: DEFAULT_CACHE_DIR, help: 'where exact ground truth is cached' },
+  { name: 'quiet', help: 'no progress on stderr' },
+];
+
+const HTTP_OPTIONS: OptionSpec[] = [
+  { name: 'url', value: 'URL', help: 'a running Quiver or any Qdrant-compatible server (default: start Quiver on a free loopback port)' },
+  { name: 'api-key', value: 'KEY', help: 'sent as the api-key header' },
+  { name: 'concurrency', value: 'N', default: '16', help: 'requests in flight at once' },
+  { name: 'workers', value: 'N', default: String(cpus().length), help: 'shard workers of the server started without --url' },
+];
+
+export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
+  engine: {
+    usage: 'quiver bench engine [options]',
+    summary: 'Quiver\'s engine (f32 and int8), hnswlib-node and a flat exact scan in this process, one thread each:\nrecall@k, QPS, p50/p99 latency, build time and memory over the m x ef_construct x ef grid.',
+    options: [
+      ...DATA_OPTIONS,
+      { name: 'engines', value: 'LIST', default: ENGINES.join(','), help: `engines to compare (${ENGINES.join(', ')})` },
+      ...GRAPH_OPTIONS,
+      { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
+      { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
+      ...OUTPUT_OPTIONS,
+    ],
+    epilog: ['Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64'],
+  },
+  server: {
+    usage: 'quiver bench server [options]',
+    summary: 'A server through its HTTP API (Qdrant\'s query endpoint) with concurrent requests: loads the data set into a\ncollection per m x ef_construct, then sweeps hnsw_ef; int8 adds a scalar-quantized collection, flat an exact search.',
+    options: [
+      ...DATA_OPTIONS,
+      { name: 'engines', value: 'LIST', default: 'quiver-f32,flat', help: 'quiver-f32 (HNSW), quiver-int8 (scalar quantization), flat (params.exact)' },
+      ...GRAPH_OPTIONS,
+      ...HTTP_OPTIONS,
+      { name: 'batch', value: 'N', default: '256', help: 'points per upsert while loading' },
+      ...OUTPUT_OPTIONS,
+    ],
+    epilog: ['Example: npx quiver bench server --url http://127.0.0.1:6333 --dataset synthetic --concurrency 32'],
+  },
+  ingest: {
+    usage: 'quiver bench ingest [options]',
+    summary: 'Upsert throughput through the HTTP API and the time until the collection is searchable, per batch size,\nwith a recall check of the result.',
+    options: [
+      ...DATA_OPTIONS,
+      { name: 'm', value: 'N', default: '16', help: 'HNSW m of the collection' },
+      { name: 'ef-construct', value: 'N', default: '100', help: 'HNSW ef_construct of the collection' },
+      ...HTTP_OPTIONS,
+      { name: 'batch', value: 'LIST', default: '64,256,1024', help: 'points per upsert; one run per value' },
+      ...OUTPUT_OPTIONS,
+    ],
+    epilog: ['Example: npx quiver bench ingest --dataset vectors.npy --batch 100,1000 --concurrency 4'],
+  },
+};
+
+export const BENCH_SPEC: CommandSpec = {
+  usage: 'quiver bench <engine|server|ingest> [options]',
+  summary: 'Benchmarks Quiver against the libraries you would pick instead, on Fashion-MNIST, synthetic clusters or your own vectors.\n\n'
+    + '  engine   in-process: Quiver f32/int8 vs hnswlib-node vs a flat exact scan\n'
+    + '  server   through HTTP against a running Quiver or any Qdrant-compatible URL\n'
+    + '  ingest   upsert throughput and time to a searchable index\n\n'
+    + 'Each prints a table, writes a JSON result file and a recall-vs-QPS plot (SVG, and PNG when rsvg-convert or ImageMagick is installed).\n'
+    + 'quiver bench <mode> --help lists the options of a mode.',
+  options: [],
+};
+
+function datasetOptions(values: ParsedOptions): Parameters<typeof loadDataset>[0] {
+  const distance = values.distance as Distance | undefined;
+  return {
+    source: String(values.dataset),
+    queryFile: values['query-file'] as string | undefined,
+    queries: optionalInt(values, 'queries'),
+    distance,
+    size: int(values, 'size'),
+    dim: int(values, 'dim'),
+    clusters: int(values, 'clusters'),
+    seed: int(values, 'seed'),
+    fashionMnistDir: String(values['fashion-mnist-dir']),
+  };
+}
+
+function sweepOptions(values: ParsedOptions, mode: BenchMode): SweepOptions {
+  return {
+    k: int(values, 'k'),
+    engines: mode === 'ingest' ? ['quiver-f32'] : choices(values, 'engines', ENGINES),
+    ms: intList(values, 'm'),
+    efConstructs: intList(values, 'ef-construct'),
+    efs: mode === 'ingest' ? [] : intList(values, 'ef'),
+    oversampling: mode === 'ingest' ? 1 : int(values, 'oversampling'),
+  };
+}
+
+function datasetSummary(data: Dataset): BenchResult['dataset'] {
+  return { name: data.name, dim: data.dim, distance: data.distance, base: data.base.length / data.dim, queries: data.queries.length / data.dim };
+}
+
+/** Runs `quiver bench ...`; returns the process exit status. */
+export async function benchCommand(args: string[]): Promise<number> {
+  const mode = args[0] as BenchMode;
+  if (!(mode in BENCH_SPECS)) {
+    if (args.length === 0 || args[0] === '--help' || args[0] === '-h') {
+      console.log(helpText(BENCH_SPEC));
+      return 0;
+    }
+    throw new CommandError(`unknown bench mode "${args[0]}"; see quiver bench --help`);
+  }
+  const spec = BENCH_SPECS[mode];
+  const values = parseOptions(spec, args.slice(1));
+  if (values.help) {
+    console.log(helpText(spec));
+    return 0;
+  }
+  const progress = terminalProgress(process.stderr, values.quiet === true);
+  const sweep = sweepOptions(values, mode);
+  const data = await loadDataset(datasetOptions(values));
+  if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
+  const truth = await groundTruth(data, sweep.k, String(values['cache-dir']), progress);
+  const startedAt = new Date().toISOString();
+  const cpu = cpus();
+  const result: BenchResult = {
+    mode,
+    command: ['quiver', 'bench', ...args].join(' '),
+    startedAt,
+    machine: { node: process.version, platform: process.platform, arch: process.arch, cpus: cpu.length, cpuModel: cpu[0]?.model ?? 'unknown' },
+    target: 'this process',
+    dataset: datasetSummary(data),
+    k: sweep.k,
+    groundTruth: { file: truth.file, k: truth.k },
+    series: [],
+    ingest: [],
+  };
+  if (mode === 'engine') {
+    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries') }, progress);
+  } else {
+    const concurrency = int(values, 'concurrency');
+    const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);
+    result.target = values.url ? http.url : `a Quiver server started on ${http.url}`;
+    try {
+      const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch') };
+      if (mode === 'server') result.series = await serverMode(http, data, truth, options, progress);
+      else result.ingest = await ingestMode(http, data, truth, options, progress);
+    } finally {
+      await http.close();
+    }
+  }
+  console.log(`\n${heading(result)}\n`);
+  console.log(resultTable(result));
+  const ratios = comparisons(result);
+  if (ratios.length > 0) console.log(`\n${ratios.join('\n')}`);
+  const files = await writeResult(result, String(values.out));
+  console.log(`\nresults: ${files.json}${files.svg ? `\nplot:    ${files.svg}` : ''}${files.png ? `\n         ${files.png}` : ''}`);
+  return 0;
+}

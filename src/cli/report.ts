@@ -1,0 +1,88 @@
+// What a benchmark run leaves behind: the table on stdout (with the ratios against
+// hnswlib-node), the JSON result file, and the recall-vs-QPS plot as SVG (and PNG).
+
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BenchResult, Series } from '../bench/result.js';
+import type { SweepPoint } from '../bench/sweep.js';
+import { recallQpsSvg, seriesLabel } from './plot.js';
+import { svgToPng } from './png.js';
+import { renderTable, type Column } from './table.js';
+
+const RECALL_TARGETS = [0.9, 0.95, 0.99];
+
+const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(1));
+
+export function resultTable(result: BenchResult): string {
+  if (result.mode === 'ingest') {
+    const columns: Column[] = [
+      { title: 'batch', align: 'right' }, { title: 'concurrency', align: 'right' }, { title: 'points', align: 'right' },
+      { title: 'upload s', align: 'right' }, { title: 'points/s', align: 'right' }, { title: 'searchable s', align: 'right' }, { title: `recall@${result.k}`, align: 'right' },
+    ];
+    return renderTable(columns, result.ingest.map((r) => [
+      String(r.batchSize), String(r.concurrency), String(r.points), r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4),
+    ]));
+  }
+  const columns: Column[] = [
+    { title: 'engine', align: 'left' }, { title: 'm', align: 'right' }, { title: 'ef_c', align: 'right' }, { title: 'ef', align: 'right' },
+    { title: `recall@${result.k}`, align: 'right' }, { title: 'QPS', align: 'right' }, { title: 'p50 ms', align: 'right' }, { title: 'p99 ms', align: 'right' },
+    { title: result.mode === 'engine' ? 'build s' : 'load s', align: 'right' }, { title: 'memory MB', align: 'right' },
+  ];
+  const rows = result.series.flatMap((s) => s.points.map((p) => [
+    s.engine, s.m === null ? '-' : String(s.m), s.efConstruct === null ? '-' : String(s.efConstruct), p.ef === null ? '-' : String(p.ef),
+    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), mb(s.memoryBytes),
+  ]));
+  return renderTable(columns, rows);
+}
+
+/** Fastest point of a series reaching `recall`, or null. */
+export function fastestAt(series: Series, recall: number): SweepPoint | null {
+  let best: SweepPoint | null = null;
+  for (const p of series.points) if (p.recall >= recall && (!best || p.qps > best.qps)) best = p;
+  return best;
+}
+
+/** Each Quiver series against hnswlib-node with the same m and ef_construct: build time and QPS at equal recall. */
+export function comparisons(result: BenchResult): string[] {
+  const lines: string[] = [];
+  for (const peer of result.series.filter((s) => s.engine === 'hnswlib-node')) {
+    for (const ours of result.series.filter((s) => s.engine.startsWith('quiver') && s.m === peer.m && s.efConstruct === peer.efConstruct)) {
+      const name = `${seriesLabel(ours, result.series)} / ${seriesLabel(peer, result.series)}`;
+      lines.push(`${name}: build time ${(ours.buildSeconds / peer.buildSeconds).toFixed(2)}x${ours.memoryBytes !== null && peer.memoryBytes ? `, memory ${(ours.memoryBytes / peer.memoryBytes).toFixed(2)}x` : ''}`);
+      for (const target of RECALL_TARGETS) {
+        const a = fastestAt(ours, target);
+        const b = fastestAt(peer, target);
+        lines.push(a && b
+          ? `${name}: QPS at recall@${result.k} >= ${target}: ${(a.qps / b.qps).toFixed(2)}x (${a.qps.toFixed(0)} at ef ${a.ef}, recall ${a.recall.toFixed(4)} vs ${b.qps.toFixed(0)} at ef ${b.ef}, recall ${b.recall.toFixed(4)})`
+          : `${name}: QPS at recall@${result.k} >= ${target}: n/a (${a ? 'hnswlib-node' : 'quiver'} does not reach it)`);
+      }
+    }
+  }
+  if (result.mode === 'engine') {
+    const bytesPerQuery = result.dataset.base * result.dataset.dim * 4;
+    for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors (one thread)`);
+  }
+  return lines;
+}
+
+export function heading(result: BenchResult): string {
+  const d = result.dataset;
+  return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}`;
+}
+
+export interface WrittenFiles {
+  json: string;
+  svg: string | null;
+  png: string | null;
+}
+
+export async function writeResult(result: BenchResult, dir: string): Promise<WrittenFiles> {
+  await mkdir(dir, { recursive: true });
+  const stem = join(dir, `${result.mode}-${result.dataset.name}-${result.startedAt.replace(/[:.]/g, '-')}`);
+  await writeFile(`${stem}.json`, JSON.stringify(result, null, 2) + '\n');
+  if (result.series.length === 0) return { json: `${stem}.json`, svg: null, png: null };
+  const d = result.dataset;
+  await writeFile(`${stem}.svg`, recallQpsSvg(`${d.name} (${d.base} x ${d.dim}, ${result.mode} mode)`, result.k, result.series));
+  const converter = await svgToPng(`${stem}.svg`, `${stem}.png`);
+  return { json: `${stem}.json`, svg: `${stem}.svg`, png: converter ? `${stem}.png` : null };
+}

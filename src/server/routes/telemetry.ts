@@ -1,0 +1,34 @@
+// GET /telemetry, GET /cluster/telemetry and GET /cluster: what this node reports about itself
+// and its collections (only those the caller may see).
+
+import type { FastifyInstance } from 'fastify';
+import { CLUSTER_TELEMETRY_PARAMS, TELEMETRY_PARAMS } from '../../api/validator.js';
+import { namerFor } from '../../telemetry/anonymize.js';
+import { clusterTelemetry } from '../../telemetry/cluster-telemetry.js';
+import { takeSnapshot } from '../../telemetry/snapshot.js';
+import { telemetryData } from '../../telemetry/telemetry-data.js';
+import { accessOf } from '../access.js';
+import type { ServerContext } from '../app.js';
+import { withOperationTimeout } from '../deadline.js';
+import { ok } from '../reply.js';
+import { query } from './params.js';
+
+export function registerTelemetryRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
+  app.get('/telemetry', async (request) => {
+    const params = query(request, TELEMETRY_PARAMS);
+    const access = accessOf(request);
+    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'telemetry');
+    return ok(request, telemetryData(node, config, snapshot, { level: params.details_level ?? 0, names: namerFor(params.anonymize) }));
+  });
+
+  app.get('/cluster/telemetry', async (request) => {
+    const params = query(request, CLUSTER_TELEMETRY_PARAMS);
+    const access = accessOf(request);
+    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'cluster_telemetry');
+    const scheme = config.service.enable_tls ? 'https' : 'http';
+    return ok(request, clusterTelemetry(node, snapshot, `${scheme}://${config.service.host}:${config.service.http_port}/`));
+  });
+
+  // A single node runs without consensus: Qdrant reports its cluster as disabled.
+  app.get('/cluster', async (request) => ok(request, { status: 'disabled' }));
+}

@@ -1,0 +1,137 @@
+// Snapshot files under the snapshots directory, laid out as Qdrant lays them out: full-storage
+// snapshots in the directory itself, a collection's in <collection>/, a shard's in
+// <collection>/shards/<id>/, each `<name>.snapshot` next to `<name>.snapshot.checksum` (its
+// SHA-256 in hex). A snapshot is built under a temporary name, synced, its checksum file written,
+// and only then renamed into place, so a listing never shows a partial snapshot.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NotFound } from '../errors.js';
+import type { FileSlice } from './tar.js';
+
+/** Qdrant's SnapshotDescription. */
+export interface SnapshotDescription {
+  name: string;
+  creation_time: string | null;
+  size: number;
+  checksum: string | null;
+}
+
+const EXTENSION = '.snapshot';
+const CHECKSUM = '.checksum';
+
+/** SHA-256 (hex) of a file or a slice of one, read as a stream. */
+export async function sha256(source: string | FileSlice): Promise<string> {
+  const hash = createHash('sha256');
+  const stream = typeof source === 'string'
+    ? createReadStream(source)
+    : createReadStream(source.path, { start: source.offset, end: source.offset + source.size - 1 });
+  if (typeof source === 'string' || source.size > 0) for await (const chunk of stream) hash.update(chunk as Buffer);
+  else stream.destroy();
+  return hash.digest('hex');
+}
+
+/** A path component for a collection name: collection names may hold '/', '.', and anything else. */
+export function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+}
+
+/** Qdrant's timestamp in snapshot names: UTC, YYYY-MM-DD-HH-MM-SS. */
+export function snapshotTimestamp(date = new Date()): string {
+  return date.toISOString().slice(0, 19).replace('T', '-').replaceAll(':', '-');
+}
+
+export class SnapshotFiles {
+  constructor(readonly root: string) {}
+
+  collectionDir(collection: string): string {
+    return join(this.root, safeName(collection));
+  }
+
+  shardDir(collection: string, shard: number): string {
+    return join(this.collectionDir(collection), 'shards', String(shard));
+  }
+
+  /** A fresh path for temporary files, on the snapshots directory's file system so renames are atomic. */
+  async tempPath(label: string): Promise<string> {
+    const dir = join(this.root, '.tmp');
+    await mkdir(dir, { recursive: true });
+    return join(dir, `${label}-${randomUUID()}`);
+  }
+
+  async list(dir: string): Promise<SnapshotDescription[]> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: SnapshotDescription[] = [];
+    for (const name of names.filter((n) => n.endsWith(EXTENSION)).sort()) {
+      const described = await this.describe(join(dir, name)).catch(() => null);
+      if (described) out.push(described);
+    }
+    return out;
+  }
+
+  private async describe(path: string): Promise<SnapshotDescription | null> {
+    const info = await stat(path);
+    if (!info.isFile()) return null;
+    const checksum = await readFile(path + CHECKSUM, 'utf8').then((t) => t.trim(), () => null);
+    return { name: path.slice(path.lastIndexOf('/') + 1), creation_time: info.mtime.toISOString().slice(0, 19), size: info.size, checksum };
+  }
+
+  /** The path of snapshot `name` in `dir`; 404 unless it is a snapshot file right inside `dir`. */
+  async locate(dir: string, name: string): Promise<string> {
+    const missing = new NotFound(`Snapshot ${name} not found`);
+    if (!name.endsWith(EXTENSION) || name.includes('/') || name.includes('\\')) throw missing;
+    try {
+      const path = await realpath(join(dir, name));
+      if (path !== join(await realpath(dir), name) || !(await stat(path)).isFile()) throw missing;
+      return path;
+    } catch {
+      throw missing;
+    }
+  }
+
+  async remove(dir: string, name: string): Promise<void> {
+    const path = await this.locate(dir, name);
+    await rm(path + CHECKSUM, { force: true });
+    await rm(path);
+  }
+
+  /**
+   * Moves a finished archive (a temporary file) into `dir` as `name`: its checksum file first, then
+   * the synced archive by rename, so it appears whole and already described.
+   */
+  async store(dir: string, name: string, archive: string): Promise<SnapshotDescription> {
+    await mkdir(dir, { recursive: true });
+    const target = join(dir, name);
+    const checksum = await sha256(archive);
+    const checksumTemp = `${target}${CHECKSUM}.tmp-${randomUUID()}`;
+    const file = await open(checksumTemp, 'wx');
+    try {
+      await file.writeFile(checksum);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(checksumTemp, target + CHECKSUM);
+    await rename(archive, target);
+    await syncDir(dir);
+    return (await this.describe(target))!;
+  }
+}
+
+/** Makes renames in a directory durable. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

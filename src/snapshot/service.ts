@@ -1,0 +1,184 @@
+// Creating and recovering snapshots of collections, shards and the whole storage. Each shard
+// writes its own part inside its worker (between two writes of its collection); the main thread
+// only packs parts into archives and unpacks archives into parts, streaming files, never points.
+// Recovery checks the checksum, then the whole archive, before any live data is touched.
+
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { collectionNotFound } from '../api/messages.js';
+import type { Collection } from '../collection/collection.js';
+import type { CollectionManager } from '../collection/manager.js';
+import { BadInput, NotFound } from '../errors.js';
+import {
+  collectionEntry,
+  openArchive,
+  SHARD_PART_ENTRY,
+  shardPartEntry,
+  writeArchive,
+  type CollectionManifest,
+  type OpenedArchive,
+  type ShardManifest,
+} from './archive.js';
+import { safeName, snapshotTimestamp, SnapshotFiles, type SnapshotDescription } from './files.js';
+import { release, verifyChecksum, type LocalSnapshot } from './location.js';
+import type { FileSlice } from './tar.js';
+
+async function wholeFile(path: string): Promise<FileSlice> {
+  return { path, offset: 0, size: (await stat(path)).size };
+}
+
+export class Snapshots {
+  constructor(
+    private readonly collections: CollectionManager,
+    readonly files: SnapshotFiles,
+    /** This node's peer id, part of collection snapshot names as in Qdrant. */
+    private readonly peerId: number,
+  ) {}
+
+  /** The collection's own name (aliases followed) and its shard `shard`, which must exist. */
+  shardOf(nameOrAlias: string, shard: number): { name: string; collection: Collection } {
+    const name = this.collections.resolve(nameOrAlias);
+    const collection = this.collections.get(name);
+    if (!Number.isInteger(shard) || shard < 0 || shard >= collection.shards.length) throw new NotFound(`Shard ${shard} not found`);
+    return { name, collection };
+  }
+
+  /** Runs `job` with a fresh temporary directory, removed afterwards. */
+  private async inWorkDir<T>(job: (dir: string) => Promise<T>): Promise<T> {
+    const dir = await this.files.tempPath('parts');
+    await mkdir(dir);
+    try {
+      return await job(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Packs listed shards' parts of one collection into a new temporary archive. */
+  private async packShards(collection: Collection, shards: number[], manifestOf: (parts: { points: number; lastOp: number }[]) => CollectionManifest | ShardManifest, entryOf: (shard: number) => string): Promise<string> {
+    return this.inWorkDir(async (dir) => {
+      const targets = shards.map((index) => ({ index, path: join(dir, `${index}.points`) }));
+      const parts = await collection.snapshotShards(targets);
+      const archive = await this.files.tempPath('archive');
+      const entries = await Promise.all(targets.map(async (t) => ({ name: entryOf(t.index), source: await wholeFile(t.path) })));
+      try {
+        await writeArchive(archive, manifestOf(parts), entries);
+      } catch (err) {
+        await rm(archive, { force: true });
+        throw err;
+      }
+      return archive;
+    });
+  }
+
+  private packCollection(name: string): Promise<string> {
+    const collection = this.collections.get(name);
+    return this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
+      const record = this.collections.record(name);
+      return { kind: 'collection', name, config: record.config, indexes: record.indexes, shards };
+    }, shardPartEntry);
+  }
+
+  async createCollectionSnapshot(nameOrAlias: string): Promise<SnapshotDescription> {
+    const name = this.collections.resolve(nameOrAlias);
+    const archive = await this.packCollection(name);
+    return this.files.store(this.files.collectionDir(name), `${safeName(name)}-${this.peerId}-${snapshotTimestamp()}.snapshot`, archive);
+  }
+
+  /** A shard snapshot as a temporary archive (for storing, or for streaming once). */
+  async packShard(nameOrAlias: string, shard: number): Promise<string> {
+    const { name, collection } = this.shardOf(nameOrAlias, shard);
+    return this.packShards(collection, [shard], ([part]) => ({
+      kind: 'shard',
+      collection: name,
+      shard,
+      shardCount: collection.shards.length,
+      vectors: collection.vectors.map(({ name: vector, size, distance }) => ({ name: vector, size, distance })),
+      part,
+    }), () => SHARD_PART_ENTRY);
+  }
+
+  async createShardSnapshot(nameOrAlias: string, shard: number): Promise<SnapshotDescription> {
+    const { name } = this.shardOf(nameOrAlias, shard);
+    const archive = await this.packShard(name, shard);
+    return this.files.store(this.files.shardDir(name, shard), `${safeName(name)}-shard-${shard}-${snapshotTimestamp()}.snapshot`, archive);
+  }
+
+  /** Every collection (each its own embedded collection snapshot) and the aliases among them. */
+  async createFullSnapshot(): Promise<SnapshotDescription> {
+    const names = this.collections.names();
+    const packed: string[] = [];
+    try {
+      for (const name of names) packed.push(await this.packCollection(name));
+      const aliases = this.collections.aliasList().filter((a) => names.includes(a.collection_name));
+      const archive = await this.files.tempPath('archive');
+      const entries = await Promise.all(packed.map(async (path, i) => ({ name: collectionEntry(i), source: await wholeFile(path) })));
+      try {
+        await writeArchive(archive, { kind: 'full', aliases, collections: names }, entries);
+      } catch (err) {
+        await rm(archive, { force: true });
+        throw err;
+      }
+      return await this.files.store(this.files.root, `full-snapshot-${snapshotTimestamp()}.snapshot`, archive);
+    } finally {
+      await Promise.all(packed.map((path) => rm(path, { force: true })));
+    }
+  }
+
+  /** Creates or replaces collection `name` from a collection snapshot already checked by openArchive. */
+  private async restoreCollection(name: string, { manifest, entry }: OpenedArchive<CollectionManifest>): Promise<void> {
+    await this.collections.replace(name, manifest.config, manifest.indexes, (collection) =>
+      collection.restoreShards(manifest.shards.map((part, index) => ({ index, part: entry(shardPartEntry(index)), lastOp: part.lastOp }))));
+  }
+
+  /** Recovers collection `name` (created if missing) from a snapshot file, which is released afterwards. */
+  async recoverCollection(name: string, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
+    try {
+      await verifyChecksum(snapshot.path, checksum);
+      await this.restoreCollection(name, await openArchive(await wholeFile(snapshot.path), 'collection'));
+    } finally {
+      await release(snapshot);
+    }
+  }
+
+  /** Replaces one shard's data from a shard snapshot whose vectors match the collection's. */
+  async recoverShard(nameOrAlias: string, shard: number, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
+    try {
+      const { name, collection } = this.shardOf(nameOrAlias, shard);
+      await verifyChecksum(snapshot.path, checksum);
+      const { manifest, entry } = await openArchive(await wholeFile(snapshot.path), 'shard');
+      const describe = (vectors: readonly { name: string; size: number; distance: string }[]): string =>
+        vectors.map((v) => `${v.name || '(default)'}: ${v.size} ${v.distance}`).sort().join(', ');
+      const theirs = describe(manifest.vectors);
+      const ours = describe(collection.vectors);
+      if (theirs !== ours) throw new BadInput(`Snapshot is not compatible with existing collection ${name}: its vectors are {${theirs}}, the collection's are {${ours}}`);
+      await collection.restoreShards([{ index: shard, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]);
+    } finally {
+      await release(snapshot);
+    }
+  }
+
+  /**
+   * Recovers a full-storage snapshot (at start-up, as Qdrant's --storage-snapshot): every
+   * collection in it, then its aliases. Every embedded archive is checked first. Existing
+   * collections of the same names are replaced only with `force`.
+   */
+  async recoverStorage(path: string, force: boolean): Promise<string[]> {
+    const { manifest, entry } = await openArchive(await wholeFile(path), 'full');
+    const archives = [];
+    for (let i = 0; i < manifest.collections.length; i++) archives.push(await openArchive(entry(collectionEntry(i)), 'collection'));
+    if (!force) {
+      const existing = manifest.collections.filter((name) => this.collections.exists(name));
+      if (existing.length > 0) throw new BadInput(`collections ${existing.join(', ')} already exist; recover with --force-snapshot to replace them`);
+    }
+    for (let i = 0; i < archives.length; i++) await this.restoreCollection(manifest.collections[i], archives[i]);
+    await this.collections.changeAliases(manifest.aliases.map((a) => ({ create_alias: a })));
+    return manifest.collections;
+  }
+
+  /** Snapshot listings are per collection: an unknown collection is a 404, as in Qdrant. */
+  collectionDir(nameOrAlias: string): string {
+    if (!this.collections.exists(nameOrAlias)) throw collectionNotFound(nameOrAlias);
+    return this.files.collectionDir(this.collections.resolve(nameOrAlias));
+  }
+}

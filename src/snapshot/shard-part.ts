@@ -1,0 +1,135 @@
+// A shard's part of a snapshot, written and restored inside the shard's worker thread so point
+// data never crosses to the main thread. The part is the shard's stored point records, each as
+// a u32 (little-endian) length then the record in its on-disk form (src/shard/point-codec.ts).
+// Restoring builds a complete new store beside the live one and only then swaps directories.
+
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { shardOf } from '../collection/routing.js';
+import type { PointId } from '../model.js';
+import { decodePoint } from '../shard/point-codec.js';
+import { Shard, type ShardSpec } from '../shard/shard.js';
+import type { PointRecord } from '../shard/write-ops.js';
+import { InvalidArchive, type FileSlice } from './tar.js';
+
+/** Which shard of how many a restored shard is: every point in it must route there. */
+export interface ShardRoute {
+  index: number;
+  count: number;
+}
+
+/** Writes the shard's points to a new file at `path`; answers how many. */
+export async function writeShardPart(shard: Shard, path: string): Promise<number> {
+  const file = await open(path, 'wx');
+  try {
+    const out = file.createWriteStream({ autoClose: false });
+    let count = 0;
+    const length = new Uint8Array(4);
+    const view = new DataView(length.buffer);
+    for await (const record of shard.storedPoints()) {
+      view.setUint32(0, record.length, true);
+      if (!out.write(length)) await new Promise<void>((r) => out.once('drain', () => r()));
+      if (!out.write(record)) await new Promise<void>((r) => out.once('drain', () => r()));
+      count++;
+    }
+    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    await file.sync();
+    return count;
+  } finally {
+    await file.close();
+  }
+}
+
+/** The stored records of a part, read in chunks; a record cut short is an error. */
+async function* partRecords(part: FileSlice): AsyncGenerator<Uint8Array> {
+  if (part.size === 0) return;
+  let pending = new Uint8Array(0);
+  for await (const chunk of createReadStream(part.path, { start: part.offset, end: part.offset + part.size - 1 })) {
+    const joined = new Uint8Array(pending.length + (chunk as Buffer).length);
+    joined.set(pending);
+    joined.set(chunk as Buffer, pending.length);
+    let at = 0;
+    for (;;) {
+      if (joined.length - at < 4) break;
+      const length = new DataView(joined.buffer, joined.byteOffset + at).getUint32(0, true);
+      if (joined.length - at - 4 < length) break;
+      yield joined.subarray(at + 4, at + 4 + length);
+      at += 4 + length;
+    }
+    pending = joined.slice(at);
+  }
+  if (pending.length > 0) throw new InvalidArchive('a shard part ends inside a point record');
+}
+
+function describe(id: PointId): string {
+  return typeof id === 'number' ? String(id) : id;
+}
+
+/** Decodes and vets each record against the shard it is restored into. */
+async function* vetted(part: FileSlice, spec: ShardSpec, route: ShardRoute): AsyncGenerator<PointRecord> {
+  const sizes = new Map(spec.vectors.map((v) => [v.name, v.size]));
+  for await (const bytes of partRecords(part)) {
+    let record: PointRecord;
+    try {
+      record = decodePoint(bytes);
+    } catch {
+      throw new InvalidArchive('a point record does not decode');
+    }
+    for (const [name, vector] of Object.entries(record.vectors)) {
+      const size = sizes.get(name);
+      if (size === undefined) throw new InvalidArchive(`point ${describe(record.id)} has vector "${name}", which the collection does not define`);
+      if (vector.length !== size) throw new InvalidArchive(`point ${describe(record.id)} has a ${vector.length}-d vector "${name}", the collection expects ${size}`);
+    }
+    if (shardOf(record.id, route.count) !== route.index) {
+      throw new InvalidArchive(`point ${describe(record.id)} belongs to shard ${shardOf(record.id, route.count)}, not shard ${route.index}`);
+    }
+    yield record;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+/**
+ * Builds the store a part describes in a directory beside `spec.path`. Every record is decoded and
+ * checked here, so a bad part fails before the live shard is touched; the partial store is removed.
+ */
+export async function stageShardStore(spec: ShardSpec, part: FileSlice, lastOp: number, route: ShardRoute): Promise<string> {
+  const staged = `${spec.path}.recovering-${randomUUID()}`;
+  try {
+    await Shard.createStore(staged, vetted(part, spec, route), lastOp);
+    return staged;
+  } catch (err) {
+    await rm(staged, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** The shard open after a swap, and why the swap failed if it did (the previous store is then back). */
+export interface SwapOutcome {
+  shard: Shard | null;
+  failure: unknown;
+}
+
+/**
+ * Puts a staged store in place of the shard's directory (the live shard must be closed) and opens
+ * it. If the new store does not open, the previous directory is put back and opened instead.
+ */
+export async function swapShardStore(staged: string, spec: ShardSpec): Promise<SwapOutcome> {
+  const previous = `${spec.path}.replaced-${randomUUID()}`;
+  const hadPrevious = await exists(spec.path);
+  if (hadPrevious) await rename(spec.path, previous);
+  await rename(staged, spec.path);
+  try {
+    const shard = await Shard.open(spec);
+    if (hadPrevious) await rm(previous, { recursive: true, force: true });
+    return { shard, failure: null };
+  } catch (failure) {
+    await rm(spec.path, { recursive: true, force: true });
+    if (!hadPrevious) return { shard: null, failure };
+    await rename(previous, spec.path);
+    return { shard: await Shard.open(spec), failure };
+  }
+}

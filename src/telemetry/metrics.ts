@@ -1,0 +1,109 @@
+// `GET /metrics`: Qdrant's node metrics in Prometheus text format: application info, collection
+// counts, REST response counters and durations (for Qdrant's selection of point and search
+// endpoints; timings only for 200 responses), process memory, and quota verdicts.
+
+import { VERSION } from '../version.js';
+import type { Namer } from './anonymize.js';
+import type { NodeState } from './node.js';
+import { memoryTelemetry } from './process.js';
+import { MetricsText, type HistogramSample, type Sample } from './prometheus.js';
+import { DURATION_BUCKETS_SECONDS } from './request-stats.js';
+import { pointCount, vectorCount, vectorsByName, type CollectionSnapshot } from './snapshot.js';
+
+/** The REST endpoints Qdrant reports response metrics for. */
+const REPORTED_ENDPOINTS = new Set([
+  '/collections/{collection_name}/index',
+  '/collections/{collection_name}/points',
+  '/collections/{collection_name}/points/batch',
+  '/collections/{collection_name}/points/count',
+  '/collections/{collection_name}/points/delete',
+  '/collections/{collection_name}/points/discover',
+  '/collections/{collection_name}/points/discover/batch',
+  '/collections/{collection_name}/points/facet',
+  '/collections/{collection_name}/points/payload',
+  '/collections/{collection_name}/points/payload/clear',
+  '/collections/{collection_name}/points/payload/delete',
+  '/collections/{collection_name}/points/query',
+  '/collections/{collection_name}/points/query/batch',
+  '/collections/{collection_name}/points/query/groups',
+  '/collections/{collection_name}/points/recommend',
+  '/collections/{collection_name}/points/recommend/batch',
+  '/collections/{collection_name}/points/recommend/groups',
+  '/collections/{collection_name}/points/scroll',
+  '/collections/{collection_name}/points/search',
+  '/collections/{collection_name}/points/search/batch',
+  '/collections/{collection_name}/points/search/groups',
+  '/collections/{collection_name}/points/search/matrix/offsets',
+  '/collections/{collection_name}/points/search/matrix/pairs',
+  '/collections/{collection_name}/points/vectors',
+  '/collections/{collection_name}/points/vectors/delete',
+]);
+
+const TIMED_STATUS = 200;
+
+function responseMetrics(out: MetricsText, node: NodeState): void {
+  const total: Sample[] = [];
+  const avg: Sample[] = [];
+  const min: Sample[] = [];
+  const max: Sample[] = [];
+  const durations: HistogramSample[] = [];
+  for (const [key, statuses] of node.requests.snapshot()) {
+    const [method, endpoint] = key.split(' ');
+    if (!REPORTED_ENDPOINTS.has(endpoint)) continue;
+    for (const [status, stats] of statuses) {
+      const labels = { method, endpoint, status: String(status) };
+      total.push({ labels, value: stats.count });
+      if (status !== TIMED_STATUS) continue;
+      avg.push({ labels, value: stats.avg_duration_micros / 1e6 });
+      min.push({ labels, value: stats.min_duration_micros / 1e6 });
+      max.push({ labels, value: stats.max_duration_micros / 1e6 });
+      durations.push({
+        labels,
+        buckets: DURATION_BUCKETS_SECONDS.map((bound, i) => [bound, stats.buckets[i]]),
+        sum: stats.total_duration_micros / 1e6,
+        count: stats.count,
+      });
+    }
+  }
+  out
+    .family('rest_responses_total', 'total number of responses', 'counter', total)
+    .family('rest_responses_avg_duration_seconds', 'average response duration', 'gauge', avg)
+    .family('rest_responses_min_duration_seconds', 'minimum response duration', 'gauge', min)
+    .family('rest_responses_max_duration_seconds', 'maximum response duration', 'gauge', max)
+    .histogram('rest_responses_duration_seconds', 'response duration histogram', durations);
+}
+
+export function renderMetrics(node: NodeState, snapshot: CollectionSnapshot[], names: Namer): string {
+  const out = new MetricsText();
+  const shardCount = snapshot.reduce((n, c) => n + c.shards.length, 0);
+  out
+    .family('app_info', 'information about qdrant server', 'gauge', [{ labels: { name: 'qdrant', version: VERSION }, value: 1 }])
+    .family('app_status_recovery_mode', 'features enabled in qdrant server', 'gauge', [{ labels: {}, value: 0 }])
+    .family('collections_total', 'number of collections', 'gauge', [{ labels: {}, value: snapshot.length }])
+    .family('collections_vector_total', 'total number of vectors in all collections', 'gauge', [
+      { labels: {}, value: snapshot.reduce((n, c) => n + vectorCount(c.shards), 0) },
+    ])
+    .family('collection_points', 'approximate amount of points per collection', 'gauge',
+      snapshot.map((c) => ({ labels: { collection: names(c.record.name) }, value: pointCount(c) })))
+    .family('collection_vectors', 'amount of vectors grouped by vector name', 'gauge',
+      snapshot.flatMap((c) => Object.entries(vectorsByName(c.shards)).map(([vector, value]) => ({ labels: { collection: names(c.record.name), vector }, value }))))
+    // One replica per shard, always active: the extremes are 1 and nothing is dead once a shard exists.
+    .family('collection_active_replicas_min', 'minimum number of active replicas across all shards', 'gauge', shardCount ? [{ labels: {}, value: 1 }] : [])
+    .family('collection_active_replicas_max', 'maximum number of active replicas across all shards', 'gauge', shardCount ? [{ labels: {}, value: 1 }] : [])
+    .family('collection_dead_replicas', 'total amount of shard replicas in non-active state', 'gauge', [{ labels: {}, value: 0 }])
+    .family('cluster_enabled', 'is cluster support enabled', 'gauge', [{ labels: {}, value: 0 }]);
+  responseMetrics(out, node);
+  const memory = memoryTelemetry();
+  out
+    .family('memory_active_bytes', 'Total number of bytes in active pages allocated by the application', 'gauge', [{ labels: {}, value: memory.active_bytes }])
+    .family('memory_allocated_bytes', 'Total number of bytes allocated by the application', 'gauge', [{ labels: {}, value: memory.allocated_bytes }])
+    .family('memory_metadata_bytes', 'Total number of bytes dedicated to metadata', 'gauge', [{ labels: {}, value: memory.metadata_bytes }])
+    .family('memory_resident_bytes', 'Maximum number of bytes in physically resident data pages mapped', 'gauge', [{ labels: {}, value: memory.resident_bytes }])
+    .family('memory_retained_bytes', 'Total number of bytes in virtual memory mappings', 'gauge', [{ labels: {}, value: memory.retained_bytes }]);
+  const exceeded = node.quota.exceeded();
+  const quota: Sample[] = [];
+  if (exceeded.resident_memory !== null) quota.push({ labels: { resource: 'memory' }, value: Number(exceeded.resident_memory) });
+  if (exceeded.disk_usage !== null) quota.push({ labels: { resource: 'disk' }, value: Number(exceeded.disk_usage) });
+  out.family('quota_exceeded', 'whether a resource quota is reached and updates consuming it are refused', 'gauge', quota);
+  return out.toString();
+}

@@ -1,0 +1,32 @@
+// What the node knows about itself beyond its collections: identity, start time, quota, request
+// statistics and issues. Telemetry, metrics, cluster, quota and issue endpoints read it.
+
+import { randomUUID } from 'node:crypto';
+import type { QuiverConfig } from '../config/config.js';
+import { checkFileQuota, type QuotaConfig } from '../quota/config.js';
+import { QuotaGuard } from '../quota/guard.js';
+import type { MetaStore } from '../storage/meta-store.js';
+import { IssueBoard } from './issues.js';
+import { loadPeerId } from './peer-id.js';
+import { RequestStats } from './request-stats.js';
+
+export interface NodeState {
+  peerId: number;
+  /** Identifies this run of the process in telemetry (Qdrant draws one per start). */
+  processId: string;
+  startedAt: Date;
+  quota: QuotaGuard;
+  requests: RequestStats;
+  issues: IssueBoard;
+}
+
+const QUOTA_KEY = 'quota';
+
+export async function openNodeState(meta: MetaStore<unknown>, config: QuiverConfig): Promise<NodeState> {
+  const quota = await QuotaGuard.open(
+    { load: () => meta.nodeSetting<QuotaConfig>(QUOTA_KEY), save: (c) => meta.putNodeSetting(QUOTA_KEY, c) },
+    checkFileQuota(config.storage.quotas),
+    config.storage.storage_path,
+  );
+  return { peerId: await loadPeerId(meta), processId: randomUUID(), startedAt: new Date(), quota, requests: new RequestStats(), issues: new IssueBoard() };
+}

@@ -1,0 +1,20 @@
+// This node's peer id: a random integer drawn once and kept in node metadata, so telemetry,
+// cluster info and quotas name the same peer across restarts.
+
+import { randomBytes } from 'node:crypto';
+import type { MetaStore } from '../storage/meta-store.js';
+
+const KEY = 'peer_id';
+
+/** Qdrant draws a random u64; Quiver keeps it below 2^53 so it survives JSON as a number. */
+function drawPeerId(): number {
+  return Number(randomBytes(8).readBigUInt64BE() % BigInt(Number.MAX_SAFE_INTEGER)) + 1;
+}
+
+export async function loadPeerId(meta: MetaStore<unknown>): Promise<number> {
+  const stored = await meta.nodeSetting<number>(KEY);
+  if (stored !== undefined) return stored;
+  const id = drawPeerId();
+  await meta.putNodeSetting(KEY, id);
+  return id;
+}

@@ -1,0 +1,79 @@
+// What telemetry reports about the process and its machine. Qdrant's memory figures come from
+// jemalloc; Quiver reports their nearest V8 and kernel equivalents.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism, endianness } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+import { availableMemoryBytes, diskSpace } from '../quota/meter.js';
+
+export interface MemoryTelemetry {
+  active_bytes: number;
+  allocated_bytes: number;
+  metadata_bytes: number;
+  resident_bytes: number;
+  retained_bytes: number;
+}
+
+/** A field of /proc/self/status in bytes ("VmSize:  123 kB"), or null off Linux. */
+function procStatusBytes(field: string): number | null {
+  try {
+    const line = readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+    return line ? Number(line.split(/\s+/)[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+export function memoryTelemetry(): MemoryTelemetry {
+  const usage = process.memoryUsage();
+  return {
+    // Bytes in use by JS objects and the buffers they hold.
+    allocated_bytes: usage.heapUsed + usage.external,
+    // Heap pages reserved for them.
+    active_bytes: usage.heapTotal + usage.external,
+    // Memory V8 allocates for its own bookkeeping.
+    metadata_bytes: getHeapStatistics().malloced_memory,
+    resident_bytes: usage.rss,
+    // The whole virtual address space mapped by the process.
+    retained_bytes: procStatusBytes('VmSize') ?? usage.rss,
+  };
+}
+
+/** CPU features Qdrant lists (those its SIMD kernels can use), as far as /proc/cpuinfo tells. */
+const CPU_FLAGS = ['sse', 'sse2', 'avx', 'avx2', 'fma', 'f16c', 'avx512f', 'neon'];
+
+function cpuFlags(): string {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => /^(flags|Features)\s*:/.test(l)) ?? '';
+    const present = new Set(line.split(':')[1]?.trim().split(/\s+/) ?? []);
+    return CPU_FLAGS.filter((f) => present.has(f)).join(',');
+  } catch {
+    return '';
+  }
+}
+
+function osRelease(): Record<string, string> {
+  try {
+    return Object.fromEntries(readFileSync('/etc/os-release', 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => {
+      const [key, ...rest] = l.split('=');
+      return [key, rest.join('=').replace(/^"|"$/g, '')];
+    }));
+  } catch {
+    return {};
+  }
+}
+
+export function runningEnvironment(storagePath: string) {
+  const release = osRelease();
+  const disk = diskSpace(storagePath);
+  return {
+    distribution: release.ID ?? null,
+    distribution_version: release.VERSION_ID ?? null,
+    is_docker: existsSync('/.dockerenv'),
+    cores: availableParallelism(),
+    ram_size: Math.floor(availableMemoryBytes() / 1024),
+    disk_size: disk ? Math.floor(disk.totalBytes / 1024) : null,
+    cpu_flags: cpuFlags(),
+    cpu_endian: endianness() === 'LE' ? 'little' : 'big',
+  };
+}

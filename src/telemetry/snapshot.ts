@@ -1,0 +1,38 @@
+// One consistent read of what telemetry and metrics report about collections: each visible
+// collection's record and the statistics of each of its shards (in shard id order).
+
+import type { CollectionManager, CollectionRecord } from '../collection/manager.js';
+import type { ShardStats } from '../worker/tasks.js';
+
+export interface CollectionSnapshot {
+  record: CollectionRecord;
+  shards: ShardStats[];
+}
+
+/** Collections the caller may see, by name; one dropped while being read is left out. */
+export async function takeSnapshot(collections: CollectionManager, canSee: (name: string) => boolean): Promise<CollectionSnapshot[]> {
+  const names = collections.names().filter(canSee).sort();
+  const read = await Promise.all(names.map(async (name) => {
+    try {
+      return { record: collections.record(name), shards: await collections.get(name).stats() };
+    } catch {
+      return null;
+    }
+  }));
+  return read.filter((c): c is CollectionSnapshot => c !== null);
+}
+
+export function pointCount(collection: CollectionSnapshot): number {
+  return collection.shards.reduce((n, s) => n + s.points, 0);
+}
+
+/** Vector counts by vector name ("" is the unnamed vector) over the given shards. */
+export function vectorsByName(shards: ShardStats[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const shard of shards) for (const [name, n] of Object.entries(shard.vectors)) out[name] = (out[name] ?? 0) + n;
+  return out;
+}
+
+export function vectorCount(shards: ShardStats[]): number {
+  return Object.values(vectorsByName(shards)).reduce((a, b) => a + b, 0);
+}

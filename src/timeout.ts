@@ -1,0 +1,17 @@
+// Answering within a time limit, shared by read deadlines (src/collection/deadline-scope.ts)
+// and commit timeouts (src/server/deadline.ts). The work is not cancelled here: whoever runs it
+// may stop it on its own (shard tasks check their deadline); its late outcome is observed, never
+// an unhandled rejection, and dropped.
+
+import type { QuiverError } from './errors.js';
+
+/** Resolves as `work` does, or rejects with `onTimeout()` once `seconds` pass first; no limit without `seconds`. */
+export function within<T>(work: Promise<T>, seconds: number | undefined, onTimeout: () => QuiverError): Promise<T> {
+  if (seconds === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), seconds * 1000);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,267 @@
+// Telemetry, metrics, cluster, health and issues endpoints of the real server: the counts and
+// sizes reported per shard equal a reference computed here from the points upserted (routed to
+// shards with the server's own hash), /metrics is valid Prometheus text with the expected
+// families and values, request counters follow the requests made, and the peer id survives a
+// restart.
+
+import t, { type Test } from 'tap';
+import { shardOf } from '../src/collection/routing.js';
+import { call, resultOf, assertError, stopAtEnd } from './helpers/api-http.js';
+import { startServer, type RunningServer } from './helpers/server.js';
+
+const SHARDS = 3;
+const DIM = { a: 3, b: 2 };
+const COUNT = 40;
+
+interface RefPoint {
+  id: number;
+  vector: Record<string, number[]>;
+  payload: Record<string, unknown>;
+}
+
+/** Points 1..40: every one has `a`, every third also `b`; payloads of varying size. */
+const points: RefPoint[] = Array.from({ length: COUNT }, (_, i) => {
+  const id = i + 1;
+  const vector: Record<string, number[]> = { a: [id, 1, 2] };
+  if (id % 3 === 0) vector.b = [id, -id];
+  return { id, vector, payload: { n: id, tag: 'x'.repeat(id % 7), list: Array.from({ length: id % 4 }, (_, k) => k) } };
+});
+
+interface ShardRef {
+  num_points: number;
+  num_vectors: number;
+  num_vectors_by_name: Record<string, number>;
+  vectors_size_bytes: number;
+  payloads_size_bytes: number;
+}
+
+/** Expected figures of each shard, from the points the test upserts. */
+function expectedShards(): ShardRef[] {
+  return Array.from({ length: SHARDS }, (_, shard) => {
+    const mine = points.filter((p) => shardOf(p.id, SHARDS) === shard);
+    const byName = { a: mine.length, b: mine.filter((p) => p.vector.b).length };
+    return {
+      num_points: mine.length,
+      num_vectors: byName.a + byName.b,
+      num_vectors_by_name: byName,
+      vectors_size_bytes: (byName.a * DIM.a + byName.b * DIM.b) * 4,
+      payloads_size_bytes: mine.reduce((n, p) => n + Buffer.byteLength(JSON.stringify(p.payload)), 0),
+    };
+  });
+}
+
+async function setUp(server: RunningServer, name: string): Promise<void> {
+  const created = await call(server.url, 'PUT', `/collections/${name}`, {
+    vectors: { a: { size: DIM.a, distance: 'Dot' }, b: { size: DIM.b, distance: 'Euclid' } },
+    shard_number: SHARDS,
+  });
+  if (created.status !== 200) throw new Error(JSON.stringify(created.body));
+  const upserted = await call(server.url, 'PUT', `/collections/${name}/points?wait=true`, { points });
+  if (upserted.status !== 200) throw new Error(JSON.stringify(upserted.body));
+}
+
+interface Family {
+  type: string;
+  samples: { name: string; labels: Record<string, string>; value: number }[];
+}
+
+/** Parses Prometheus text exposition strictly: every line a HELP, TYPE or sample of a declared family. */
+function parseMetrics(t: Test, text: string): Map<string, Family> {
+  const families = new Map<string, Family>();
+  t.ok(text.endsWith('\n'), 'exposition ends with a newline');
+  for (const line of text.trimEnd().split('\n')) {
+    const help = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+$/.exec(line);
+    if (help) continue;
+    const type = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (gauge|counter|histogram|summary|untyped)$/.exec(line);
+    if (type) {
+      t.notOk(families.has(type[1]), `family ${type[1]} declared once`);
+      families.set(type[1], { type: type[2], samples: [] });
+      continue;
+    }
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!sample) {
+      t.fail(`not a valid exposition line: ${line}`);
+      continue;
+    }
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key] = value;
+    const family = [...families.keys()].find((f) => sample[1] === f || (families.get(f)!.type === 'histogram' && /^_(bucket|sum|count)$/.test(sample[1].slice(f.length)) && sample[1].startsWith(f)));
+    if (!family) {
+      t.fail(`sample of an undeclared family: ${line}`);
+      continue;
+    }
+    const value = sample[3] === '+Inf' ? Infinity : Number(sample[3]);
+    t.notOk(Number.isNaN(value), `numeric value: ${line}`);
+    families.get(family)!.samples.push({ name: sample[1], labels, value });
+  }
+  return families;
+}
+
+function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
+  const samples = [...families.values()].flatMap((f) => f.samples);
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+async function metrics(t: Test, server: RunningServer, query = ''): Promise<Map<string, Family>> {
+  const response = await fetch(`${server.url}/metrics${query}`);
+  t.equal(response.status, 200, 'metrics answered');
+  t.match(response.headers.get('content-type'), /^text\/plain/, 'metrics are plain text');
+  return parseMetrics(t, await response.text());
+}
+
+const server = await startServer({ workers: 2 });
+stopAtEnd(t, server);
+await setUp(server, 'tele');
+await call(server.url, 'PUT', '/collections/other', { vectors: { size: 2, distance: 'Cosine' }, shard_number: 1 });
+
+t.test('cluster telemetry: one Active replica per shard with its exact counts and sizes', async (t) => {
+  const result = resultOf<{
+    collections: Record<string, { id: string; shards: { id: number; replicas: Record<string, unknown>[] }[] }>;
+    cluster: { enabled: boolean; number_of_peers: number; peers: Record<string, { uri: string; responsive: boolean; details: { version: string } }> };
+  }>(t, await call(server.url, 'GET', '/cluster/telemetry?details_level=3&timeout=5'));
+  t.same(Object.keys(result.collections).sort(), ['other', 'tele']);
+  const tele = result.collections.tele;
+  t.equal(tele.id, 'tele');
+  t.same(tele.shards.map((s) => s.id), [0, 1, 2], 'shards in id order');
+  const expected = expectedShards();
+  t.equal(expected.reduce((n, s) => n + s.num_points, 0), COUNT, 'reference covers every point');
+  t.ok(expected.every((s) => s.num_points > 0), 'the points spread over every shard');
+  const peers = Object.keys(result.cluster.peers);
+  t.equal(peers.length, 1, 'one peer');
+  for (const shard of tele.shards) {
+    t.equal(shard.replicas.length, 1, `shard ${shard.id}: one replica`);
+    const replica = shard.replicas[0];
+    t.equal(String(replica.peer_id), peers[0], 'replica on this peer');
+    t.equal(replica.state, 'Active');
+    t.equal(replica.status, 'green');
+    t.equal(replica.total_optimized_points, 0);
+    t.same(
+      { num_points: replica.num_points, num_vectors: replica.num_vectors, num_vectors_by_name: replica.num_vectors_by_name, vectors_size_bytes: replica.vectors_size_bytes, payloads_size_bytes: replica.payloads_size_bytes },
+      expected[shard.id],
+      `shard ${shard.id}: counts and sizes`,
+    );
+  }
+  t.equal(result.cluster.enabled, false);
+  t.equal(result.cluster.number_of_peers, 1);
+  const peer = result.cluster.peers[peers[0]];
+  t.equal(peer.uri, `http://127.0.0.1:${server.port}/`);
+  t.equal(peer.responsive, true);
+  t.equal(peer.details.version, '1.19.0');
+  assertError(t, await call(server.url, 'GET', '/cluster/telemetry?timeout=0'), 400, 'Deserialize error in query parameters: invalid value: integer `0`, expected a nonzero u64');
+});
+
+t.test('telemetry: details_level sets the depth; shard figures match cluster telemetry', async (t) => {
+  type Telemetry = {
+    id: string;
+    app: { name: string; version: string; startup: string; system?: { cores: number } };
+    collections: { number_of_collections: number; collections?: Record<string, unknown>[] };
+    cluster: { enabled: boolean };
+    requests: { rest: { responses: Record<string, Record<string, { count: number; avg_duration_micros: number; min_duration_micros: number; max_duration_micros: number }>> } };
+    memory?: { resident_bytes: number };
+    quota: { config: { enabled: boolean }; exceeded: { resident_memory: null; disk_usage: null } };
+  };
+  const level0 = resultOf<Telemetry>(t, await call(server.url, 'GET', '/telemetry'));
+  t.equal(level0.app.name, 'qdrant');
+  t.equal(level0.app.version, '1.19.0');
+  t.ok(!Number.isNaN(Date.parse(level0.app.startup)), 'startup is a date');
+  t.equal(level0.collections.number_of_collections, 2);
+  t.notOk('collections' in level0.collections, 'level 0 lists no collections');
+  t.notOk('memory' in level0, 'level 0 has no memory figures');
+  t.same(level0.quota, { config: { enabled: false }, exceeded: { resident_memory: null, disk_usage: null } }, 'quota disabled, nothing enforced');
+  const upserts = level0.requests.rest.responses['PUT /collections/{collection_name}/points'];
+  t.equal(upserts['200'].count, 1, 'the one upsert was counted');
+  t.ok(upserts['200'].min_duration_micros <= upserts['200'].avg_duration_micros && upserts['200'].avg_duration_micros <= upserts['200'].max_duration_micros, 'min <= avg <= max');
+
+  const level1 = resultOf<Telemetry>(t, await call(server.url, 'GET', '/telemetry?details_level=1'));
+  t.equal(level1.id, level0.id, 'same process id');
+  t.ok(level1.memory!.resident_bytes > 0, 'memory reported from level 1');
+  t.ok(level1.app.system!.cores >= 1, 'running environment reported from level 1');
+  const aggregated = level1.collections.collections as { vectors: number; optimizers_status: string }[];
+  t.same(aggregated.map((c) => c.vectors).sort((a, b) => a - b), [0, COUNT + Math.floor(COUNT / 3)], 'aggregated vector counts');
+
+  const level2 = resultOf<Telemetry>(t, await call(server.url, 'GET', '/telemetry?details_level=2'));
+  const full = (level2.collections.collections as { id: string; shards: { id: number; local: Record<string, unknown>; replicate_states: Record<string, string> }[] }[]).find((c) => c.id === 'tele')!;
+  const expected = expectedShards();
+  for (const shard of full.shards) {
+    const { num_points, num_vectors, num_vectors_by_name, vectors_size_bytes, payloads_size_bytes } = shard.local;
+    t.same({ num_points, num_vectors, num_vectors_by_name, vectors_size_bytes, payloads_size_bytes }, expected[shard.id], `local shard ${shard.id}`);
+    t.same(Object.values(shard.replicate_states), ['Active']);
+  }
+
+  const anonymous = resultOf<Telemetry>(t, await call(server.url, 'GET', '/telemetry?details_level=2&anonymize=true'));
+  const ids = (anonymous.collections.collections as { id: string }[]).map((c) => c.id);
+  t.notOk(ids.includes('tele') || ids.includes('other'), 'anonymized collection names');
+  assertError(t, await call(server.url, 'GET', '/telemetry?details_level=-1'), 400, 'Deserialize error in query parameters: invalid digit found in string');
+});
+
+t.test('metrics: valid exposition, collection figures, request counters', async (t) => {
+  const before = await metrics(t, server);
+  t.equal(sampleValue(before, 'app_info', { name: 'qdrant', version: '1.19.0' }), 1);
+  t.equal(before.get('app_info')!.type, 'gauge');
+  t.equal(sampleValue(before, 'collections_total'), 2, 'collections_total is the number created');
+  const vectors = COUNT + Math.floor(COUNT / 3);
+  t.equal(sampleValue(before, 'collections_vector_total'), vectors);
+  t.equal(sampleValue(before, 'collection_points', { collection: 'tele' }), COUNT);
+  t.equal(sampleValue(before, 'collection_points', { collection: 'other' }), 0);
+  t.equal(sampleValue(before, 'collection_vectors', { collection: 'tele', vector: 'b' }), Math.floor(COUNT / 3));
+  t.ok((sampleValue(before, 'memory_resident_bytes') ?? 0) > 0, 'resident memory');
+  t.notOk(before.has('quota_exceeded'), 'no quota series while quotas are disabled');
+  const labels = { method: 'PUT', endpoint: '/collections/{collection_name}/points', status: '200' };
+  const upsertsBefore = sampleValue(before, 'rest_responses_total', labels)!;
+  t.equal(before.get('rest_responses_total')!.type, 'counter');
+
+  const more = 3;
+  for (let i = 0; i < more; i++) await call(server.url, 'PUT', '/collections/tele/points?wait=true', { points: [points[i]] });
+  await call(server.url, 'PUT', '/collections/tele/points', { points: [{ id: 1, vector: { a: [1] } }] }); // wrong dimension: 400
+  const after = await metrics(t, server);
+  t.equal(sampleValue(after, 'rest_responses_total', labels), upsertsBefore + more, 'the counter grew by the upserts made');
+  t.equal(sampleValue(after, 'rest_responses_total', { ...labels, status: '400' }), 1, 'the failed upsert is counted under its status');
+  t.equal(sampleValue(after, 'rest_responses_duration_seconds_count', labels), upsertsBefore + more, 'histogram count');
+  const buckets = after.get('rest_responses_duration_seconds')!.samples.filter((s) => s.name.endsWith('_bucket') && s.labels.status === '200' && s.labels.endpoint === labels.endpoint);
+  t.ok(buckets.every((b, i) => i === 0 || b.value >= buckets[i - 1].value), 'buckets are cumulative');
+  t.equal(buckets.at(-1)!.labels.le, '+Inf');
+  t.equal(buckets.at(-1)!.value, upsertsBefore + more);
+  t.equal(sampleValue(after, 'rest_responses_total', { method: 'GET', endpoint: '/telemetry' }), undefined, 'only Qdrant\'s reported endpoints');
+
+  const anonymous = await metrics(t, server, '?anonymize=true');
+  t.equal(sampleValue(anonymous, 'collection_points', { collection: 'tele' }), undefined, 'collection names hidden');
+  t.equal(anonymous.get('collection_points')!.samples.length, 2);
+});
+
+t.test('cluster status and health probes', async (t) => {
+  t.same(resultOf(t, await call(server.url, 'GET', '/cluster')), { status: 'disabled' });
+  for (const [path, body] of [['/healthz', 'healthz check passed'], ['/livez', 'healthz check passed'], ['/readyz', 'all shards are ready']]) {
+    const response = await fetch(server.url + path);
+    t.equal(response.status, 200, `${path} 200`);
+    t.match(response.headers.get('content-type'), /^text\/plain/, `${path} plain text`);
+    t.equal(await response.text(), body, `${path} body`);
+  }
+});
+
+t.test('issues: too many nearly empty collections, then cleared', async (t) => {
+  t.same(resultOf(t, await call(server.url, 'GET', '/issues')), { issues: [] }, 'no issue with two collections');
+  for (let i = 0; i < 30; i++) {
+    const created = await call(server.url, 'PUT', `/collections/empty${i}`, { vectors: { size: 2, distance: 'Dot' }, shard_number: 1 });
+    t.equal(created.status, 200);
+  }
+  const { issues } = resultOf<{ issues: { id: string; description: string; solution: { refactor: string }; timestamp: string }[] }>(t, await call(server.url, 'GET', '/issues'));
+  t.equal(issues.length, 1, '32 collections averaging 1.25 points are too many');
+  t.equal(issues[0].id, 'TOO_MANY_COLLECTIONS/');
+  t.match(issues[0].description, /too many collections/);
+  t.equal(issues[0].solution.refactor, 'Restructure your usage of Qdrant into a fixed number of collections');
+  t.ok(!Number.isNaN(Date.parse(issues[0].timestamp)));
+  t.equal(resultOf(t, await call(server.url, 'DELETE', '/issues')), true);
+  t.same(resultOf(t, await call(server.url, 'GET', '/issues')), { issues: [] }, 'cleared until the collections change');
+  for (let i = 0; i < 30; i++) await call(server.url, 'DELETE', `/collections/empty${i}`);
+  t.same(resultOf(t, await call(server.url, 'GET', '/issues')), { issues: [] });
+});
+
+t.test('the peer id survives a restart', async (t) => {
+  const peerOf = async (s: RunningServer) => Object.keys(resultOf<{ cluster: { peers: Record<string, unknown> } }>(t, await call(s.url, 'GET', '/cluster/telemetry')).cluster.peers)[0];
+  const before = await peerOf(server);
+  await server.stop();
+  const again = await startServer({ storage: server.storage, workers: 2 });
+  t.teardown(() => again.stop());
+  t.equal(await peerOf(again), before, 'same peer id');
+  t.equal(sampleValue(await metrics(t, again), 'collection_points', { collection: 'tele' }), COUNT, 'points still counted after restart');
+});
