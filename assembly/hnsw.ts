@@ -1,12 +1,16 @@
 // HNSW graph: insert, re-insert, delete and filtered top-k search over the regions of layout.ts.
 // Distances are "smaller is closer" (see distance.ts). A search reads the query from the
 // `query` region (or its int8 codes) and leaves its answer in outIds/outDist, closest first.
+// An offset can be stored without being linked (pending): the graph never returns it, and every
+// search scans the pending offsets exactly into the same result heap, so answers stay complete
+// while the optimizer links them a few at a time.
 
 import {
   EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
   levelMult, entryPoint, maxLevel, deletedCount, levels, upper, visited, visitTag, quantized,
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
+  pending, pendingCount, isPending, setBit, setPendingCount,
 } from "./layout";
 import { distF32, distF32Bounded, dotF32 } from "./distance";
 import { Heap } from "./heap";
@@ -39,9 +43,15 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
   return distF32(metric, vecPtr(a), vecPtr(b), stride);
 }
 
+/** Whether the graph may return `id`: not being linked, live, linked and allowed. */
 @inline function accepted(id: i32): bool {
   if (id == excluded) return false;
   if (!filtering) return true;
+  return !isDeleted(id) && !isPending(id) && (allow == 0 || bitSet(allow, id));
+}
+
+/** Whether an exact scan may return stored offset `id`: live and allowed, linked or not. */
+@inline function scannable(id: i32): bool {
   return !isDeleted(id) && (allow == 0 || bitSet(allow, id));
 }
 
@@ -194,8 +204,11 @@ function normalizeInPlace(p: usize): void {
   }
 }
 
-/** Inserts (or re-inserts) the vector in the query region at offset `id`. */
-export function insert(id: i32): void {
+/**
+ * Stores the vector in the query region at offset `id` without linking it: it becomes pending
+ * (searched exactly) until link(). A linked offset stored again keeps routing with its new vector.
+ */
+export function stash(id: i32): void {
   if (id >= capacity) reserve(max(id + 1, max(capacity * 2, 1024)));
   const v = vecPtr(id);
   permuteQuery();
@@ -207,9 +220,8 @@ export function insert(id: i32): void {
     setDeletedCount(deletedCount - 1);
   }
   if (id >= count) setCount(id + 1);
-  let level = <i32>load<u8>(levels + <usize>id);
-  if (level == EMPTY) {
-    level = min(<i32>Math.floor(-Math.log(nextUnit()) * levelMult), MAX_LEVEL);
+  if (load<u8>(levels + <usize>id) == EMPTY) {
+    const level = min(<i32>Math.floor(-Math.log(nextUnit()) * levelMult), MAX_LEVEL);
     store<u8>(levels + <usize>id, <u8>level);
     store<u32>(linksAt(id, 0), 0);
     if (level > 0) {
@@ -218,21 +230,86 @@ export function insert(id: i32): void {
       memory.fill(block, 0, bytes);
       store<u32>(upper + (<usize>id << 2), block);
     }
-    if (entryPoint < 0) setEntry(id, level);
-    else {
-      connect(id, level);
-      if (level > maxLevel) setEntry(id, level);
-    }
-  } else if (count > 1) {
-    connect(id, level);
+  }
+  if (!isPending(id)) {
+    setBit(pending, id, true);
+    setPendingCount(pendingCount + 1);
   }
   maybeRefit();
   maybeFitPermutation();
 }
 
+/** Links pending offset `id` into the graph; false if it is not pending. */
+export function link(id: i32): bool {
+  if (id >= count || !isPending(id)) return false;
+  setBit(pending, id, false);
+  setPendingCount(pendingCount - 1);
+  const level = <i32>load<u8>(levels + <usize>id);
+  if (entryPoint < 0) {
+    setEntry(id, level);
+    return true;
+  }
+  connect(id, level);
+  if (level > maxLevel) setEntry(id, level);
+  return true;
+}
+
+/** Links up to `max` pending offsets, lowest first; returns how many it linked. */
+export function linkPending(max: i32): i32 {
+  let done = 0;
+  const words = (count + 31) >> 5;
+  for (let w = 0; w < words && done < max; w++) {
+    let bits = load<u32>(pending + (<usize>w << 2));
+    while (bits != 0 && done < max) {
+      const id = (w << 5) + <i32>ctz(bits);
+      bits &= bits - 1;
+      link(id);
+      done++;
+    }
+  }
+  return done;
+}
+
+/** Inserts (or re-inserts) the vector in the query region at offset `id`, linked at once. */
+export function insert(id: i32): void {
+  stash(id);
+  link(id);
+}
+
+/**
+ * Drops deleted offsets for good (their slots become empty) and unlinks every live offset, which
+ * becomes pending: the graph is then rebuilt by linking them again, without the tombstones.
+ */
+export function vacuum(): void {
+  for (let id = 0; id < count; id++) {
+    const level = <i32>load<u8>(levels + <usize>id);
+    if (level == <i32>EMPTY) continue;
+    if (isDeleted(id)) {
+      if (level > 0) heap.free(<usize>load<u32>(upper + (<usize>id << 2)));
+      store<u32>(upper + (<usize>id << 2), 0);
+      store<u8>(levels + <usize>id, EMPTY);
+      setDeletedBit(id, false);
+      continue;
+    }
+    for (let l = 0; l <= level; l++) store<u32>(linksAt(id, l), 0);
+    if (!isPending(id)) {
+      setBit(pending, id, true);
+      setPendingCount(pendingCount + 1);
+    }
+  }
+  setDeletedCount(0);
+  setEntry(-1, -1);
+}
+
+export function pendingOffsets(): i32 { return pendingCount; }
+
 /** Marks `id` deleted: it keeps routing searches but is never returned. */
 export function remove(id: i32): bool {
   if (id >= count || load<u8>(levels + <usize>id) == EMPTY || isDeleted(id)) return false;
+  if (isPending(id)) {
+    setBit(pending, id, false);
+    setPendingCount(pendingCount - 1);
+  }
   setDeletedBit(id, true);
   setDeletedCount(deletedCount + 1);
   return true;
@@ -264,7 +341,7 @@ function prepareQuery(codes: bool, bits: usize): void {
   useCodes = codes && quantized;
   if (useCodes) encodeQuery(query);
   allow = bits;
-  filtering = bits != 0 || deletedCount > 0;
+  filtering = bits != 0 || deletedCount > 0 || pendingCount > 0;
   excluded = -1;
 }
 
@@ -295,6 +372,29 @@ function emit(k: i32): i32 {
   return n;
 }
 
+/** Keeps `id` among the `pool` best results if it is closer than the worst of them. */
+@inline function offer(id: i32, pool: i32): void {
+  if (results.size < pool) {
+    results.push(-targetDist(id), id);
+    return;
+  }
+  const d = targetDistBounded(id, -results.topKey());
+  if (d < -results.topKey()) { results.pop(); results.push(-d, id); }
+}
+
+/** Adds the pending (unlinked) offsets to `results` by exact distance. */
+function scanPending(pool: i32): void {
+  const words = (count + 31) >> 5;
+  for (let w = 0; w < words; w++) {
+    let bits = load<u32>(pending + (<usize>w << 2));
+    while (bits != 0) {
+      const id = (w << 5) + <i32>ctz(bits);
+      bits &= bits - 1;
+      if (scannable(id)) offer(id, pool);
+    }
+  }
+}
+
 /**
  * Top-k search of the query region. `bits` is an allow-bitset (0 = all); `codes` searches the
  * int8 codes (when quantized), `candidatesK` of them are then rescored with f32 when `rescoreOn`.
@@ -305,17 +405,17 @@ export function search(k: i32, ef: i32, bits: usize, exact: bool, codes: bool, r
   const pool = useCodes && rescoreOn ? max(candidatesK, k) : k;
   if (exact) {
     for (let id = 0; id < count; id++) {
-      if (load<u8>(levels + <usize>id) == EMPTY || !accepted(id)) continue;
-      const d = targetDist(id);
-      if (results.size < pool) results.push(-d, id);
-      else if (d < -results.topKey()) { results.pop(); results.push(-d, id); }
+      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offer(id, pool);
     }
-  } else if (entryPoint >= 0) {
-    let cur = entryPoint;
-    greedyDist = targetDist(cur);
-    for (let l = maxLevel; l > 0; l--) cur = greedy(cur, l);
-    searchLayer(cur, greedyDist, max(ef, pool), 0);
-    while (results.size > pool) results.pop();
+  } else {
+    if (entryPoint >= 0) {
+      let cur = entryPoint;
+      greedyDist = targetDist(cur);
+      for (let l = maxLevel; l > 0; l--) cur = greedy(cur, l);
+      searchLayer(cur, greedyDist, max(ef, pool), 0);
+      while (results.size > pool) results.pop();
+    }
+    if (pendingCount > 0) scanPending(pool);
   }
   if (useCodes && rescoreOn) rescore(k);
   return emit(k);

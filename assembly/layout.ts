@@ -15,6 +15,8 @@
 //             block: u32[level * (M + 1)], level l (1..level) at (l - 1) * (M + 1): [count, ids].
 //   deleted   u32[ceil(n / 32)]        bitset of deleted offsets (kept in the graph for routing,
 //                                      never returned).
+//   pending   u32[ceil(n / 32)]        bitset of stored but unlinked offsets: their vectors are
+//                                      searched exactly until the optimizer links them.
 //   visited   u32[n]                   visit tags; a search owns tag `visitTag`, so resetting the
 //                                      visited set is one increment (cleared only on wrap-around).
 //
@@ -44,6 +46,7 @@ export let count: i32 = 0; // one past the highest offset ever inserted
 export let entryPoint: i32 = -1;
 export let maxLevel: i32 = -1;
 export let deletedCount: i32 = 0;
+export let pendingCount: i32 = 0;
 export let rng: u64 = 0x9e3779b97f4a7c15;
 
 // Regions.
@@ -52,6 +55,7 @@ export let levels: usize = 0;
 export let links0: usize = 0;
 export let upper: usize = 0;
 export let deleted: usize = 0;
+export let pending: usize = 0;
 export let visited: usize = 0;
 export let visitTag: u32 = 0;
 
@@ -92,6 +96,7 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64): void {
 export function setCount(c: i32): void { count = c; }
 export function setEntry(e: i32, l: i32): void { entryPoint = e; maxLevel = l; }
 export function setDeletedCount(c: i32): void { deletedCount = c; }
+export function setPendingCount(c: i32): void { pendingCount = c; }
 export function setVisitTag(t: u32): void { visitTag = t; }
 export function setRng(r: u64): void { rng = r; }
 export function setQuantState(on: bool, q: f32, a: f32, o: f32, t: i32): void {
@@ -116,6 +121,7 @@ export function reserve(n: i32): void {
   links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
   upper = grow(upper, old * 4, cap * 4, 0);
   deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
+  pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   visited = grow(visited, old * 4, cap * 4, 0);
   if (quantized) {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
@@ -160,11 +166,20 @@ export function ensureOut(k: i32): void {
   return (load<u32>(bits + ((<usize>id >> 5) << 2)) & (1 << (id & 31))) != 0;
 }
 
-export function setDeletedBit(id: i32, on: bool): void {
-  const p = deleted + ((<usize>id >> 5) << 2);
+@inline export function isPending(id: i32): bool {
+  return bitSet(pending, id);
+}
+
+/** Sets or clears bit `id` of the bitset at `bits`. */
+export function setBit(bits: usize, id: i32, on: bool): void {
+  const p = bits + ((<usize>id >> 5) << 2);
   const mask: u32 = 1 << (id & 31);
   const word = load<u32>(p);
   store<u32>(p, on ? word | mask : word & ~mask);
+}
+
+export function setDeletedBit(id: i32, on: bool): void {
+  setBit(deleted, id, on);
 }
 
 /** splitmix64: a small deterministic generator, so an index built twice is the same graph. */

@@ -2,11 +2,12 @@
 //
 //   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
 //           maxLevel, deletedCount, quantized, quantile (f32 bits), qAlpha (f32), qOffset (f32),
-//           trainedAt, rng low, rng high, permuted (0/1)
+//           trainedAt, rng low, rng high, permuted (0/1), pendingCount
 //   levels  u8[count], padded to 4 bytes
 //   links0  u32[count * (M0 + 1)]
 //   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
 //   deleted u32[ceil(count / 32)]
+//   pending u32[ceil(count / 32)]
 //   vecs    f32[count * stride], dimensions in stored order
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
@@ -15,13 +16,13 @@ import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
-  reserve, reserveCodes,
+  reserve, reserveCodes, pending, pendingCount, setPendingCount,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
-const VERSION: u32 = 1;
-const HEADER_WORDS: usize = 18;
+const VERSION: u32 = 2;
+const HEADER_WORDS: usize = 19;
 
 @inline function pad4(n: usize): usize { return (n + 3) & ~3; }
 @inline function word(src: usize, i: i32): u32 { return load<u32>(src + (<usize>i << 2)); }
@@ -40,7 +41,7 @@ function measure(): usize {
   vecsBytes = n * <usize>stride * 4;
   codesBytes = quantized ? n * <usize>codeStride + n * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
-  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes + vecsBytes + orderBytes + codesBytes;
+  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -73,6 +74,7 @@ export function serialize(out: usize): void {
   store<u32>(out, trainedAt, 56);
   store<u64>(out, rng, 60);
   store<u32>(out, permutation() != 0 ? 1 : 0, 68);
+  store<u32>(out, pendingCount, 72);
   let p = out + HEADER_WORDS * 4;
   memory.copy(p, levels, <usize>count); p += levelsBytes;
   memory.copy(p, links0, links0Bytes); p += links0Bytes;
@@ -83,6 +85,7 @@ export function serialize(out: usize): void {
     p += bytes;
   }
   memory.copy(p, deleted, deletedBytes); p += deletedBytes;
+  memory.copy(p, pending, deletedBytes); p += deletedBytes;
   memory.copy(p, vecs, vecsBytes); p += vecsBytes;
   if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
   if (quantized) {
@@ -101,6 +104,7 @@ export function deserialize(src: usize, len: usize): bool {
   setCount(n);
   setEntry(<i32>word(src, 7), <i32>word(src, 8));
   setDeletedCount(<i32>word(src, 9));
+  setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   if (word(src, 10) != 0) {
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
@@ -121,6 +125,7 @@ export function deserialize(src: usize, len: usize): bool {
     p += bytes;
   }
   memory.copy(deleted, p, deletedBytes); p += deletedBytes;
+  memory.copy(pending, p, deletedBytes); p += deletedBytes;
   memory.copy(vecs, p, vecsBytes); p += vecsBytes;
   if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
   if (quantized) {

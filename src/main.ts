@@ -5,6 +5,7 @@ import { CollectionManager } from './collection/manager.js';
 import { isLoopback, loadConfig } from './config/config.js';
 import { buildServer } from './server/app.js';
 import { hasApiKeys } from './server/auth/keys.js';
+import { prepareSnapshots } from './snapshot/startup.js';
 import { openNodeState } from './telemetry/node.js';
 import { VERSION } from './version.js';
 
@@ -18,9 +19,15 @@ if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthen
 
 const collections = await CollectionManager.open(config.storage.storage_path, config.workers);
 const node = await openNodeState(collections.meta, config);
+const recovered = await prepareSnapshots(collections, config, node.peerId).catch(async (err: Error) => {
+  console.error(`Cannot recover the storage snapshot ${config.recover.storage_snapshot}: ${err.message}`);
+  await collections.close();
+  process.exit(2);
+});
 const app = buildServer({ config, collections, node }, logger);
 await app.listen({ host: config.service.host, port: config.service.http_port });
 app.log.info(`Quiver ${VERSION} (Qdrant REST API) on ${config.service.enable_tls ? 'https' : 'http'}://${config.service.host}:${config.service.http_port}, storage ${config.storage.storage_path}, ${config.workers} shard workers`);
+if (recovered.length > 0) app.log.info(`recovered collections ${recovered.join(', ')} from ${config.recover.storage_snapshot}`);
 if (!keyed) app.log.warn(`no API key configured: listening on ${config.service.host} only; every request is served without authentication`);
 
 let stopping = false;

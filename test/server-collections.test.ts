@@ -56,13 +56,13 @@ t.test('a collection with one unnamed vector reports every CollectionInfo field 
     update_queue: { length: 0 },
   });
 
-  // points_count and indexed_vectors_count follow the data (Quiver indexes every vector on insert).
+  // points_count follows the data; below indexing_threshold no vector is in a graph, as in Qdrant's plain segments.
   const points = [1, 2, 3, 4, 5].map((id) => ({ id, vector: vectorOf(id, 4) }));
   await client.upsert(name, { wait: true, points });
   await client.delete(name, { wait: true, points: [5] });
   const after = await client.getCollection(name);
   t.equal(after.points_count, 4, 'points_count after 5 upserts and 1 delete');
-  t.equal(after.indexed_vectors_count, 4, 'every stored vector is indexed');
+  t.equal(after.indexed_vectors_count, 0, 'nothing is indexed below indexing_threshold');
 });
 
 t.test('create with named vectors and every config section', async (t) => {
@@ -101,7 +101,7 @@ t.test('create with named vectors and every config section', async (t) => {
   await client.upsert(name, { wait: true, points: ids.map((id) => ({ id, vector: { image: vectorOf(id, 3), text: vectorOf(id, 5) } })) });
   const stats = await client.getCollection(name);
   t.equal(stats.points_count, 30);
-  t.equal(stats.indexed_vectors_count, 60, 'two vectors per point');
+  t.equal(stats.indexed_vectors_count, 0, 'below indexing_threshold no vector is indexed');
 });
 
 t.test('list, exists, delete', async (t) => {

@@ -157,7 +157,7 @@ t.test('update and delete named vectors, others intact', async (t) => {
   t.same(one.vector, { b: [5, 6] }, 'point 1 keeps b');
   t.same(two.vector, { a: [0, 0, 1] }, 'point 2 keeps a');
   t.equal((await client.count(name)).count, 2, 'points without some vectors still exist');
-  t.equal((await client.getCollection(name)).indexed_vectors_count, 2);
+  t.equal((await client.getCollection(name)).indexed_vectors_count, 0, 'below indexing_threshold no vector is indexed');
 });
 
 t.test('set, overwrite, delete and clear payload', async (t) => {

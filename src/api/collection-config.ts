@@ -321,6 +321,8 @@ export interface CollectionStats {
   segmentsCount: number;
   /** Updates accepted but not applied yet. */
   updateQueueLength: number;
+  /** An optimizer's failure, reported as optimizer_status {"error": ...}. */
+  optimizerError?: string | null;
   /** Payload indexes by field: the schema they were created with and how many points they hold. */
   payloadIndexes: Record<string, { schema: IndexSchema; points: number }>;
 }
@@ -329,7 +331,7 @@ export interface CollectionStats {
 export function renderCollectionInfo(config: CollectionConfig, stats: CollectionStats): Record<string, JsonValue> {
   return {
     status: stats.status,
-    optimizer_status: 'ok',
+    optimizer_status: stats.optimizerError ? { error: stats.optimizerError } : 'ok',
     indexed_vectors_count: stats.indexedVectorsCount,
     points_count: stats.pointsCount,
     segments_count: stats.segmentsCount,

@@ -80,7 +80,9 @@ export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundT
         if (options.engines.includes('flat') && i === 0) sweeps.push({ engine: 'server exact', params: [{ exact: true }] });
       }
       for (const { engine, params } of sweeps) {
-        const task = progress.start(`${engine} (m=${m}, ef_construct=${efConstruct}): ${params.length} x ${nq} queries, ${options.concurrency} at a time`, params.length * nq);
+        const task = progress.start(`${engine} (m=${m}, ef_construct=${efConstruct}): ${params.length} x ${nq} queries, ${options.concurrency} at a time, after a warm-up pass`, (params.length + 1) * nq);
+        // A first untimed pass warms the server (JIT, connections, caches) so the first ef is not penalised.
+        await httpSweepPoint(http, COLLECTION, data, options.k, params[0], options.concurrency, judge, task);
         const points = [];
         for (const p of params) points.push(await httpSweepPoint(http, COLLECTION, data, options.k, p, options.concurrency, judge, task));
         task.done();

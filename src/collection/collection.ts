@@ -9,6 +9,8 @@ import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/sea
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
+import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
+import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import type { OrderBy, ReadShape, ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
 import type { FileSlice } from '../snapshot/tar.js';
@@ -49,6 +51,7 @@ export class Collection {
     readonly shards: ShardPlacement[],
     private vectorSpecs: VectorSpec[],
     private indexSpecs: IndexSpec[],
+    private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
   ) {}
 
   get vectors(): readonly VectorSpec[] {
@@ -71,13 +74,26 @@ export class Collection {
   }
 
   private specOf(shard: ShardPlacement): ShardSpec {
-    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs };
+    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
+  }
+
+  /** New optimizer settings for every shard; queued with the writes, like any configuration change. */
+  configureOptimizer(optimizer: OptimizerSpec): Promise<void> {
+    return this.writes.enqueue(async () => {
+      this.optimizerSpec = optimizer;
+      await Promise.all(this.shards.map((s) => this.run(s, { type: 'configure_optimizer', shard: s.key, optimizer })));
+    });
+  }
+
+  /** What each shard's optimizer is doing and has done. */
+  optimizations(): Promise<ShardOptimizations[]> {
+    return Promise.all(this.shards.map((s) => this.run(s, { type: 'optimizations', shard: s.key })));
   }
 
   /**
-   * Rebuilds every shard's engine indexes with new vector parameters (hnsw_config or
-   * quantization_config changed): each shard reopens from its store in one worker task, as an
-   * optimizer rebuild would; reads queued behind it see the rebuilt shard, writes wait for it.
+   * Gives every shard new vector parameters (hnsw_config or quantization_config changed): each
+   * shard reopens from its store in one worker task (its persisted graphs no longer match, so its
+   * optimizer links the vectors again in the background); writes wait for the reopen.
    */
   async reconfigure(vectors: VectorSpec[]): Promise<void> {
     await this.writes.enqueue(async () => {

@@ -7,6 +7,7 @@ import type { CollectionConfig } from '../api/collection-config.js';
 import type { WireQuantizationConfig } from '../api/types.js';
 import type { ScalarQuantization } from '../engine/index.js';
 import type { VectorSpec } from '../shard/shard.js';
+import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 
 export type { CollectionConfig };
 
@@ -18,6 +19,11 @@ function engineQuantization(config: WireQuantizationConfig | null): ScalarQuanti
   if (config === null) return null;
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
   throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 quantization`);
+}
+
+export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
+  const { indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads } = config.optimizer;
+  return { indexingThresholdKb: indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads };
 }
 
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {

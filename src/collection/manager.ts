@@ -8,7 +8,7 @@ import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
 import { Collection, type ShardPlacement } from './collection.js';
-import { shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
+import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
 
 export interface CollectionRecord {
   name: string;
@@ -54,7 +54,7 @@ export class CollectionManager {
       worker: i % this.workers.count,
       path: join(this.storagePath, 'collections', record.storageId, String(i)),
     }));
-    return new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes);
+    return new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
   }
 
   /**
@@ -120,6 +120,8 @@ export class CollectionManager {
     const updated = { ...record, config };
     await this.meta.putCollection(record.name, updated);
     this.records.set(record.name, updated);
+    const optimizer = optimizerSpecOf(config);
+    if (JSON.stringify(optimizer) !== JSON.stringify(optimizerSpecOf(record.config))) await this.get(record.name).configureOptimizer(optimizer);
     const vectors = vectorSpecsOf(config);
     if (JSON.stringify(vectors) !== JSON.stringify(vectorSpecsOf(record.config))) await this.get(record.name).reconfigure(vectors);
   }

@@ -34,6 +34,8 @@ export interface QuiverConfig {
   /** Shard worker threads (Quiver's own key); defaults to the number of cores. */
   workers: number;
   log_level: string;
+  /** Qdrant's --storage-snapshot / --force-snapshot: a full-storage snapshot to recover at start-up. */
+  recover: { storage_snapshot: string | null; force_snapshot: boolean };
 }
 
 type Tree = { [key: string]: unknown };
@@ -59,6 +61,7 @@ export function defaultConfig(): QuiverConfig {
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
     log_level: 'INFO',
+    recover: { storage_snapshot: null, force_snapshot: false },
   };
 }
 
@@ -99,6 +102,8 @@ const FLAGS = {
   'snapshots-path': { type: 'string' },
   workers: { type: 'string' },
   'allow-unauthenticated-bind': { type: 'boolean' },
+  'storage-snapshot': { type: 'string' },
+  'force-snapshot': { type: 'boolean' },
 } as const;
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): QuiverConfig {
@@ -118,6 +123,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (flags['snapshots-path']) config.storage.snapshots_path = flags['snapshots-path'];
   if (flags.workers) config.workers = Number(flags.workers);
   if (flags['allow-unauthenticated-bind']) config.service.allow_unauthenticated_bind = true;
+  if (flags['storage-snapshot']) config.recover.storage_snapshot = flags['storage-snapshot'];
+  if (flags['force-snapshot']) config.recover.force_snapshot = true;
   validate(config);
   return config;
 }

@@ -99,7 +99,7 @@ function renderHits(id: number, hits: PointHits): void {
   query.replaceChildren(thumbnail(id));
   const label = labelSelect.value === '' ? 'any label' : `label = ${FASHION_MNIST_LABELS[Number(labelSelect.value)]}`;
   $('timing').textContent = `${hits.ids.length} hits in ${(hits.filterMs + hits.searchMs).toFixed(2)} ms (filter ${hits.filterMs.toFixed(2)} ms, `
-    + `${exactBox.checked ? 'exact' : 'HNSW'} search ${hits.searchMs.toFixed(2)} ms) · ${distance} · ${label}: ${hits.allowed} of ${images.count} allowed`;
+    + `search ${hits.searchMs.toFixed(2)} ms) · ${distance} · ${label}: ${hits.allowed} of ${images.count} allowed`;
   const list = $('hits');
   list.replaceChildren(...hits.ids.map((hit, rank) => {
     const item = document.createElement('li');

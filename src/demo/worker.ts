@@ -15,22 +15,20 @@ const engine = fetch(new URL('./quiver.wasm', import.meta.url)).then(async (res)
   return WebAssembly.compile(await res.arrayBuffer());
 });
 let points: PointSet | undefined;
-const indexes = new Map<Distance, Promise<VectorIndex>>();
+const indexes = new Map<Distance, Promise<{ index: VectorIndex; ms: number }>>();
 
-function indexFor(distance: Distance): Promise<VectorIndex> {
-  let index = indexes.get(distance);
-  if (!index) {
+/** The index for `distance`, built on first use (with progress reports) and kept. */
+function indexFor(distance: Distance): Promise<{ index: VectorIndex; ms: number }> {
+  let built = indexes.get(distance);
+  if (!built) {
     const set = points!;
     const started = performance.now();
-    index = engine
+    built = engine
       .then((module) => set.buildIndex(module, distance, (done) => post({ type: 'progress', distance, done, total: set.size })))
-      .then((built) => {
-        post({ type: 'built', distance, ms: performance.now() - started });
-        return built;
-      });
-    indexes.set(distance, index);
+      .then((index) => ({ index, ms: performance.now() - started }));
+    indexes.set(distance, built);
   }
-  return index;
+  return built;
 }
 
 async function handle(message: ToWorker): Promise<void> {
@@ -42,10 +40,10 @@ async function handle(message: ToWorker): Promise<void> {
       return;
     }
     case 'build':
-      await indexFor(message.distance);
+      post({ type: 'built', distance: message.distance, ms: (await indexFor(message.distance)).ms });
       return;
     case 'search': {
-      const index = await indexFor(message.distance);
+      const { index } = await indexFor(message.distance);
       post({ type: 'hits', seq: message.seq, id: message.id, hits: points!.search(index, points!.vector(message.id), message.request) });
       return;
     }

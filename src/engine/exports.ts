@@ -8,6 +8,11 @@ export interface EngineExports {
   alloc(bytes: number): number;
   free(ptr: number): void;
   insert(offset: number): void;
+  stash(offset: number): void;
+  link(offset: number): number;
+  linkPending(max: number): number;
+  vacuum(): void;
+  pendingOffsets(): number;
   remove(offset: number): number;
   contains(offset: number): number;
   liveCount(): number;

@@ -104,6 +104,26 @@ export class VectorIndex {
     return this.wasm.liveCount();
   }
 
+  /** Live vectors stored but not linked into the graph yet (searched exactly). */
+  get pendingCount(): number {
+    return this.wasm.pendingOffsets();
+  }
+
+  /** Live vectors linked into the graph. */
+  get linkedCount(): number {
+    return this.size - this.pendingCount;
+  }
+
+  /** Deleted vectors still in the graph as tombstones (routing only). */
+  get deletedCount(): number {
+    return this.wasm.deletedOffsets();
+  }
+
+  /** Whether a graph exists (at least one vector is linked). */
+  get hasGraph(): boolean {
+    return this.wasm.entry() >= 0;
+  }
+
   /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
   get memoryBytes(): number {
     return this.wasm.memory.buffer.byteLength;
@@ -122,6 +142,22 @@ export class VectorIndex {
   upsert(offset: number, vector: ArrayLike<number>): void {
     this.writeQuery(vector);
     this.wasm.insert(offset);
+  }
+
+  /** Stores the vector at `offset` unlinked: searches scan it exactly until it is linked. */
+  stash(offset: number, vector: ArrayLike<number>): void {
+    this.writeQuery(vector);
+    this.wasm.stash(offset);
+  }
+
+  /** Links up to `max` unlinked vectors into the graph; returns how many it linked. */
+  linkPending(max: number): number {
+    return this.wasm.linkPending(Math.min(max, 0x7fffffff));
+  }
+
+  /** Forgets deleted vectors and unlinks every live one, so linking them again rebuilds the graph without tombstones. */
+  vacuum(): void {
+    this.wasm.vacuum();
   }
 
   /** Deletes `offset`: it is never returned again (until re-inserted). */

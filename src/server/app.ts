@@ -18,6 +18,7 @@ import { registerIndexRoutes } from './routes/indexes.js';
 import { registerIssueRoutes } from './routes/issues.js';
 import { registerMatrixRoutes } from './routes/matrix.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
+import { registerOptimizationRoutes } from './routes/optimizations.js';
 import { registerPointRoutes } from './routes/points.js';
 import { registerQuotaRoutes } from './routes/quotas.js';
 import { registerSearchRoutes } from './routes/search.js';
@@ -59,6 +60,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ status: { error: `Not found: ${request.method} ${request.url}` }, time: 0 }));
   registerServiceRoutes(app, context);
   registerCollectionRoutes(app, context);
+  registerOptimizationRoutes(app, context);
   registerAliasRoutes(app, context);
   registerPointRoutes(app, context);
   registerIndexRoutes(app, context);

@@ -2,7 +2,9 @@
 // one at a time, so it needs no locks. State in memory: dense offsets <-> point ids, payloads by
 // offset, one engine index per named vector, payload indexes. State on disk: one classic-level
 // store of point records (point-codec.ts) plus the last applied operation id; every write is a
-// single synced batch, so a write is either wholly on disk or not at all.
+// single synced batch, so a write is either wholly on disk or not at all. New vectors are stored
+// unlinked; the shard's optimizer (optimizer/) links them in the background and persists the
+// graphs in the same store, which the next open loads instead of rebuilding them.
 
 import { ClassicLevel } from 'classic-level';
 import { Bitset, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
@@ -13,6 +15,10 @@ import { indexSemantics, matchesPayload, selectMatching, type Filter, type Filte
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
 import { deleteAtPath, setAtPath } from './payload-path.js';
+import { GraphStore, type StoredGraphs } from './optimizer/graph-store.js';
+import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from './optimizer/plan.js';
+import type { ShardOptimizations } from './optimizer/report.js';
+import { ShardOptimizer } from './optimizer/shard-optimizer.js';
 import type { PointRecord, Target, WriteOp } from './write-ops.js';
 
 export interface VectorSpec {
@@ -34,6 +40,8 @@ export interface ShardSpec {
   path: string;
   vectors: VectorSpec[];
   indexes: IndexSpec[];
+  /** Qdrant's defaults when absent. */
+  optimizer?: OptimizerSpec;
 }
 
 const LAST_OP_KEY = 'm:last_op';
@@ -55,32 +63,86 @@ export class Shard implements FilterSource {
   private readonly indexes = new Map<string, PayloadIndex>();
   private readonly indexSpecs = new Map<string, IndexSpec>();
   private sortedIds: PointId[] | null = null;
+  /** Offsets of deleted points, given to new points. */
+  private readonly free: number[] = [];
+  private readonly graphs: GraphStore;
+  private readonly optimizer: ShardOptimizer;
   lastOp = 0;
 
-  private constructor(private readonly db: ClassicLevel<string, Uint8Array>, private readonly spec: ShardSpec) {}
+  private constructor(private readonly db: ClassicLevel<string, Uint8Array>, private readonly spec: ShardSpec) {
+    this.graphs = new GraphStore(db);
+    this.optimizer = new ShardOptimizer({ vectorIndexes: this.vectors, persistGraphs: () => this.persistGraphs() }, spec.optimizer ?? DEFAULT_OPTIMIZER_SPEC);
+  }
 
   static async open(spec: ShardSpec): Promise<Shard> {
     const db = new ClassicLevel<string, Uint8Array>(spec.path, { keyEncoding: 'utf8', valueEncoding: 'view' });
     await db.open();
     const shard = new Shard(db, spec);
+    const stored = await shard.graphs.read(spec.vectors);
     const module = await engineModule();
     for (const v of spec.vectors) {
-      shard.vectors.set(v.name, await VectorIndex.create(module, {
-        dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
-        fullScanThreshold: v.fullScanThreshold, quantization: v.quantization,
-      }));
+      const image = stored?.images.get(v.name);
+      shard.vectors.set(v.name, image
+        ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold })
+        : await VectorIndex.create(module, {
+          dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
+          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization,
+        }));
     }
     for (const index of spec.indexes) shard.addIndex(index);
-    for await (const [, value] of db.iterator({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) {
-      shard.place(decodePoint(value));
-    }
+    await shard.load(stored);
     const last = await db.get(LAST_OP_KEY);
     if (last) shard.lastOp = Number(new TextDecoder().decode(last));
+    shard.optimizer.wake();
     return shard;
   }
 
+  /**
+   * Fills memory from the point records. A record that stored graphs include (same id, version
+   * up to their last operation) takes its graph offset and leaves the loaded graphs as they are;
+   * a record written later is placed as a write places it, and offsets whose point is gone since
+   * are deleted, so the graphs end up exactly as current as the records.
+   */
+  private async load(stored: StoredGraphs | null): Promise<void> {
+    const graphOffsets = new Map<PointId, number>();
+    stored?.ids.forEach((id, offset) => id !== null && graphOffsets.set(id, offset));
+    // New points take offsets after the stored graphs' until the free ones are known.
+    this.ids.length = stored?.ids.length ?? 0;
+    const inGraphs = new Set(stored?.images.keys());
+    for await (const value of this.db.values({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) {
+      const record = decodePoint(value);
+      const offset = graphOffsets.get(record.id);
+      if (offset === undefined) {
+        this.place(record);
+        continue;
+      }
+      graphOffsets.delete(record.id);
+      this.claim(record.id, offset);
+      this.fill(record, offset, (record.version ?? 0) <= stored!.lastOp ? inGraphs : null);
+    }
+    for (const offset of graphOffsets.values()) for (const index of this.vectors.values()) index.delete(offset);
+    for (let offset = this.ids.length - 1; offset >= 0; offset--) if (this.payloads[offset] === undefined) this.free.push(offset);
+  }
+
+  /** Writes every graph with the offset -> id map and the last operation they include (captured together, between writes). */
+  private async persistGraphs(): Promise<void> {
+    const images = new Map([...this.vectors].map(([name, index]) => [name, index.serialize()]));
+    const ids = Array.from(this.ids, (id, offset) => (this.payloads[offset] === undefined ? null : id));
+    await this.graphs.write(this.spec.vectors, images, ids, this.lastOp);
+  }
+
   async close(): Promise<void> {
+    await this.optimizer.stop();
     await this.db.close();
+  }
+
+  optimizations(): ShardOptimizations {
+    return this.optimizer.report();
+  }
+
+  configureOptimizer(spec: OptimizerSpec): void {
+    this.spec.optimizer = spec;
+    this.optimizer.configure(spec);
   }
 
   /** Every stored point record in its on-disk form, in key order; one task reads it whole, so it is one point in time. */
@@ -191,6 +253,7 @@ export class Shard implements FilterSource {
       else this.remove(id);
     }
     this.lastOp = Math.max(this.lastOp, opId);
+    this.optimizer.wake();
   }
 
   private stage(op: WriteOp, staged: Map<PointId, PointRecord | null>, read: (id: PointId) => PointRecord | null): void {
@@ -275,23 +338,30 @@ export class Shard implements FilterSource {
     return matchesPayload(filter, { id: record.id, payload: record.payload ?? {}, vectors: new Set(Object.keys(record.vectors)) }, indexSemantics(this));
   }
 
-  /** Puts a record in memory: a new point gets the next offset, an existing one keeps its own. */
+  /** Puts a record in memory: a new point gets a free offset or the next one, an existing one keeps its own. */
   private place(record: PointRecord): void {
     let offset = this.offsets.get(record.id);
-    if (offset === undefined) {
-      offset = this.ids.length;
-      this.ids.push(record.id);
-      this.offsets.set(record.id, offset);
-      this.sortedIds = null;
-    } else {
-      for (const index of this.indexes.values()) index.remove(offset);
-    }
+    if (offset === undefined) offset = this.claim(record.id, this.free.pop() ?? this.ids.length);
+    else for (const index of this.indexes.values()) index.remove(offset);
+    this.fill(record, offset, null);
+  }
+
+  private claim(id: PointId, offset: number): number {
+    this.ids[offset] = id;
+    this.offsets.set(id, offset);
+    this.sortedIds = null;
+    return offset;
+  }
+
+  /** Writes a record at its offset; the vectors of `loaded` indexes are already there. New vectors are stored unlinked. */
+  private fill(record: PointRecord, offset: number, loaded: ReadonlySet<string> | null): void {
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
+      if (loaded?.has(name)) continue;
       const v = record.vectors[name];
-      if (v) index.upsert(offset, v);
+      if (v) index.stash(offset, v);
       else index.delete(offset);
     }
     for (const index of this.indexes.values()) index.add(offset, payload);
@@ -302,6 +372,7 @@ export class Shard implements FilterSource {
     if (offset === undefined) return;
     this.offsets.delete(id);
     this.payloads[offset] = undefined;
+    this.free.push(offset);
     this.sortedIds = null;
     for (const index of this.vectors.values()) index.delete(offset);
     for (const index of this.indexes.values()) index.remove(offset);

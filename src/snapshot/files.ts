@@ -61,6 +61,11 @@ export class SnapshotFiles {
     return join(dir, `${label}-${randomUUID()}`);
   }
 
+  /** Removes what unfinished snapshots, downloads and uploads left (run before serving). */
+  async clearTemp(): Promise<void> {
+    await rm(join(this.root, '.tmp'), { recursive: true, force: true });
+  }
+
   async list(dir: string): Promise<SnapshotDescription[]> {
     let names: string[];
     try {

@@ -19,21 +19,30 @@ export interface ShardRoute {
   count: number;
 }
 
-/** Writes the shard's points to a new file at `path`; answers how many. */
+const WRITE_CHUNK = 1 << 20;
+
+/** Writes the shard's points to a new file at `path` (synced); answers how many. */
 export async function writeShardPart(shard: Shard, path: string): Promise<number> {
   const file = await open(path, 'wx');
   try {
-    const out = file.createWriteStream({ autoClose: false });
+    let buffer = new Uint8Array(WRITE_CHUNK);
+    let used = 0;
     let count = 0;
-    const length = new Uint8Array(4);
-    const view = new DataView(length.buffer);
+    const flush = async (): Promise<void> => {
+      await file.write(buffer, 0, used);
+      used = 0;
+    };
     for await (const record of shard.storedPoints()) {
-      view.setUint32(0, record.length, true);
-      if (!out.write(length)) await new Promise<void>((r) => out.once('drain', () => r()));
-      if (!out.write(record)) await new Promise<void>((r) => out.once('drain', () => r()));
+      if (used + 4 + record.length > buffer.length) {
+        await flush();
+        if (4 + record.length > buffer.length) buffer = new Uint8Array(4 + record.length);
+      }
+      new DataView(buffer.buffer).setUint32(used, record.length, true);
+      buffer.set(record, used + 4);
+      used += 4 + record.length;
       count++;
     }
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    await flush();
     await file.sync();
     return count;
   } finally {

@@ -18,6 +18,8 @@ export class ShardWorkers {
       maxThreads: 1,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
+      // An idle worker must keep its event loop running: shard optimizers work between tasks.
+      atomics: 'disabled',
     }));
   }
 

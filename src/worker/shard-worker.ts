@@ -168,6 +168,11 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     case 'drop_index':
       shardOf(task.shard).dropIndex(task.key);
       return null;
+    case 'optimizations':
+      return shardOf(task.shard).optimizations();
+    case 'configure_optimizer':
+      shardOf(task.shard).configureOptimizer(task.optimizer);
+      return null;
     case 'snapshot': {
       const shard = shardOf(task.shard);
       return { points: await writeShardPart(shard, task.path), lastOp: shard.lastOp };

@@ -10,6 +10,8 @@ import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
+import type { OptimizerSpec } from '../shard/optimizer/plan.js';
+import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardRoute } from '../snapshot/shard-part.js';
 import type { FileSlice } from '../snapshot/tar.js';
 
@@ -40,6 +42,9 @@ export type ShardTask =
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
   | { type: 'drop_index'; shard: string; key: string }
+  /** The shard optimizer's running, queued and completed optimizations. */
+  | { type: 'optimizations'; shard: string }
+  | { type: 'configure_optimizer'; shard: string; optimizer: OptimizerSpec }
   /** Writes the shard's points to a new file at `path` (its part of a snapshot). */
   | { type: 'snapshot'; shard: string; path: string }
   /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
@@ -74,6 +79,8 @@ export interface TaskResults {
   stats: ShardStats;
   create_index: null;
   drop_index: null;
+  optimizations: ShardOptimizations;
+  configure_optimizer: null;
   snapshot: { points: number; lastOp: number };
   restore: { lastOp: number };
 }

@@ -41,13 +41,15 @@ export interface StartOptions {
   workers?: number;
   /** For a server started with TLS (through `env`): the PEM of the CA that signed its certificate, trusted by the readiness probe. */
   ca?: string;
+  /** More command-line flags (e.g. --storage-snapshot FILE). */
+  args?: string[];
 }
 
 /** Spawns a server and resolves once it answers GET / (or rejects if it exits first). */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const storage = options.storage ?? (await tempStorage());
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(options.workers ?? 2)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(options.workers ?? 2), ...(options.args ?? [])], {
     env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -69,6 +69,18 @@ const parsePriority: Parser<SnapshotPriority> = (raw) => {
 };
 /** POST .../snapshots/upload. */
 export const SNAPSHOT_UPLOAD_PARAMS = { wait: parseBool, priority: parsePriority, checksum: (raw: string) => raw };
+const OPTIMIZATIONS_FIELDS = ['queued', 'completed', 'idle_segments'] as const;
+// A comma-separated list of the optional parts of GET /collections/{name}/optimizations.
+const parseOptimizationsFields: Parser<Set<(typeof OPTIMIZATIONS_FIELDS)[number]>> = (raw) => {
+  const fields = new Set<(typeof OPTIMIZATIONS_FIELDS)[number]>();
+  for (const item of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const field = OPTIMIZATIONS_FIELDS.find((f) => f === item);
+    if (!field) throw new QueryValueError(`unknown variant \`${item}\`, expected one of ${OPTIMIZATIONS_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+    fields.add(field);
+  }
+  return fields;
+};
+export const OPTIMIZATIONS_PARAMS = { with: parseOptimizationsFields, completed_limit: parseU64 };
 /** GET /collections/{name}/points/{id} takes consistency only. */
 export const POINT_READ_PARAMS = { consistency: parseConsistency };
 

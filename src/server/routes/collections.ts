@@ -2,6 +2,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { applyUpdate, fromCreateRequest, renderCollectionInfo } from '../../api/collection-config.js';
+import { collectionHealth } from '../../api/optimizations.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
 import { vectorSpecsOf } from '../../collection/config-model.js';
 import { accessOf } from '../access.js';
@@ -18,12 +19,14 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
 
   app.get('/collections/:name', async (request) => {
     const record = collections.record(collectionName(request));
-    const stats = await collections.get(record.name).stats();
+    const collection = collections.get(record.name);
+    const [stats, optimizations] = await Promise.all([collection.stats(), collection.optimizations()]);
     const payloadIndexes = Object.fromEntries(record.indexes.map((i) => [i.key, { schema: i.schema, points: stats.reduce((n, s) => n + (s.indexedPoints[i.key] ?? 0), 0) }]));
     const pointsCount = stats.reduce((n, s) => n + s.points, 0);
-    const indexedVectorsCount = stats.reduce((n, s) => n + Object.values(s.vectors).reduce((a, b) => a + b, 0), 0);
+    const indexedVectorsCount = optimizations.reduce((n, o) => n + o.indexedVectors, 0);
+    const { status, optimizerError } = collectionHealth(optimizations);
     return ok(request, renderCollectionInfo(record.config, {
-      status: 'green', pointsCount, indexedVectorsCount, segmentsCount: stats.length, updateQueueLength: 0, payloadIndexes,
+      status, optimizerError, pointsCount, indexedVectorsCount, segmentsCount: stats.length, updateQueueLength: 0, payloadIndexes,
     }));
   });
 

@@ -45,13 +45,6 @@ function sendFile(reply: FastifyReply, path: string, name: string, removeAfter =
     .send(stream);
 }
 
-/** A recover body's location: a URL, or for shards also a file name among the shard's snapshots. */
-function locationUrl(location: string, shardDir: string | null): URL | string {
-  if (URL.canParse(location)) return new URL(location);
-  if (shardDir !== null) return location;
-  throw formatError('relative URL without a base');
-}
-
 export function registerSnapshotRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
   const files = new SnapshotFiles(config.storage.snapshots_path);
   const snapshots = new Snapshots(collections, files, node.peerId);
@@ -68,31 +61,33 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     return files.shardDir(name, shardId(request));
   };
 
-  const fetchLocation = async (location: URL | string, apiKey: string | null | undefined, dir: string | null): Promise<LocalSnapshot> => {
-    if (typeof location === 'string') return localFile(join(dir!, location), dir!);
-    return fetchSnapshot(location, apiKey ?? null, config.storage.snapshots_path, await files.tempPath('download'));
+  /** A recover body's location: a URL, or (for shards) a file name among the shard's snapshots. */
+  const fetchLocation = async (location: string, apiKey: string | null | undefined, shardDir: string | null): Promise<LocalSnapshot> => {
+    if (URL.canParse(location)) return fetchSnapshot(new URL(location), apiKey ?? null, config.storage.snapshots_path, await files.tempPath('download'));
+    if (shardDir === null) throw formatError('relative URL without a base');
+    return localFile(join(shardDir, location), shardDir);
   };
+
+  const tooLarge = (): FormatError => new FormatError(`Payload too large: the snapshot upload exceeds the limit of ${config.service.max_snapshot_upload_mb} MB`, 413);
 
   /** Streams the multipart field `snapshot` to a temporary file, within the upload limit. */
   const receiveUpload = async (request: FastifyRequest): Promise<LocalSnapshot> => {
     if (!request.isMultipart()) throw new BadRequest('the snapshot must be uploaded as multipart/form-data');
     const path = await files.tempPath('upload');
     try {
-      for await (const part of request.parts({ limits: { fileSize: uploadLimit, files: 1 } })) {
+      for await (const part of request.parts()) {
         if (part.type !== 'file') continue;
         if (part.fieldname !== 'snapshot') {
           part.file.resume();
           continue;
         }
         await pipeline(part.file, createWriteStream(path, { flags: 'wx' }));
+        if (part.file.truncated) throw tooLarge();
         return { path, temporary: true };
       }
     } catch (err) {
       await rm(path, { force: true });
-      if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-        throw new FormatError(`Payload too large: the snapshot upload exceeds the limit of ${config.service.max_snapshot_upload_mb} MB`, 413);
-      }
-      throw err;
+      throw (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE' ? tooLarge() : err;
     }
     throw new BadRequest('the multipart form holds no file field `snapshot`');
   };
@@ -126,7 +121,7 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
   app.put('/collections/:name/snapshots/recover', async (request, reply) => {
     const { wait } = query(request, SNAPSHOT_PARAMS);
     const body = validateBody('SnapshotRecover', request.body);
-    const snapshot = await fetchLocation(locationUrl(body.location, null), body.api_key, null);
+    const snapshot = await fetchLocation(body.location, body.api_key, null);
     return answer(request, reply, wait, () => snapshots.recoverCollection(collectionName(request), snapshot, body.checksum).then(() => true));
   });
 
@@ -154,7 +149,7 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     const body = validateBody('ShardSnapshotRecover', request.body);
     const shard = shardId(request);
     const dir = shardDir(request);
-    const snapshot = await fetchLocation(locationUrl(body.location, dir), body.api_key, dir);
+    const snapshot = await fetchLocation(body.location, body.api_key, dir);
     return answer(request, reply, wait, () => snapshots.recoverShard(collectionName(request), shard, snapshot, body.checksum).then(() => true));
   });
 
@@ -172,7 +167,7 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
       const shard = shardId(request);
       snapshots.shardOf(collectionName(request), shard);
       const snapshot = await receiveUpload(request);
-      return answer(request, reply, wait, () => snapshots.recoverShard(collectionName(request), shard, snapshot, checksum));
+      return answer(request, reply, wait, () => snapshots.recoverShard(collectionName(request), shard, snapshot, checksum).then(() => true));
     });
   });
 }
