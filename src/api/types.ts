@@ -19,6 +19,18 @@ export type WirePointId = number | string;
 export type WireShardKey = string | number;
 export type WireShardKeySelector = WireShardKey | WireShardKey[] | { target: WireShardKey; fallback: WireShardKey };
 
+export interface WireCreateShardingKey {
+  shard_key: WireShardKey;
+  shards_number?: Opt<number>;
+  replication_factor?: Opt<number>;
+  placement?: Opt<number[]>;
+  initial_state?: Opt<string>;
+}
+
+export interface WireDropShardingKey {
+  shard_key: WireShardKey;
+}
+
 export interface WireHnswConfigDiff {
   m?: Opt<number>;
   ef_construct?: Opt<number>;

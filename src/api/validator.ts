@@ -25,6 +25,7 @@ import {
   UPDATE_VECTORS,
 } from './schemas/points.js';
 import { QUOTA_CONFIG } from './schemas/quota.js';
+import { CREATE_SHARDING_KEY, DROP_SHARDING_KEY } from './schemas/shard-keys.js';
 import type { WireQuotaConfig } from '../quota/config.js';
 import { parseQuery, type ParsedQuery, type QueryParamSet, type RawQuery } from './schemas/query.js';
 import { SHARD_SNAPSHOT_RECOVER, SNAPSHOT_RECOVER, type WireSnapshotRecover } from './schemas/snapshots.js';
@@ -34,6 +35,8 @@ import type {
   WireCountRequest,
   WireCreateCollection,
   WireCreateFieldIndex,
+  WireCreateShardingKey,
+  WireDropShardingKey,
   WireDeletePayload,
   WireDeleteVectors,
   WirePointInsertOperations,
@@ -94,6 +97,8 @@ export interface BodyTypes {
   SnapshotRecover: WireSnapshotRecover;
   ShardSnapshotRecover: WireSnapshotRecover;
   QuotaConfig: WireQuotaConfig;
+  CreateShardingKey: WireCreateShardingKey;
+  DropShardingKey: WireDropShardingKey;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -129,6 +134,8 @@ const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
   SnapshotRecover: SNAPSHOT_RECOVER,
   ShardSnapshotRecover: SHARD_SNAPSHOT_RECOVER,
   QuotaConfig: QUOTA_CONFIG,
+  CreateShardingKey: CREATE_SHARDING_KEY,
+  DropShardingKey: DROP_SHARDING_KEY,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

@@ -1,8 +1,10 @@
-// Validated wire bodies of the point-update endpoints -> the shards' WriteOp list.
+// Validated wire bodies of the point-update endpoints -> the shards' WriteOps, each with the
+// shard keys its body names.
 
 import { BadRequest } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Target, WriteOp } from '../shard/write-ops.js';
+import type { RoutedOp } from '../collection/collection.js';
 import { toFilter } from './filter.js';
 import { toNamedVectors, toPointId, toPointInputs } from './point-convert.js';
 import type {
@@ -16,8 +18,20 @@ function ids(list: WirePointId[]): PointId[] {
   return list.map(toPointId);
 }
 
-export function selectorTarget(body: WirePointsSelector): Target {
+function selectorTarget(body: WirePointsSelector): Target {
   return 'points' in body ? { ids: ids(body.points) } : { filter: toFilter(body.filter) };
+}
+
+function routed(op: WriteOp, body: { shard_key?: RoutedOp['shardKey'] }): RoutedOp {
+  return { op, shardKey: body.shard_key ?? null };
+}
+
+export function deleteOp(body: WirePointsSelector): RoutedOp {
+  return routed({ kind: 'delete', target: selectorTarget(body) }, body);
+}
+
+export function clearPayloadOp(body: WirePointsSelector): RoutedOp {
+  return routed({ kind: 'clear_payload', target: selectorTarget(body) }, body);
 }
 
 /** Qdrant's "points or filter" bodies: one of the two must be there. */
@@ -27,40 +41,40 @@ function eitherTarget(points: WirePointId[] | null | undefined, filter: WireFilt
   throw new BadRequest('Either list of point ids or filter must be provided');
 }
 
-export function upsertOp(body: WirePointInsertOperations): WriteOp {
-  return {
+export function upsertOp(body: WirePointInsertOperations): RoutedOp {
+  return routed({
     kind: 'upsert',
     points: toPointInputs(body),
     mode: body.update_mode ?? 'upsert',
     updateFilter: body.update_filter ? toFilter(body.update_filter, 'update_filter') : null,
-  };
+  }, body);
 }
 
-export function setPayloadOp(body: WireSetPayload, overwrite: boolean): WriteOp {
+export function setPayloadOp(body: WireSetPayload, overwrite: boolean): RoutedOp {
   const target = eitherTarget(body.points, body.filter);
-  return overwrite ? { kind: 'overwrite_payload', target, payload: body.payload } : { kind: 'set_payload', target, payload: body.payload, key: body.key ?? null };
+  return routed(overwrite ? { kind: 'overwrite_payload', target, payload: body.payload } : { kind: 'set_payload', target, payload: body.payload, key: body.key ?? null }, body);
 }
 
-export function deletePayloadOp(body: WireDeletePayload): WriteOp {
-  return { kind: 'delete_payload', target: eitherTarget(body.points, body.filter), keys: body.keys };
+export function deletePayloadOp(body: WireDeletePayload): RoutedOp {
+  return routed({ kind: 'delete_payload', target: eitherTarget(body.points, body.filter), keys: body.keys }, body);
 }
 
-export function updateVectorsOp(body: WireUpdateVectors): WriteOp {
-  return { kind: 'update_vectors', points: body.points.map((p) => ({ id: toPointId(p.id), vectors: toNamedVectors(p.vector) })) };
+export function updateVectorsOp(body: WireUpdateVectors): RoutedOp {
+  return routed({ kind: 'update_vectors', points: body.points.map((p) => ({ id: toPointId(p.id), vectors: toNamedVectors(p.vector) })) }, body);
 }
 
-export function deleteVectorsOp(body: WireDeleteVectors): WriteOp {
-  return { kind: 'delete_vectors', target: eitherTarget(body.points, body.filter), names: body.vector };
+export function deleteVectorsOp(body: WireDeleteVectors): RoutedOp {
+  return routed({ kind: 'delete_vectors', target: eitherTarget(body.points, body.filter), names: body.vector }, body);
 }
 
-export function batchOps(operations: WireUpdateOperation[]): WriteOp[] {
-  return operations.map((op): WriteOp => {
+export function batchOps(operations: WireUpdateOperation[]): RoutedOp[] {
+  return operations.map((op): RoutedOp => {
     if ('upsert' in op) return upsertOp(op.upsert);
-    if ('delete' in op) return { kind: 'delete', target: selectorTarget(op.delete) };
+    if ('delete' in op) return deleteOp(op.delete);
     if ('set_payload' in op) return setPayloadOp(op.set_payload, false);
     if ('overwrite_payload' in op) return setPayloadOp(op.overwrite_payload, true);
     if ('delete_payload' in op) return deletePayloadOp(op.delete_payload);
-    if ('clear_payload' in op) return { kind: 'clear_payload', target: selectorTarget(op.clear_payload) };
+    if ('clear_payload' in op) return clearPayloadOp(op.clear_payload);
     if ('update_vectors' in op) return updateVectorsOp(op.update_vectors);
     return deleteVectorsOp(op.delete_vectors);
   });

@@ -1,54 +1,46 @@
 // A collection as the main thread sees it: its configuration, where its shards live, and the
-// routing, fan-out and merging of every operation. It never holds point data itself.
+// routing of every write. It never holds point data itself; reads go through a ShardReader over
+// the shards a request selects.
 
+import { rm } from 'node:fs/promises';
 import { BadInput } from '../errors.js';
-import type { PointId } from '../model.js';
-import type { Filter } from '../shard/filter/index.js';
-import type { PointView } from '../shard/selectors.js';
-import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
-import type { FacetValue } from '../shard/payload-index/types.js';
-import { compareIds, type IndexSpec, type ShardSpec, type VectorSpec } from '../shard/shard.js';
+import type { IndexSpec, ShardSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardWorkers } from '../worker/pool.js';
-import type { OrderBy, ReadShape, ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
+import type { ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
 import type { FileSlice } from '../snapshot/tar.js';
-import { activeDeadline } from './deadline-scope.js';
 import { shardOf } from './routing.js';
+import { readShards, routeOf, writeGroups, type ShardKey, type ShardKeyEntry, type ShardKeySelector, type ShardLayout, type ShardPlacement } from './shard-keys.js';
+import { runOnShard, ShardReader, type ReaderSource } from './shard-reader.js';
 import { WriteQueue } from './write-queue.js';
-
-export interface ShardPlacement {
-  /** Node-unique key of the shard (collection storage id + number). */
-  key: string;
-  worker: number;
-  path: string;
-}
 
 export interface UpdateResult {
   operation_id: number;
   status: 'acknowledged' | 'completed';
 }
 
-export interface ScrollPage {
-  points: PointView[];
-  next_page_offset: PointId | null;
+/** A point operation and the shard keys it goes to (none: automatic sharding routes by id alone). */
+export interface RoutedOp {
+  op: WriteOp;
+  shardKey?: ShardKeySelector | null;
 }
 
-/** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */
-const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'facet', 'sample']);
+/** Where a new shard of a custom key goes: its id decides its directory and worker. */
+export type PlaceShard = (id: number, shardKey: ShardKey) => ShardPlacement;
 
 /** Operations that fail on a point that does not exist, and so may fail on one shard after another shard applied them. */
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
-export class Collection {
+export class Collection implements ReaderSource {
   private operationId = 0;
   private readonly writes = new WriteQueue();
 
   constructor(
     readonly name: string,
-    private readonly workers: ShardWorkers,
-    readonly shards: ShardPlacement[],
+    readonly workers: ShardWorkers,
+    private shardLayout: ShardLayout,
     private vectorSpecs: VectorSpec[],
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
@@ -62,9 +54,21 @@ export class Collection {
     return this.indexSpecs;
   }
 
-  /** Sends a task to the shard's worker; reads carry the deadline of the request they serve. */
+  get layout(): ShardLayout {
+    return this.shardLayout;
+  }
+
+  get shards(): readonly ShardPlacement[] {
+    return this.shardLayout.shards;
+  }
+
+  /** Reads over every shard, or over those of the shard keys a request selects. */
+  reader(selector?: ShardKeySelector | null): ShardReader {
+    return new ShardReader(this, readShards(this.shardLayout, selector));
+  }
+
   private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return this.workers.run(shard.worker, task, READS.has(task.type) ? activeDeadline() : null);
+    return runOnShard(this.workers, shard, task);
   }
 
   /** Opens every shard in its worker; the operation counter resumes after the highest applied id. */
@@ -116,7 +120,7 @@ export class Collection {
     return this.writes.enqueue(async () => {
       const outcomes = await Promise.allSettled(parts.map(({ index, part, lastOp }) => {
         const shard = this.shards[index];
-        return this.run(shard, { type: 'restore', shard: shard.key, spec: this.specOf(shard), part, lastOp, route: { index, count: this.shards.length } });
+        return this.run(shard, { type: 'restore', shard: shard.key, spec: this.specOf(shard), part, lastOp, route: routeOf(this.shardLayout, shard) });
       }));
       for (const outcome of outcomes) if (outcome.status === 'fulfilled') this.operationId = Math.max(this.operationId, outcome.value.lastOp);
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -161,106 +165,68 @@ export class Collection {
 
   /**
    * Applies a list of operations as one collection operation. Writes of one collection are
-   * serialised, so operation ids follow the order of application on every shard.
+   * serialised, so operation ids follow the order of application on every shard. Each operation
+   * goes to the shard groups its keys select and, within a group, to the shard its ids hash to.
    */
-  write(ops: WriteOp[], wait: boolean): Promise<UpdateResult[]> {
-    this.checkVectors(ops);
+  write(ops: RoutedOp[], wait: boolean): Promise<UpdateResult[]> {
+    this.checkVectors(ops.map((r) => r.op));
     return this.writes.enqueue(async () => {
+      const perShard = new Map<ShardPlacement, WriteOp[]>(this.shards.map((s) => [s, []]));
+      for (const { op, shardKey } of ops) {
+        for (const group of writeGroups(this.shardLayout, shardKey)) {
+          group.forEach((shard, i) => {
+            const part = namedIds(op) === null ? op : restrictOp(op, (id) => shardOf(id, group.length) === i);
+            if (part) perShard.get(shard)!.push(part);
+          });
+        }
+      }
       // One operation id per operation (Qdrant answers a batch with one result each); the
       // shards record the last, so the counter resumes after all of them on restart.
       const first = this.operationId + 1;
       this.operationId += ops.length;
       const opId = this.operationId;
-      const perShard = this.shards.map((_, i) => ops.flatMap((op) => {
-        const ids = namedIds(op);
-        if (ids === null) return [op];
-        const part = restrictOp(op, (id) => shardOf(id, this.shards.length) === i);
-        return part ? [part] : [];
-      }));
-      const involved = this.shards.map((s, i) => ({ s, ops: perShard[i] })).filter((x) => x.ops.length > 0);
-      if (involved.length > 1 && ops.some((op) => MAY_FAIL.has(op.kind))) {
-        await Promise.all(involved.map(({ s, ops: o }) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: true })));
+      const involved = [...perShard].filter(([, o]) => o.length > 0);
+      if (involved.length > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind))) {
+        await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: true })));
       }
-      await Promise.all(involved.map(({ s, ops: o }) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: false })));
+      await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: false })));
       const status = wait ? 'completed' : 'acknowledged';
       return ops.map((_, i) => ({ operation_id: first + i, status }));
     });
   }
 
-  /** Points by id, in the order asked, each once; missing ids are left out. */
-  async retrieve(ids: PointId[], shape: ReadShape): Promise<PointView[]> {
-    const unique = [...new Set(ids)];
-    const groups = this.shards.map((_, i) => unique.filter((id) => shardOf(id, this.shards.length) === i));
-    const found = await Promise.all(this.shards.map((s, i) => (groups[i].length ? this.run(s, { type: 'retrieve', shard: s.key, ids: groups[i], shape }) : [])));
-    const byId = new Map<PointId, PointView>();
-    for (const list of found) for (const p of list) byId.set(p.id, p);
-    return unique.flatMap((id) => byId.get(id) ?? []);
-  }
-
-  async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): Promise<ScrollPage> {
-    // One extra point per shard tells whether a next page exists and where it starts.
-    const pages = await Promise.all(this.shards.map((s) => this.run(s, { type: 'scroll', shard: s.key, filter, from, limit: limit + 1, shape, orderBy })));
-    const merged = pages.flat();
-    if (orderBy) {
-      const sign = orderBy.direction === 'desc' ? -1 : 1;
-      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
-      return { points: merged.slice(0, limit), next_page_offset: null };
-    }
-    merged.sort((a, b) => compareIds(a.id, b.id));
-    return { points: merged.slice(0, limit), next_page_offset: merged.length > limit ? merged[limit].id : null };
-  }
-
   /**
-   * Up to `limit` matching points drawn uniformly at random without replacement. Each shard
-   * shuffles its own matches; each pick then comes from a shard with probability proportional
-   * to the matches it has left, which makes the draw uniform over the whole collection.
+   * Creates `count` shards for a new key of a custom-sharded collection, numbered after the
+   * highest shard id, with the collection's payload indexes. A directory left at a new shard's
+   * path by a key dropped before a crash is cleared first, so no old point comes back.
+   * Answers the new key list, which the caller persists.
    */
-  async sample(filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
-    const draws = await Promise.all(this.shards.map((s) => this.run(s, { type: 'sample', shard: s.key, filter, limit, shape })));
-    const left = draws.map((d) => d.matching);
-    const out: PointView[] = [];
-    let total = left.reduce((a, b) => a + b, 0);
-    while (out.length < limit && total > 0) {
-      let pick = Math.floor(Math.random() * total);
-      const i = left.findIndex((n) => (pick -= n) < 0);
-      out.push(draws[i].points[draws[i].matching - left[i]]);
-      left[i]--;
-      total--;
-    }
-    return out;
-  }
-
-  /**
-   * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
-   * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
-   */
-  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
-    for (const s of searches) this.vectorSpec(s.spec.using);
-    const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
-    const perShard = await Promise.all(this.shards.map((sh) => this.run(sh, { type: 'search', shard: sh.key, searches: specs })));
-    return searches.map((s, i) => {
-      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
-      const hits = perShard.flatMap((r) => r[i]);
-      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
-      return hits.slice(s.offset, s.offset + s.limit);
+  createShardKey(key: ShardKey, count: number, place: PlaceShard): Promise<ShardKeyEntry[]> {
+    return this.writes.enqueue(async () => {
+      const next = Math.max(0, ...this.shards.map((s) => s.id)) + 1;
+      const added = Array.from({ length: count }, (_, i) => place(next + i, key));
+      await Promise.all(added.map(async (s) => {
+        await rm(s.path, { recursive: true, force: true });
+        await this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) });
+      }));
+      const keys = [...(this.shardLayout.keys ?? []), { key, shards: added.map((s) => s.id) }];
+      this.shardLayout = { keys, shards: [...this.shards, ...added] };
+      return keys;
     });
   }
 
-  /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */
-  async facet(key: string, filter: Filter | null, limit: number): Promise<{ value: FacetValue; count: number }[]> {
-    const perShard = await Promise.all(this.shards.map((s) => this.run(s, { type: 'facet', shard: s.key, key, filter })));
-    const totals = new Map<FacetValue, number>();
-    for (const pairs of perShard) for (const [value, n] of pairs) totals.set(value, (totals.get(value) ?? 0) + n);
-    return [...totals]
-      .filter(([, count]) => count > 0)
-      .map(([value, count]) => ({ value, count }))
-      .sort((a, b) => b.count - a.count || compareFacetValues(a.value, b.value))
-      .slice(0, limit);
-  }
-
-  async count(filter: Filter | null): Promise<number> {
-    const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', shard: s.key, filter })));
-    return counts.reduce((a, b) => a + b, 0);
+  /**
+   * Removes a key and its shards: reads and writes stop reaching them at once; `persist` stores
+   * the remaining key list before any data is deleted, so a crash never leaves the key half there.
+   */
+  dropShardKey(key: ShardKey, persist: (keys: ShardKeyEntry[]) => Promise<void>): Promise<void> {
+    return this.writes.enqueue(async () => {
+      const keys = (this.shardLayout.keys ?? []).filter((e) => e.key !== key);
+      const dropped = this.shards.filter((s) => s.shardKey === key);
+      await persist(keys);
+      this.shardLayout = { keys, shards: this.shards.filter((s) => s.shardKey !== key) };
+      await Promise.all(dropped.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+    });
   }
 
   async stats(): Promise<ShardStats[]> {
@@ -282,10 +248,4 @@ export class Collection {
       return { operation_id: ++this.operationId, status: 'completed' };
     });
   }
-}
-
-/** Values of one facet share a type (the index's); mixed types order booleans, numbers, strings. */
-function compareFacetValues(a: FacetValue, b: FacetValue): number {
-  if (typeof a !== typeof b) return typeof a < typeof b ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -8,7 +8,7 @@ import type { PointId } from '../model.js';
 import { canonicalUuid, flatten, parseJsonPath, valuesAt, type Filter } from '../shard/filter/index.js';
 import type { ScoredView } from '../shard/search.js';
 import { selectPayload, type PayloadSelection } from '../shard/selectors.js';
-import type { Collection } from './collection.js';
+import type { ShardReader } from './shard-reader.js';
 import type { PlannedSearch } from '../api/search-convert.js';
 
 export type GroupId = string | number;
@@ -32,7 +32,7 @@ function groupIds(hit: ScoredView, path: NonNullable<ReturnType<typeof parseJson
   return [...new Set(values.filter((v): v is GroupId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))))];
 }
 
-export async function searchGroups(collection: Collection, planned: PlannedSearch, spec: GroupSpec): Promise<PointGroup[]> {
+export async function searchGroups(collection: ShardReader, planned: PlannedSearch, spec: GroupSpec): Promise<PointGroup[]> {
   const path = parseJsonPath(spec.groupBy);
   if (!path) throw new BadInput(`Invalid group_by key: ${spec.groupBy}`);
   const wanted: PayloadSelection = planned.spec.withPayload;

@@ -3,12 +3,14 @@
 
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { BadInput, BadRequest } from '../errors.js';
 import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
-import { Collection, type ShardPlacement } from './collection.js';
+import { Collection } from './collection.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
+import type { ShardKey, ShardKeyEntry, ShardPlacement } from './shard-keys.js';
 
 export interface CollectionRecord {
   name: string;
@@ -16,6 +18,8 @@ export interface CollectionRecord {
   storageId: string;
   config: CollectionConfig;
   indexes: IndexSpec[];
+  /** The keys of a custom-sharded collection and their shard ids (absent with automatic sharding). */
+  shardKeys?: ShardKeyEntry[];
 }
 
 export type AliasAction =
@@ -47,14 +51,20 @@ export class CollectionManager {
     return collection;
   }
 
+  /** Where shard `id` of a collection lives: its directory, and the worker that owns it. */
+  private placement(storageId: string, id: number, shardKey?: ShardKey): ShardPlacement {
+    const place = { id, key: `${storageId}/${id}`, worker: id % this.workers.count, path: join(this.storagePath, 'collections', storageId, String(id)) };
+    return shardKey === undefined ? place : { ...place, shardKey };
+  }
+
   /** The collection a record describes, its shards placed but not opened. */
   private instantiate(record: CollectionRecord): Collection {
-    const shards: ShardPlacement[] = Array.from({ length: shardCountOf(record.config) }, (_, i) => ({
-      key: `${record.storageId}/${i}`,
-      worker: i % this.workers.count,
-      path: join(this.storagePath, 'collections', record.storageId, String(i)),
-    }));
-    return new Collection(record.name, this.workers, shards, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
+    const custom = record.config.params.shardingMethod === 'custom';
+    const keys = custom ? record.shardKeys ?? [] : null;
+    const shards = keys
+      ? keys.flatMap((entry) => entry.shards.map((id) => this.placement(record.storageId, id, entry.key)))
+      : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.placement(record.storageId, i));
+    return new Collection(record.name, this.workers, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
   }
 
   /**
@@ -63,9 +73,9 @@ export class CollectionManager {
    * one synced metadata write then switches to them, and the old shards are dropped. If `fill`
    * fails, what it built is removed and nothing changed. Aliases of the name stay.
    */
-  async replace(name: string, config: CollectionConfig, indexes: IndexSpec[], fill: (collection: Collection) => Promise<void>): Promise<void> {
+  async replace(name: string, config: CollectionConfig, indexes: IndexSpec[], shardKeys: ShardKeyEntry[] | undefined, fill: (collection: Collection) => Promise<void>): Promise<void> {
     if (!this.records.has(name) && this.aliases.has(name)) throw collectionNameIsAlias(name);
-    const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes };
+    const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes, ...(shardKeys ? { shardKeys } : {}) };
     const collection = this.instantiate(record);
     try {
       await fill(collection);
@@ -124,6 +134,37 @@ export class CollectionManager {
     if (JSON.stringify(optimizer) !== JSON.stringify(optimizerSpecOf(record.config))) await this.get(record.name).configureOptimizer(optimizer);
     const vectors = vectorSpecsOf(config);
     if (JSON.stringify(vectors) !== JSON.stringify(vectorSpecsOf(record.config))) await this.get(record.name).reconfigure(vectors);
+  }
+
+  /** Keys of a custom-sharded collection, in the order they were created; null with automatic sharding. */
+  shardKeys(nameOrAlias: string): ShardKey[] | null {
+    return this.get(nameOrAlias).layout.keys?.map((e) => e.key) ?? null;
+  }
+
+  /** Creates shard key `key` with `shardsNumber` shards (default: the collection's shard_number). */
+  async createShardKey(nameOrAlias: string, key: ShardKey, shardsNumber: number | null): Promise<void> {
+    const record = this.record(nameOrAlias);
+    if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be created with Auto sharding method`);
+    const collection = this.get(nameOrAlias);
+    if (collection.layout.keys?.some((e) => e.key === key)) throw new BadRequest(`Shard key ${key} already exists`);
+    const count = shardsNumber ?? shardCountOf(record.config);
+    const keys = await collection.createShardKey(key, count, (id, k) => this.placement(record.storageId, id, k));
+    await this.saveShardKeys(record.name, keys);
+  }
+
+  /** Drops shard key `key` and every point stored under it. */
+  async dropShardKey(nameOrAlias: string, key: ShardKey): Promise<void> {
+    const record = this.record(nameOrAlias);
+    if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be removed with Auto sharding method`);
+    const collection = this.get(nameOrAlias);
+    if (!collection.layout.keys?.some((e) => e.key === key)) throw new BadInput(`Shard key ${key} does not exist for collection ${record.name}`);
+    await collection.dropShardKey(key, (keys) => this.saveShardKeys(record.name, keys));
+  }
+
+  private async saveShardKeys(name: string, shardKeys: ShardKeyEntry[]): Promise<void> {
+    const updated = { ...this.records.get(name)!, shardKeys };
+    await this.meta.putCollection(name, updated);
+    this.records.set(name, updated);
   }
 
   async saveIndexes(nameOrAlias: string): Promise<void> {

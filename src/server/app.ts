@@ -16,6 +16,7 @@ import { registerFacetRoutes } from './routes/facet.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIndexRoutes } from './routes/indexes.js';
 import { registerIssueRoutes } from './routes/issues.js';
+import { registerShardRoutes } from './routes/shards.js';
 import { registerMatrixRoutes } from './routes/matrix.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerOptimizationRoutes } from './routes/optimizations.js';
@@ -73,5 +74,6 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerHealthRoutes(app);
   registerQuotaRoutes(app, context);
   registerIssueRoutes(app, context);
+  registerShardRoutes(app, context);
   return app;
 }

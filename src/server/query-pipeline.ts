@@ -8,7 +8,7 @@ import { toFilter } from '../api/filter.js';
 import { pointNotFound } from '../api/messages.js';
 import type { WireFilter } from '../api/filter.js';
 import type { WirePrefetch } from '../api/types.js';
-import type { Collection } from '../collection/collection.js';
+import type { ShardReader } from '../collection/shard-reader.js';
 import { dbsf, DEFAULT_RRF_K, rrf, type RankedList } from '../collection/fusion.js';
 import type { CollectionManager } from '../collection/manager.js';
 import { BadInput, BadRequest } from '../errors.js';
@@ -20,7 +20,8 @@ import { orderByOf } from './routes/order-by.js';
 
 export interface QueryContext {
   collections: CollectionManager;
-  collection: Collection;
+  /** The shards the request reads (all, or those of its shard keys). */
+  collection: ShardReader;
   shape: ResultShape;
 }
 
@@ -47,7 +48,7 @@ function only(filter: Filter | null, ids: PointId[]): Filter {
  */
 export async function planSearch(ctx: QueryContext, node: QueryNode, plan: VectorPlan, filter: Filter | null): Promise<PlannedSearch> {
   const using = node.using ?? DEFAULT_VECTOR;
-  const source = node.lookup_from ? ctx.collections.get(node.lookup_from.collection) : ctx.collection;
+  const source = node.lookup_from ? ctx.collections.get(node.lookup_from.collection).reader(node.lookup_from.shard_key) : ctx.collection;
   const name = node.lookup_from?.vector ?? using;
   const examples = examplesOf(plan);
   const ids = examples.flatMap((e) => ('pointId' in e ? [e.pointId] : []));

@@ -6,6 +6,7 @@
 // whole tar structure and the manifest before anything is restored from it.
 
 import type { CollectionConfig } from '../collection/config-model.js';
+import type { ShardKeyEntry } from '../collection/shard-keys.js';
 import { vectorSpecsOf } from '../collection/config-model.js';
 import { isQuiverError } from '../errors.js';
 import type { IndexSpec, VectorSpec } from '../shard/shard.js';
@@ -26,6 +27,8 @@ export interface CollectionManifest {
   name: string;
   config: CollectionConfig;
   indexes: IndexSpec[];
+  /** A custom-sharded collection's keys; its parts follow the keys' shards in this order. */
+  shardKeys?: ShardKeyEntry[];
   shards: PartInfo[];
 }
 
@@ -77,6 +80,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isPart = (value: unknown): value is PartInfo => isObject(value) && isCount(value.points) && isCount(value.lastOp);
+const isKeyEntry = (value: unknown): value is ShardKeyEntry =>
+  isObject(value) && (typeof value.key === 'string' || isCount(value.key)) && Array.isArray(value.shards) && value.shards.every(isCount);
 
 function check(condition: boolean, what: string): asserts condition {
   if (!condition) throw new InvalidArchive(`malformed manifest (${what})`);
@@ -88,7 +93,13 @@ function checkCollection(m: Record<string, unknown>): void {
   const config = m.config as CollectionConfig;
   check(isObject(config) && isObject(config.params) && isObject(config.params.vectors) && isObject(config.params.vectors.byName), 'config');
   check(Number.isSafeInteger(config.params.shardNumber) && config.params.shardNumber >= 1, 'shard number');
-  check(Array.isArray(m.shards) && m.shards.length === config.params.shardNumber && m.shards.every(isPart), 'shards');
+  let partCount = config.params.shardNumber;
+  if (config.params.shardingMethod === 'custom') {
+    const keys = m.shardKeys;
+    check(Array.isArray(keys) && keys.every(isKeyEntry), 'shard keys');
+    partCount = keys.reduce((n: number, e: ShardKeyEntry) => n + e.shards.length, 0);
+  }
+  check(Array.isArray(m.shards) && m.shards.length === partCount && m.shards.every(isPart), 'shards');
   try {
     for (const v of vectorSpecsOf(config)) check(Number.isSafeInteger(v.size) && v.size >= 1 && typeof v.distance === 'string', `vector ${v.name}`);
   } catch (err) {
@@ -99,7 +110,7 @@ function checkCollection(m: Record<string, unknown>): void {
 
 function checkShard(m: Record<string, unknown>): void {
   check(typeof m.collection === 'string', 'collection');
-  check(isCount(m.shard) && isCount(m.shardCount) && (m.shard as number) < (m.shardCount as number), 'shard');
+  check(isCount(m.shard) && isCount(m.shardCount) && (m.shardCount as number) >= 1, 'shard');
   check(Array.isArray(m.vectors) && m.vectors.every((v) => isObject(v) && typeof v.name === 'string' && isCount(v.size) && typeof v.distance === 'string'), 'vectors');
   check(isPart(m.part), 'part');
 }

@@ -35,12 +35,13 @@ export class Snapshots {
     private readonly peerId: number,
   ) {}
 
-  /** The collection's own name (aliases followed) and its shard `shard`, which must exist. */
-  shardOf(nameOrAlias: string, shard: number): { name: string; collection: Collection } {
+  /** The collection's own name (aliases followed) and the position of its shard with id `shard`, which must exist. */
+  shardOf(nameOrAlias: string, shard: number): { name: string; collection: Collection; index: number } {
     const name = this.collections.resolve(nameOrAlias);
     const collection = this.collections.get(name);
-    if (!Number.isInteger(shard) || shard < 0 || shard >= collection.shards.length) throw new NotFound(`Shard ${shard} not found`);
-    return { name, collection };
+    const index = collection.shards.findIndex((s) => s.id === shard);
+    if (index < 0) throw new NotFound(`Shard ${shard} not found`);
+    return { name, collection, index };
   }
 
   /** Runs `job` with a fresh temporary directory, removed afterwards. */
@@ -75,7 +76,7 @@ export class Snapshots {
     const collection = this.collections.get(name);
     return this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
       const record = this.collections.record(name);
-      return { kind: 'collection', name, config: record.config, indexes: record.indexes, shards };
+      return { kind: 'collection', name, config: record.config, indexes: record.indexes, shardKeys: collection.layout.keys ?? undefined, shards };
     }, shardPartEntry);
   }
 
@@ -87,8 +88,8 @@ export class Snapshots {
 
   /** A shard snapshot as a temporary archive (for storing, or for streaming once). */
   async packShard(nameOrAlias: string, shard: number): Promise<string> {
-    const { name, collection } = this.shardOf(nameOrAlias, shard);
-    return this.packShards(collection, [shard], ([part]) => ({
+    const { name, collection, index } = this.shardOf(nameOrAlias, shard);
+    return this.packShards(collection, [index], ([part]) => ({
       kind: 'shard',
       collection: name,
       shard,
@@ -127,7 +128,7 @@ export class Snapshots {
 
   /** Creates or replaces collection `name` from a collection snapshot already checked by openArchive. */
   private async restoreCollection(name: string, { manifest, entry }: OpenedArchive<CollectionManifest>): Promise<void> {
-    await this.collections.replace(name, manifest.config, manifest.indexes, (collection) =>
+    await this.collections.replace(name, manifest.config, manifest.indexes, manifest.shardKeys, (collection) =>
       collection.restoreShards(manifest.shards.map((part, index) => ({ index, part: entry(shardPartEntry(index)), lastOp: part.lastOp }))));
   }
 
@@ -144,7 +145,7 @@ export class Snapshots {
   /** Replaces one shard's data from a shard snapshot whose vectors match the collection's. */
   async recoverShard(nameOrAlias: string, shard: number, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
     try {
-      const { name, collection } = this.shardOf(nameOrAlias, shard);
+      const { name, collection, index } = this.shardOf(nameOrAlias, shard);
       await verifyChecksum(snapshot.path, checksum);
       const { manifest, entry } = await openArchive(await wholeFile(snapshot.path), 'shard');
       const describe = (vectors: readonly { name: string; size: number; distance: string }[]): string =>
@@ -152,7 +153,7 @@ export class Snapshots {
       const theirs = describe(manifest.vectors);
       const ours = describe(collection.vectors);
       if (theirs !== ours) throw new BadInput(`Snapshot is not compatible with existing collection ${name}: its vectors are {${theirs}}, the collection's are {${ours}}`);
-      await collection.restoreShards([{ index: shard, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]);
+      await collection.restoreShards([{ index, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]);
     } finally {
       await release(snapshot);
     }

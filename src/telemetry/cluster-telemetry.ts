@@ -10,8 +10,9 @@ import type { CollectionSnapshot } from './snapshot.js';
 export function clusterTelemetry(node: NodeState, snapshot: CollectionSnapshot[], peerUri: string) {
   const collections = Object.fromEntries(snapshot.map((collection) => [collection.record.name, {
     id: collection.record.name,
-    shards: collection.shards.map((shard, id) => ({
-      id,
+    shards: collection.shards.map((shard) => ({
+      id: shard.id,
+      ...(shard.key === undefined ? {} : { key: shard.key }),
       replicas: [{ peer_id: node.peerId, state: REPLICA_STATE, ...localShardFigures(shard) }],
     })),
   }]));

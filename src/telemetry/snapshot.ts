@@ -2,11 +2,18 @@
 // collection's record and the statistics of each of its shards (in shard id order).
 
 import type { CollectionManager, CollectionRecord } from '../collection/manager.js';
+import type { ShardKey } from '../collection/shard-keys.js';
 import type { ShardStats } from '../worker/tasks.js';
+
+/** A shard's statistics with its id and, in a custom-sharded collection, its shard key. */
+export interface ShardSnapshot extends ShardStats {
+  id: number;
+  key?: ShardKey;
+}
 
 export interface CollectionSnapshot {
   record: CollectionRecord;
-  shards: ShardStats[];
+  shards: ShardSnapshot[];
 }
 
 /** Collections the caller may see, by name; one dropped while being read is left out. */
@@ -14,7 +21,10 @@ export async function takeSnapshot(collections: CollectionManager, canSee: (name
   const names = collections.names().filter(canSee).sort();
   const read = await Promise.all(names.map(async (name) => {
     try {
-      return { record: collections.record(name), shards: await collections.get(name).stats() };
+      const collection = collections.get(name);
+      const placements = collection.shards;
+      const stats = await collection.stats();
+      return { record: collections.record(name), shards: stats.map((s, i) => ({ ...s, id: placements[i].id, ...(placements[i].shardKey === undefined ? {} : { key: placements[i].shardKey }) })) };
     } catch {
       return null;
     }

@@ -26,8 +26,9 @@ function collectionTelemetry(collection: CollectionSnapshot, level: number, node
   return {
     id: names(collection.record.name),
     config,
-    shards: collection.shards.map((shard, id) => ({
-      id,
+    shards: collection.shards.map((shard) => ({
+      id: shard.id,
+      ...(shard.key === undefined ? {} : { key: shard.key }),
       local: {
         variant_name: 'local_shard',
         ...localShardFigures(shard),

@@ -22,6 +22,11 @@ export function float(kind: 'f32' | 'f64'): SchemaObject {
   return { type: 'number', serde: kind };
 }
 
+/** serde's NonZeroU32/NonZeroU64: zero is a deserialization error (400), not a validation one (422). */
+export function nonZero(kind: 'u32' | 'u64'): SchemaObject {
+  return { ...uint(kind), minimum: 1, serde: `a nonzero ${kind}` };
+}
+
 export function bool(): SchemaObject {
   return { type: 'boolean', serde: 'a boolean' };
 }

@@ -3,12 +3,7 @@
 // and answer 400, as in Qdrant.
 
 import type { SchemaObject } from 'ajv';
-import { bool, float, jsonObject, map, opt, struct, uint, unitEnum, untagged, withRule, type Schema } from './builders.js';
-
-/** serde's NonZeroU32/NonZeroU64: zero is a deserialization error, not a validation one. */
-function nonZero(kind: 'u32' | 'u64'): SchemaObject {
-  return { ...uint(kind), minimum: 1, serde: `a nonzero ${kind}` };
-}
+import { bool, float, jsonObject, map, nonZero, opt, struct, uint, unitEnum, untagged, withRule, type Schema } from './builders.js';
 
 function atLeast(schema: SchemaObject, min: number): SchemaObject {
   return withRule(schema, { range: { min } });

@@ -9,7 +9,7 @@ export const POINT_ID: SchemaObject = { pointId: true };
 
 export const POINT_IDS = seq(POINT_ID);
 
-const SHARD_KEY = untagged('ShardKey', [str(), uint('u64')]);
+export const SHARD_KEY = untagged('ShardKey', [str(), uint('u64')]);
 
 export const SHARD_KEY_SELECTOR = untagged('ShardKeySelector', [
   SHARD_KEY,

@@ -67,7 +67,7 @@ export class NodeKeys {
   /** The token holds only while a matching point exists; the check itself is not limited by the token's grant. */
   private async checkValueExists({ collection, filter }: NonNullable<TokenClaims['valueExists']>): Promise<void> {
     if (!this.collections.exists(collection)) throw new RejectedToken(STATEFUL_CHECK_FAILED);
-    const matching = await this.collections.get(collection).count(filter);
+    const matching = await this.collections.get(collection).reader().count(filter);
     if (matching === 0) throw new Unauthorized(STATEFUL_CHECK_FAILED);
   }
 }

@@ -12,7 +12,7 @@ const DEFAULT_FACET_LIMIT = 10;
 export function registerFacetRoutes(app: FastifyInstance, { collections }: ServerContext): void {
   app.post('/collections/:name/facet', (request) => read(request, 'Facet', async () => {
     const body = validateBody('FacetRequest', request.body);
-    const hits = await collections.get(collectionName(request)).facet(canonicalKey(body.key), body.filter ? toFilter(body.filter) : null, body.limit ?? DEFAULT_FACET_LIMIT);
+    const hits = await collections.get(collectionName(request)).reader(body.shard_key).facet(canonicalKey(body.key), body.filter ? toFilter(body.filter) : null, body.limit ?? DEFAULT_FACET_LIMIT);
     return ok(request, { hits });
   }));
 }

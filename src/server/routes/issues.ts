@@ -7,7 +7,7 @@ import { ok } from '../reply.js';
 export function registerIssueRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.get('/issues', async (request) => {
     const names = collections.names();
-    const counts = await Promise.all(names.map((name) => collections.get(name).count(null).catch(() => 0)));
+    const counts = await Promise.all(names.map((name) => collections.get(name).reader().count(null).catch(() => 0)));
     node.issues.checkCollectionDensity(counts);
     return ok(request, { issues: node.issues.list() });
   });

@@ -38,9 +38,10 @@ async function matrix(collection: Collection, request: FastifyRequest): Promise<
   const using = body.using ?? DEFAULT_VECTOR;
   const hasVector: Filter = { must: [{ kind: 'hasVector', name: using }] };
   const filter: Filter = body.filter ? { must: [{ kind: 'filter', filter: toFilter(body.filter) }, ...hasVector.must!] } : hasVector;
-  const all = await collection.scroll(filter, null, ALL, { withPayload: { all: false }, withVector: false }, null);
+  const reader = collection.reader(body.shard_key);
+  const all = await reader.scroll(filter, null, ALL, { withPayload: { all: false }, withVector: false }, null);
   const ids = sampleOf(all.points.map((p) => p.id), body.sample ?? DEFAULT_SAMPLE);
-  const points = await collection.retrieve(ids, { withPayload: { all: false }, withVector: [using] });
+  const points = await reader.retrieve(ids, { withPayload: { all: false }, withVector: [using] });
   const searches = points.map((p) => ({
     spec: {
       using,
@@ -54,7 +55,7 @@ async function matrix(collection: Collection, request: FastifyRequest): Promise<
     limit: body.limit ?? DEFAULT_NEIGHBOURS,
     offset: 0,
   }));
-  return { ids: points.map((p) => p.id), neighbours: await collection.search(searches) };
+  return { ids: points.map((p) => p.id), neighbours: await reader.search(searches) };
 }
 
 export function registerMatrixRoutes(app: FastifyInstance, { collections }: ServerContext): void {

@@ -6,9 +6,9 @@ import { toFilter } from '../../api/filter.js';
 import { pointDoesNotExist, unrecognizedPointId } from '../../api/messages.js';
 import { pointIdFromPath, renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
 import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
-import { batchOps, deletePayloadOp, deleteVectorsOp, selectorTarget, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
+import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import { FormatError } from '../../errors.js';
-import type { WriteOp } from '../../shard/write-ops.js';
+import type { RoutedOp } from '../../collection/collection.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { orderByOf } from './order-by.js';
@@ -16,11 +16,11 @@ import { collectionName, query, read, type Params } from './params.js';
 
 const DEFAULT_SCROLL_LIMIT = 10;
 
-async function write({ collections, node }: ServerContext, request: FastifyRequest, ops: (body: unknown) => WriteOp[]) {
+async function write({ collections, node }: ServerContext, request: FastifyRequest, ops: (body: unknown) => RoutedOp[]) {
   const { wait } = query(request, WRITE_PARAMS);
   const collection = collections.get(collectionName(request));
   const writeOps = ops(request.body);
-  node.quota.checkWrite(writeOps);
+  node.quota.checkWrite(writeOps.map((r) => r.op));
   const result = await collection.write(writeOps, wait === true);
   return ok(request, result[0]);
 }
@@ -28,25 +28,25 @@ async function write({ collections, node }: ServerContext, request: FastifyReque
 export function registerPointRoutes(app: FastifyInstance, context: ServerContext): void {
   const { collections, node } = context;
   app.put('/collections/:name/points', (request) => write(context, request, (b) => [upsertOp(validateBody('PointInsertOperations', b))]));
-  app.post('/collections/:name/points/delete', (request) => write(context, request, (b) => [{ kind: 'delete', target: selectorTarget(validateBody('PointsSelector', b)) }]));
+  app.post('/collections/:name/points/delete', (request) => write(context, request, (b) => [deleteOp(validateBody('PointsSelector', b))]));
   app.put('/collections/:name/points/vectors', (request) => write(context, request, (b) => [updateVectorsOp(validateBody('UpdateVectors', b))]));
   app.post('/collections/:name/points/vectors/delete', (request) => write(context, request, (b) => [deleteVectorsOp(validateBody('DeleteVectors', b))]));
   app.post('/collections/:name/points/payload', (request) => write(context, request, (b) => [setPayloadOp(validateBody('SetPayload', b), false)]));
   app.put('/collections/:name/points/payload', (request) => write(context, request, (b) => [setPayloadOp(validateBody('SetPayload', b), true)]));
   app.post('/collections/:name/points/payload/delete', (request) => write(context, request, (b) => [deletePayloadOp(validateBody('DeletePayload', b))]));
-  app.post('/collections/:name/points/payload/clear', (request) => write(context, request, (b) => [{ kind: 'clear_payload', target: selectorTarget(validateBody('PointsSelector', b)) }]));
+  app.post('/collections/:name/points/payload/clear', (request) => write(context, request, (b) => [clearPayloadOp(validateBody('PointsSelector', b))]));
 
   app.post('/collections/:name/points/batch', async (request) => {
     const { wait } = query(request, WRITE_PARAMS);
     const ops = batchOps(validateBody('UpdateOperations', request.body).operations);
     const collection = collections.get(collectionName(request));
-    node.quota.checkWrite(ops);
+    node.quota.checkWrite(ops.map((r) => r.op));
     return ok(request, ops.length ? await collection.write(ops, wait === true) : []);
   });
 
   app.post('/collections/:name/points', (request) => read(request, 'Retrieve', async () => {
     const body = validateBody('PointRequest', request.body);
-    const points = await collections.get(collectionName(request)).retrieve(body.ids.map(toPointId), {
+    const points = await collections.get(collectionName(request)).reader(body.shard_key).retrieve(body.ids.map(toPointId), {
       withPayload: toPayloadSelection(body.with_payload),
       withVector: toVectorSelection(body.with_vector),
     });
@@ -60,7 +60,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     const raw = (request.params as Params).id!;
     const pointId = pointIdFromPath(raw);
     if (pointId === undefined) throw unrecognizedPointId(raw);
-    const [point] = await collection.retrieve([pointId], { withPayload: { all: true }, withVector: true });
+    const [point] = await collection.reader().retrieve([pointId], { withPayload: { all: true }, withVector: true });
     if (!point) throw pointDoesNotExist(pointId);
     return ok(request, renderRecord(point));
   });
@@ -72,7 +72,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     if (orderBy && body.offset !== undefined && body.offset !== null) {
       throw new FormatError('Bad request: Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` and a filter to exclude the IDs that you\'ve already seen for the `order_by.start_from` value');
     }
-    const page = await collection.scroll(
+    const page = await collection.reader(body.shard_key).scroll(
       body.filter ? toFilter(body.filter) : null,
       body.offset === undefined || body.offset === null ? null : toPointId(body.offset),
       body.limit ?? DEFAULT_SCROLL_LIMIT,
@@ -84,7 +84,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
 
   app.post('/collections/:name/points/count', (request) => read(request, 'Count', async () => {
     const body = validateBody('CountRequest', request.body ?? {});
-    const count = await collections.get(collectionName(request)).count(body.filter ? toFilter(body.filter) : null);
+    const count = await collections.get(collectionName(request)).reader(body.shard_key).count(body.filter ? toFilter(body.filter) : null);
     return ok(request, { count });
   }));
 }

@@ -10,7 +10,9 @@ import { BadRequest } from '../../errors.js';
 import { renderRecord, toPayloadSelection, toVectorSelection, type WireRecord } from '../../api/point-convert.js';
 import { lookupId, searchGroups } from '../../collection/groups.js';
 import { validateBody } from '../../api/validator.js';
+import type { ShardReader } from '../../collection/shard-reader.js';
 import type { Collection } from '../../collection/collection.js';
+import type { ScoredView } from '../../shard/search.js';
 import type { CollectionManager } from '../../collection/manager.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
@@ -30,14 +32,32 @@ function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
 }
 
 function context(collections: CollectionManager, name: string, body: WireQueryRequest): QueryContext {
-  return { collections, collection: collections.get(name), shape: resultShape(body) };
+  return { collections, collection: collections.get(name).reader(body.shard_key), shape: resultShape(body) };
+}
+
+/**
+ * Runs a batch of planned searches with one task per shard for each distinct shard-key
+ * selection among them (usually one: the whole batch goes to the shards together).
+ */
+async function searchBatch(collection: Collection, batch: { planned: PlannedSearch; shardKey: WireQueryRequest['shard_key'] }[]): Promise<ScoredView[][]> {
+  const out: ScoredView[][] = new Array(batch.length);
+  const bySelection = new Map<string, number[]>();
+  batch.forEach(({ shardKey }, i) => {
+    const selection = JSON.stringify(shardKey ?? null);
+    bySelection.set(selection, [...(bySelection.get(selection) ?? []), i]);
+  });
+  await Promise.all([...bySelection.values()].map(async (members) => {
+    const results = await collection.reader(batch[members[0]].shardKey).search(members.map((i) => batch[i].planned));
+    results.forEach((hits, j) => (out[members[j]] = hits));
+  }));
+  return out;
 }
 
 const DEFAULT_GROUP_SIZE = 3;
 const DEFAULT_GROUP_LIMIT = 10;
 
 /** Groups of a planned search, with each group's record looked up in `with_lookup` if asked. */
-async function groupsResult(collections: CollectionManager, collection: Collection, planned: PlannedSearch, body: WireGrouping) {
+async function groupsResult(collections: CollectionManager, collection: ShardReader, planned: PlannedSearch, body: WireGrouping) {
   const groups = await searchGroups(collection, planned, {
     groupBy: body.group_by,
     groupSize: body.group_size ?? DEFAULT_GROUP_SIZE,
@@ -48,7 +68,7 @@ async function groupsResult(collections: CollectionManager, collection: Collecti
   if (lookup) {
     const target = typeof lookup === 'string' ? { collection: lookup } : lookup;
     const ids = groups.flatMap((g) => lookupId(g.id) ?? []);
-    const records = await collections.get(target.collection).retrieve(ids, {
+    const records = await collections.get(target.collection).reader().retrieve(ids, {
       withPayload: toPayloadSelection(target.with_payload ?? true),
       withVector: toVectorSelection(target.with_vectors ?? false),
     });
@@ -67,33 +87,31 @@ async function groupsResult(collections: CollectionManager, collection: Collecti
 export function registerSearchRoutes(app: FastifyInstance, { collections }: ServerContext): void {
   app.post('/collections/:name/points/search/groups', (request) => read(request, 'Search', async () => {
     const body = validateBody('SearchGroupsRequest', request.body);
-    const collection = collections.get(collectionName(request));
+    const collection = collections.get(collectionName(request)).reader(body.shard_key);
     return ok(request, await groupsResult(collections, collection, fromSearchRequest(body), body));
   }));
 
   app.post('/collections/:name/points/recommend/groups', (request) => read(request, 'Search', async () => {
     const body = validateBody('RecommendGroupsRequest', request.body);
-    const collection = collections.get(collectionName(request));
     const ctx = context(collections, collectionName(request), recommendQuery(body));
-    return ok(request, await groupsResult(collections, collection, await planLeaf(ctx, recommendQuery(body), null), body));
+    return ok(request, await groupsResult(collections, ctx.collection, await planLeaf(ctx, recommendQuery(body), null), body));
   }));
 
   app.post('/collections/:name/points/query/groups', (request) => read(request, 'Query', async () => {
     const body = validateBody('QueryGroupsRequest', request.body);
-    const collection = collections.get(collectionName(request));
     const ctx = context(collections, collectionName(request), body);
-    return ok(request, await groupsResult(collections, collection, await planLeaf(ctx, body, null), body));
+    return ok(request, await groupsResult(collections, ctx.collection, await planLeaf(ctx, body, null), body));
   }));
 
   app.post('/collections/:name/points/search', (request) => read(request, 'Search', async () => {
-    const planned = fromSearchRequest(validateBody('SearchRequest', request.body));
-    const [hits] = await collections.get(collectionName(request)).search([planned]);
+    const body = validateBody('SearchRequest', request.body);
+    const [hits] = await collections.get(collectionName(request)).reader(body.shard_key).search([fromSearchRequest(body)]);
     return ok(request, hits.map(renderScored));
   }));
 
   app.post('/collections/:name/points/search/batch', (request) => read(request, 'Search', async () => {
-    const planned = validateBody('SearchRequestBatch', request.body).searches.map(fromSearchRequest);
-    const results = await collections.get(collectionName(request)).search(planned);
+    const batch = validateBody('SearchRequestBatch', request.body).searches.map((s) => ({ planned: fromSearchRequest(s), shardKey: s.shard_key }));
+    const results = await searchBatch(collections.get(collectionName(request)), batch);
     return ok(request, results.map((hits) => hits.map(renderScored)));
   }));
 
@@ -106,9 +124,8 @@ export function registerSearchRoutes(app: FastifyInstance, { collections }: Serv
     const batched = (b: WireQueryRequest) => !b.prefetch && !isReadPlan(queryPlan(b));
     const flat = bodies.map((b, i) => [b, i] as const).filter(([b]) => batched(b));
     if (flat.length) {
-      const collection = collections.get(name);
-      const planned = await Promise.all(flat.map(([b]) => planLeaf(context(collections, name, b), b, null)));
-      (await collection.search(planned)).forEach((hits, j) => (out[flat[j][1]] = hits.map(renderScored)));
+      const batch = await Promise.all(flat.map(async ([b]) => ({ planned: await planLeaf(context(collections, name, b), b, null), shardKey: b.shard_key })));
+      (await searchBatch(collections.get(name), batch)).forEach((hits, j) => (out[flat[j][1]] = hits.map(renderScored)));
     }
     await Promise.all(bodies.map(async (b, i) => {
       if (!batched(b)) out[i] = (await evaluate(context(collections, name, b), b, null)).hits.map(renderScored);

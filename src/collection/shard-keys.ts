@@ -1,0 +1,103 @@
+// Custom sharding (Qdrant's `sharding_method: custom`): the user names shard keys, each key owns
+// its own shards, and every write says which key(s) it goes to. This module holds the key types
+// and the one routing rule both reads and writes follow: which shards a selector reaches.
+
+import { BadInput, BadRequest, NotFound } from '../errors.js';
+
+/** A shard key as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
+export type ShardKey = string | number;
+
+/** One key, many keys, or a key with a fallback key used while the target key does not exist. */
+export type ShardKeySelector = ShardKey | ShardKey[] | { target: ShardKey; fallback: ShardKey };
+
+/** A custom-sharded collection's key and the ids of its shards (persisted with the collection). */
+export interface ShardKeyEntry {
+  key: ShardKey;
+  shards: number[];
+}
+
+/** Where a shard lives and, in a custom-sharded collection, the key it belongs to. */
+export interface ShardPlacement {
+  /** Qdrant's shard id: 0..n-1 with automatic sharding; numbered from 1 as custom keys are created. */
+  id: number;
+  /** Node-unique key of the shard (collection storage id + shard id). */
+  key: string;
+  worker: number;
+  path: string;
+  shardKey?: ShardKey;
+}
+
+/**
+ * The shards of one collection. With automatic sharding `keys` is null and a point's shard is a
+ * hash of its id over all shards; with custom sharding each key has its own shards and the hash
+ * picks among the shards of the key the request names.
+ */
+export interface ShardLayout {
+  keys: ShardKeyEntry[] | null;
+  shards: readonly ShardPlacement[];
+}
+
+/** Keys compare by type and value: the string "1" and the number 1 are different keys. */
+function entryOf(layout: ShardLayout, key: ShardKey): ShardKeyEntry | undefined {
+  return layout.keys?.find((e) => e.key === key);
+}
+
+function shardsOf(layout: ShardLayout, entry: ShardKeyEntry): ShardPlacement[] {
+  return entry.shards.map((id) => layout.shards.find((s) => s.id === id)!);
+}
+
+function isFallback(selector: ShardKeySelector): selector is { target: ShardKey; fallback: ShardKey } {
+  return typeof selector === 'object' && !Array.isArray(selector);
+}
+
+/** The target key if it exists, else the fallback key if that exists (Qdrant's tiered multitenancy). */
+function fallbackEntry(layout: ShardLayout, { target, fallback }: { target: ShardKey; fallback: ShardKey }): ShardKeyEntry {
+  const entry = entryOf(layout, target) ?? entryOf(layout, fallback);
+  if (!entry) throw new NotFound(`Neither target shard key ${target} nor fallback shard key ${fallback} exist`);
+  return entry;
+}
+
+/** The shards a read reaches: all of them without a selector, else those of the selected keys. */
+export function readShards(layout: ShardLayout, selector: ShardKeySelector | null | undefined): ShardPlacement[] {
+  if (selector === null || selector === undefined) return [...layout.shards];
+  if (isFallback(selector)) return shardsOf(layout, fallbackEntry(layout, selector));
+  const keys = Array.isArray(selector) ? selector : [selector];
+  const out: ShardPlacement[] = [];
+  for (const key of keys) {
+    const entry = entryOf(layout, key);
+    if (!entry) throw new BadRequest(`Shard key ${key} not found`);
+    for (const shard of shardsOf(layout, entry)) if (!out.includes(shard)) out.push(shard);
+  }
+  return out;
+}
+
+/**
+ * The shard groups a write goes to: one group per selected key (a point is written under each
+ * key it names), or all shards as one group with automatic sharding. Within a group a point's
+ * shard is the hash of its id.
+ */
+export function writeGroups(layout: ShardLayout, selector: ShardKeySelector | null | undefined): ShardPlacement[][] {
+  if (selector === null || selector === undefined) {
+    if (layout.keys !== null) throw new BadInput('Shard key not specified');
+    return [[...layout.shards]];
+  }
+  if (isFallback(selector)) return [shardsOf(layout, fallbackEntry(layout, selector))];
+  const keys = Array.isArray(selector) ? selector : [selector];
+  if (keys.length === 0) throw new BadInput('Empty shard keys selection');
+  const groups: ShardPlacement[][] = [];
+  const seen: ShardKeyEntry[] = [];
+  for (const key of keys) {
+    const entry = entryOf(layout, key);
+    if (!entry) throw new BadInput(`Shard key ${key} not found`);
+    if (seen.includes(entry)) continue;
+    seen.push(entry);
+    groups.push(shardsOf(layout, entry));
+  }
+  return groups;
+}
+
+/** A shard's position in the group that routes to it: which of how many (snapshot parts are checked against it). */
+export function routeOf(layout: ShardLayout, shard: ShardPlacement): { index: number; count: number } {
+  const group = shard.shardKey === undefined ? layout.shards : shardsOf(layout, entryOf(layout, shard.shardKey)!);
+  return { index: group.indexOf(shard), count: group.length };
+}

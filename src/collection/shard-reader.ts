@@ -1,0 +1,158 @@
+// Reads over a chosen set of a collection's shards (all of them, or those of the shard keys a
+// request names): fan-out to the shard workers and merging of what they answer. Points read
+// from a custom-sharded collection carry the key of the shard they came from.
+
+import { BadInput } from '../errors.js';
+import type { PointId } from '../model.js';
+import type { Filter } from '../shard/filter/index.js';
+import type { PointView } from '../shard/selectors.js';
+import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
+import type { FacetValue } from '../shard/payload-index/types.js';
+import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
+import type { ShardWorkers } from '../worker/pool.js';
+import type { OrderBy, ReadShape, ShardTask, TaskResults } from '../worker/tasks.js';
+import { activeDeadline } from './deadline-scope.js';
+import { shardOf } from './routing.js';
+import { routeOf, type ShardLayout, type ShardPlacement } from './shard-keys.js';
+
+/** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */
+const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'facet', 'sample']);
+
+/** Sends a task to the shard's worker; reads carry the deadline of the request they serve. */
+export function runOnShard<T extends ShardTask>(workers: ShardWorkers, shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+  return workers.run(shard.worker, task, READS.has(task.type) ? activeDeadline() : null);
+}
+
+export interface ScrollPage {
+  points: PointView[];
+  next_page_offset: PointId | null;
+}
+
+/** What a reader needs of its collection, read when it runs (the configuration may change). */
+export interface ReaderSource {
+  readonly workers: ShardWorkers;
+  readonly layout: ShardLayout;
+  readonly vectors: readonly VectorSpec[];
+  readonly indexes: readonly IndexSpec[];
+}
+
+/** Marks points with the key of the custom shard they were read from. */
+function labelled<T extends PointView>(shard: ShardPlacement, points: T[]): T[] {
+  if (shard.shardKey !== undefined) for (const p of points) p.shardKey = shard.shardKey;
+  return points;
+}
+
+/** Keeps the first of points that share an id (the same id may live under two shard keys). */
+function uniqueIds<T extends PointView>(sorted: T[]): T[] {
+  const seen = new Set<PointId>();
+  return sorted.filter((p) => !seen.has(p.id) && seen.add(p.id));
+}
+
+export class ShardReader {
+  constructor(private readonly source: ReaderSource, readonly shards: readonly ShardPlacement[]) {}
+
+  get vectors(): readonly VectorSpec[] {
+    return this.source.vectors;
+  }
+
+  get indexes(): readonly IndexSpec[] {
+    return this.source.indexes;
+  }
+
+  private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+    return runOnShard(this.source.workers, shard, task);
+  }
+
+  private vectorSpec(name: string): VectorSpec {
+    const spec = this.source.vectors.find((v) => v.name === name);
+    if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
+    return spec;
+  }
+
+  /** Points by id, in the order asked, each once; missing ids are left out. */
+  async retrieve(ids: PointId[], shape: ReadShape): Promise<PointView[]> {
+    const unique = [...new Set(ids)];
+    const found = await Promise.all(this.shards.map(async (shard) => {
+      const { index, count } = routeOf(this.source.layout, shard);
+      const mine = unique.filter((id) => shardOf(id, count) === index);
+      return mine.length ? labelled(shard, await this.run(shard, { type: 'retrieve', shard: shard.key, ids: mine, shape })) : [];
+    }));
+    const byId = new Map<PointId, PointView>();
+    for (const list of found) for (const p of list) if (!byId.has(p.id)) byId.set(p.id, p);
+    return unique.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): Promise<ScrollPage> {
+    // One extra point per shard tells whether a next page exists and where it starts.
+    const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', shard: s.key, filter, from, limit: limit + 1, shape, orderBy }))));
+    const merged = pages.flat();
+    if (orderBy) {
+      const sign = orderBy.direction === 'desc' ? -1 : 1;
+      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
+      return { points: merged.slice(0, limit), next_page_offset: null };
+    }
+    merged.sort((a, b) => compareIds(a.id, b.id));
+    const points = uniqueIds(merged);
+    return { points: points.slice(0, limit), next_page_offset: points.length > limit ? points[limit].id : null };
+  }
+
+  /**
+   * Up to `limit` matching points drawn uniformly at random without replacement. Each shard
+   * shuffles its own matches; each pick then comes from a shard with probability proportional
+   * to the matches it has left, which makes the draw uniform over the whole collection.
+   */
+  async sample(filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
+    const draws = await Promise.all(this.shards.map((s) => this.run(s, { type: 'sample', shard: s.key, filter, limit, shape })));
+    this.shards.forEach((s, i) => labelled(s, draws[i].points));
+    const left = draws.map((d) => d.matching);
+    const out: PointView[] = [];
+    let total = left.reduce((a, b) => a + b, 0);
+    while (out.length < limit && total > 0) {
+      let pick = Math.floor(Math.random() * total);
+      const i = left.findIndex((n) => (pick -= n) < 0);
+      out.push(draws[i].points[draws[i].matching - left[i]]);
+      left[i]--;
+      total--;
+    }
+    return out;
+  }
+
+  /**
+   * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
+   * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
+   */
+  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+    for (const s of searches) this.vectorSpec(s.spec.using);
+    const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
+    const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', shard: sh.key, searches: specs })).map((hits) => labelled(sh, hits))));
+    return searches.map((s, i) => {
+      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
+      const hits = perShard.flatMap((r) => r[i]);
+      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+      return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
+    });
+  }
+
+  /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */
+  async facet(key: string, filter: Filter | null, limit: number): Promise<{ value: FacetValue; count: number }[]> {
+    const perShard = await Promise.all(this.shards.map((s) => this.run(s, { type: 'facet', shard: s.key, key, filter })));
+    const totals = new Map<FacetValue, number>();
+    for (const pairs of perShard) for (const [value, n] of pairs) totals.set(value, (totals.get(value) ?? 0) + n);
+    return [...totals]
+      .filter(([, count]) => count > 0)
+      .map(([value, count]) => ({ value, count }))
+      .sort((a, b) => b.count - a.count || compareFacetValues(a.value, b.value))
+      .slice(0, limit);
+  }
+
+  async count(filter: Filter | null): Promise<number> {
+    const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', shard: s.key, filter })));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+}
+
+/** Values of one facet share a type (the index's); mixed types order booleans, numbers, strings. */
+function compareFacetValues(a: FacetValue, b: FacetValue): number {
+  if (typeof a !== typeof b) return typeof a < typeof b ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,61 @@
+// A collection's shards: custom shard keys (PUT/GET /collections/{name}/shards, POST
+// .../shards/delete) and the cluster view of its shards (GET /collections/{name}/cluster).
+
+import type { FastifyInstance } from 'fastify';
+import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
+import { BadRequest } from '../../errors.js';
+import { withCommitTimeout } from '../deadline.js';
+import { ok } from '../reply.js';
+import type { ServerContext } from '../app.js';
+import { collectionName, query } from './params.js';
+
+/** The one replica state a shard of a single node can be in. */
+const ACTIVE = 'Active';
+
+export function registerShardRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+  app.put('/collections/:name/shards', async (request) => {
+    const { timeout } = query(request, COMMIT_PARAMS);
+    const body = validateBody('CreateShardingKey', request.body);
+    const name = collectionName(request);
+    collections.resolve(name);
+    const unknown = (body.placement ?? []).filter((peer) => peer !== node.peerId);
+    if (unknown.length) throw new BadRequest(`Shard Key ${body.shard_key} placement contains unknown peers: [${unknown.join(', ')}]`);
+    // Shards of a single node serve as soon as they exist; a state that keeps them from serving
+    // would leave the key's points unreachable with no peer to recover them from.
+    if (body.initial_state && body.initial_state !== ACTIVE) {
+      throw new BadRequest(`Shard Key ${body.shard_key} initial state ${body.initial_state} is not possible on a single node: its shards are Active`);
+    }
+    await withCommitTimeout(collections.createShardKey(name, body.shard_key, body.shards_number ?? null), timeout);
+    return ok(request, true);
+  });
+
+  app.get('/collections/:name/shards', async (request) => {
+    const keys = collections.shardKeys(collectionName(request));
+    return ok(request, { shard_keys: keys === null ? null : keys.map((key) => ({ key })) });
+  });
+
+  app.post('/collections/:name/shards/delete', async (request) => {
+    const { timeout } = query(request, COMMIT_PARAMS);
+    const body = validateBody('DropShardingKey', request.body);
+    await withCommitTimeout(collections.dropShardKey(collectionName(request), body.shard_key), timeout);
+    return ok(request, true);
+  });
+
+  app.get('/collections/:name/cluster', async (request) => {
+    const collection = collections.get(collectionName(request));
+    const shards = collection.shards;
+    const stats = await collection.stats();
+    return ok(request, {
+      peer_id: node.peerId,
+      shard_count: shards.length,
+      local_shards: shards.map((s, i) => ({
+        shard_id: s.id,
+        ...(s.shardKey === undefined ? {} : { shard_key: s.shardKey }),
+        points_count: stats[i].points,
+        state: ACTIVE,
+      })),
+      remote_shards: [],
+      shard_transfers: [],
+    });
+  });
+}
