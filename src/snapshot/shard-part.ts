@@ -5,7 +5,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { shardOf } from '../collection/routing.js';
 import type { PointId } from '../model.js';
 import { decodePoint } from '../shard/point-codec.js';
@@ -20,6 +21,10 @@ export interface ShardRoute {
 }
 
 const WRITE_CHUNK = 1 << 20;
+
+/** Suffixes of the directories a recovery works with beside a shard's own: the new store being built, the old one being replaced. */
+const STAGED = '.recovering-';
+const REPLACED = '.replaced-';
 
 /** Writes the shard's points to a new file at `path` (synced); answers how many. */
 export async function writeShardPart(shard: Shard, path: string): Promise<number> {
@@ -106,7 +111,7 @@ async function exists(path: string): Promise<boolean> {
  * checked here, so a bad part fails before the live shard is touched; the partial store is removed.
  */
 export async function stageShardStore(spec: ShardSpec, part: FileSlice, lastOp: number, route: ShardRoute): Promise<string> {
-  const staged = `${spec.path}.recovering-${randomUUID()}`;
+  const staged = `${spec.path}${STAGED}${randomUUID()}`;
   try {
     await Shard.createStore(staged, vetted(part, spec, route), lastOp);
     return staged;
@@ -127,7 +132,7 @@ export interface SwapOutcome {
  * it. If the new store does not open, the previous directory is put back and opened instead.
  */
 export async function swapShardStore(staged: string, spec: ShardSpec): Promise<SwapOutcome> {
-  const previous = `${spec.path}.replaced-${randomUUID()}`;
+  const previous = `${spec.path}${REPLACED}${randomUUID()}`;
   const hadPrevious = await exists(spec.path);
   if (hadPrevious) await rename(spec.path, previous);
   await rename(staged, spec.path);
@@ -141,4 +146,19 @@ export async function swapShardStore(staged: string, spec: ShardSpec): Promise<S
     await rename(previous, spec.path);
     return { shard: await Shard.open(spec), failure };
   }
+}
+
+/**
+ * Finishes what a crash interrupted in a swap of the shard at `path`, before the shard opens:
+ * if the shard's directory is missing while a replaced one exists, the crash fell between
+ * moving the old store away and putting the new one (or the old one) back, and the recovery was
+ * never acknowledged, so the old store returns. Leftover staged and replaced directories go.
+ */
+export async function settleShardDirectory(path: string): Promise<void> {
+  const siblings = await readdir(dirname(path)).catch(() => [] as string[]);
+  const own = basename(path);
+  const replaced = siblings.filter((name) => name.startsWith(own + REPLACED)).map((name) => join(dirname(path), name));
+  const staged = siblings.filter((name) => name.startsWith(own + STAGED)).map((name) => join(dirname(path), name));
+  if (replaced.length > 0 && !(await exists(path))) await rename(replaced.shift()!, path);
+  await Promise.all([...replaced, ...staged].map((dir) => rm(dir, { recursive: true, force: true })));
 }

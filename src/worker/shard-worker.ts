@@ -10,7 +10,7 @@ import { isFacetIndex, isOrderedIndex } from '../shard/payload-index/types.js';
 import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
 import { compareIds, Shard } from '../shard/shard.js';
 import { searchShard } from '../shard/search.js';
-import { stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
+import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import type { ReadShape, ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
 
@@ -86,6 +86,7 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     case 'open': {
       const existing = shards.get(task.shard);
       if (existing) return { lastOp: existing.lastOp };
+      await settleShardDirectory(task.spec.path);
       const shard = await Shard.open(task.spec);
       shards.set(task.shard, shard);
       paths.set(task.shard, task.spec.path);
