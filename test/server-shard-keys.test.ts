@@ -88,6 +88,10 @@ t.test('custom shard keys', async (t) => {
     t.same(cluster.local_shards.map((s) => [s.shard_id, s.shard_key, s.state]), [[1, 'eu', 'Active'], [2, 'eu', 'Active'], [3, 'eu', 'Active'], [4, 7, 'Active'], [5, 7, 'Active']], 'shard ids numbered from 1 as keys are created');
     t.ok(cluster.local_shards.every((s) => s.points_count > 0), 'a key\'s points spread over its shards');
     t.equal(cluster.local_shards.filter((s) => s.shard_key === 'eu').reduce((n, s) => n + s.points_count, 0), 300);
+    const telemetry = resultOf<{ collections: { collections: { id: string; shards: { id: number; key?: Key }[] }[] } }>(t, await call(server.url, 'GET', '/telemetry?details_level=3'));
+    t.same(telemetry.collections.collections.find((c) => c.id === 'c')!.shards.map((s) => [s.id, s.key]), [[1, 'eu'], [2, 'eu'], [3, 'eu'], [4, 7], [5, 7]], 'telemetry names each shard\'s key');
+    const distributed = resultOf<{ collections: Record<string, { shards: { id: number; key?: Key }[] }> }>(t, await call(server.url, 'GET', '/cluster/telemetry'));
+    t.same(distributed.collections.c.shards.map((s) => [s.id, s.key]), [[1, 'eu'], [2, 'eu'], [3, 'eu'], [4, 7], [5, 7]], 'so does cluster telemetry');
   });
 
   t.test('reads reach the selected keys', async (t) => {
