@@ -1,7 +1,8 @@
 // Authentication and authorization as Qdrant v1.19 does them: every route the server registers
 // (enumerated from the app itself) against every kind of credential, with the status and message
 // Qdrant gives; then the JWT claims (exp, access, value_exists), collection-scoped listings,
-// aliases, collections named in request bodies, and how the key may be sent.
+// aliases, telemetry and issues (no node-wide figures for a scoped key), collections named in
+// request bodies, and how the key may be sent.
 
 import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,8 +15,8 @@ import { defaultConfig, fromEnvironment } from '../src/config/config.js';
 import { buildServer } from '../src/server/app.js';
 import { protectedRoutes } from '../src/server/auth/hook.js';
 import { openNodeState } from '../src/telemetry/node.js';
-import { assertError, type RawResponse } from './helpers/api-http.js';
-import { startServer, type RunningServer } from './helpers/server.js';
+import { assertError, call, resultOf, stopAtEnd, type RawResponse } from './helpers/api-http.js';
+import { startServer } from './helpers/server.js';
 
 const API_KEY = 'full-access-secret';
 const READ_ONLY_KEY = 'read-only-secret';
@@ -28,20 +29,6 @@ const OWN = 'secured';
 const OTHER = 'other';
 
 type Headers = Record<string, string>;
-
-async function send(server: RunningServer, method: string, path: string, headers: Headers, body?: unknown): Promise<RawResponse> {
-  const init: RequestInit = { method, headers: { 'content-type': 'application/json', ...headers } };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const response = await fetch(server.url + path, init);
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON (health probes answer text)
-  }
-  return { status: response.status, body: parsed };
-}
 
 async function token(claims: Record<string, unknown>, { secret = API_KEY, expiresIn = 600, alg = 'HS256' } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
@@ -168,11 +155,14 @@ const server = await startServer({
   workers: 1,
   env: { QDRANT__SERVICE__API_KEY: API_KEY, QDRANT__SERVICE__READ_ONLY_API_KEY: READ_ONLY_KEY, QDRANT__SERVICE__JWT_RBAC: 'true' },
 });
-t.teardown(() => server.stop());
+stopAtEnd(t, server);
 const full = key(API_KEY);
 
+/** A request to the server with a credential's headers. */
+const send = (method: string, path: string, headers: Headers, body?: unknown): Promise<RawResponse> => call(server.url, method, path, body, headers);
+
 async function must(method: string, path: string, body?: unknown): Promise<void> {
-  const response = await send(server, method, path, full, body);
+  const response = await send(method, path, full, body);
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
@@ -213,11 +203,11 @@ t.test('every registered route x every credential', async (t) => {
   }
   for (const { method, path, label, cls, collection } of endpoints) {
     const body = method === 'GET' || method === 'DELETE' ? undefined : {};
-    const baseline = await send(server, method, path, full, body);
+    const baseline = await send(method, path, full, body);
     if (cls !== 'open') t.ok(baseline.status !== 401 && baseline.status !== 403, `${label}: the full key passes (${baseline.status})`);
     for (const [credential, headers] of Object.entries(CREDENTIALS) as [Credential, Headers][]) {
       const want = expected(cls, credential, collection);
-      const got = await send(server, method, path, headers, body);
+      const got = await send(method, path, headers, body);
       if (want === 'ok') t.equal(got.status, baseline.status, `${label} with ${credential}: ${baseline.status} like the full key`);
       else assertError(t, got, want[0], want[1], `${label} with ${credential}`);
     }
@@ -225,22 +215,22 @@ t.test('every registered route x every credential', async (t) => {
 });
 
 t.test('the root and health probes need no key; an unknown path needs one', async (t) => {
-  const root = await send(server, 'GET', '/', {});
+  const root = await send('GET', '/', {});
   t.equal(root.status, 200);
   t.match(root.body, { title: String, version: String });
-  t.equal((await send(server, 'GET', '/', key('wrong'))).status, 200, 'a wrong key is not even looked at');
-  t.equal((await send(server, 'GET', '/healthz', {})).status, 200);
-  assertError(t, await send(server, 'GET', '/no/such/path', {}), 401, MISSING);
-  t.equal((await send(server, 'GET', '/no/such/path', full)).status, 404, 'with a key: not found');
+  t.equal((await send('GET', '/', key('wrong'))).status, 200, 'a wrong key is not even looked at');
+  t.equal((await send('GET', '/healthz', {})).status, 200);
+  assertError(t, await send('GET', '/no/such/path', {}), 401, MISSING);
+  t.equal((await send('GET', '/no/such/path', full)).status, 404, 'with a key: not found');
 });
 
 t.test('how the key may be sent', async (t) => {
-  t.equal((await send(server, 'GET', '/collections', bearer(API_KEY))).status, 200, 'Authorization: Bearer <api key>');
-  t.equal((await send(server, 'GET', '/collections', key(await token({ access: 'r' })))).status, 200, 'a JWT in the api-key header');
-  assertError(t, await send(server, 'GET', '/collections', { authorization: `bearer ${API_KEY}` }), 401, MISSING, 'the scheme is case-sensitive');
-  assertError(t, await send(server, 'GET', '/collections', { authorization: API_KEY }), 401, MISSING, 'no scheme');
-  assertError(t, await send(server, 'GET', '/collections', { ...key('wrong'), ...bearer(API_KEY) }), 401, INVALID, 'the api-key header wins over Authorization');
-  assertError(t, await send(server, 'GET', '/collections', key('')), 401, INVALID, 'an empty key');
+  t.equal((await send('GET', '/collections', bearer(API_KEY))).status, 200, 'Authorization: Bearer <api key>');
+  t.equal((await send('GET', '/collections', key(await token({ access: 'r' })))).status, 200, 'a JWT in the api-key header');
+  assertError(t, await send('GET', '/collections', { authorization: `bearer ${API_KEY}` }), 401, MISSING, 'the scheme is case-sensitive');
+  assertError(t, await send('GET', '/collections', { authorization: API_KEY }), 401, MISSING, 'no scheme');
+  assertError(t, await send('GET', '/collections', { ...key('wrong'), ...bearer(API_KEY) }), 401, INVALID, 'the api-key header wins over Authorization');
+  assertError(t, await send('GET', '/collections', key('')), 401, INVALID, 'an empty key');
 
   const client = new QdrantClient({ url: server.url, apiKey: API_KEY, checkCompatibility: false });
   const names = (await client.getCollections()).collections.map((c) => c.name).sort();
@@ -249,12 +239,12 @@ t.test('how the key may be sent', async (t) => {
   t.same((await reader.getCollection(OWN)).points_count, 2, 'the read-only key reads');
   const refusal = await reader.createCollection('nope', { vectors: { size: 2, distance: 'Dot' } }).then(() => null, (e: { status?: number }) => e);
   t.equal(refusal?.status, 403, 'and may not create a collection');
-  t.equal((await send(server, 'GET', '/collections/nope/exists', full)).status, 200);
-  t.match((await send(server, 'GET', '/collections/nope/exists', full)).body, { result: { exists: false } }, 'nothing was created');
+  t.equal((await send('GET', '/collections/nope/exists', full)).status, 200);
+  t.match((await send('GET', '/collections/nope/exists', full)).body, { result: { exists: false } }, 'nothing was created');
 });
 
 t.test('JWT validation', async (t) => {
-  const get = async (headers: Headers) => send(server, 'GET', '/collections', headers);
+  const get = async (headers: Headers) => send('GET', '/collections', headers);
   t.equal((await get(bearer(await token({ access: 'r' }, { expiresIn: -10 })))).status, 200, 'expired 10 s ago: within the 30 s leeway');
   assertError(t, await get(bearer(await token({ access: 'r' }, { expiresIn: -60 }))), 403, 'ExpiredSignature', 'expired 60 s ago');
   assertError(t, await get(bearer(await token({ access: 'r' }, { secret: 'another-secret' }))), 403, 'InvalidSignature', 'signed with another secret');
@@ -269,43 +259,82 @@ t.test('JWT validation', async (t) => {
   assertError(t, await get(bearer(await token({ access: [{ collection: OWN, access: 'r', payload: { group: 'a' } }] }))), 401,
     "access: The 'payload' constraint is deprecated and should not be used", 'payload constraints are gone');
   // Without an access claim a token grants everything, as in Qdrant.
-  t.equal((await send(server, 'PATCH', `/collections/${OWN}`, bearer(await token({})), {})).status, 200, 'no access claim: manage');
+  t.equal((await send('PATCH', `/collections/${OWN}`, bearer(await token({})), {})).status, 200, 'no access claim: manage');
 });
 
 t.test('value_exists: the token holds while a matching point exists', async (t) => {
   const claim = (matches: unknown[], collection = 'members') => token({ access: 'r', value_exists: { collection, matches } });
   const alice = await claim([{ key: 'user', value: 'alice' }, { key: 'level', value: 3 }, { key: 'active', value: true }]);
-  t.equal((await send(server, 'GET', '/collections', bearer(alice))).status, 200, 'alice exists with level 3 and active');
-  assertError(t, await send(server, 'GET', '/collections', bearer(await claim([{ key: 'user', value: 'bob' }]))), 401, STATEFUL, 'no such point');
-  assertError(t, await send(server, 'GET', '/collections', bearer(await claim([{ key: 'user', value: 'alice' }, { key: 'level', value: 4 }]))), 401, STATEFUL, 'one pair differs');
-  assertError(t, await send(server, 'GET', '/collections', bearer(await claim([], 'absent'))), 403, STATEFUL, 'no such collection');
-  assertError(t, await send(server, 'GET', '/collections', bearer(await claim([{ key: 'user', value: 1.5 }]))), 401, INVALID, 'a float is not a match value');
+  t.equal((await send('GET', '/collections', bearer(alice))).status, 200, 'alice exists with level 3 and active');
+  assertError(t, await send('GET', '/collections', bearer(await claim([{ key: 'user', value: 'bob' }]))), 401, STATEFUL, 'no such point');
+  assertError(t, await send('GET', '/collections', bearer(await claim([{ key: 'user', value: 'alice' }, { key: 'level', value: 4 }]))), 401, STATEFUL, 'one pair differs');
+  assertError(t, await send('GET', '/collections', bearer(await claim([], 'absent'))), 403, STATEFUL, 'no such collection');
+  assertError(t, await send('GET', '/collections', bearer(await claim([{ key: 'user', value: 1.5 }]))), 401, INVALID, 'a float is not a match value');
 
   await must('POST', '/collections/members/points/payload?wait=true', { payload: { active: false }, points: [1] });
-  assertError(t, await send(server, 'GET', '/collections', bearer(alice)), 401, STATEFUL, 'the same token once the point changed');
+  assertError(t, await send('GET', '/collections', bearer(alice)), 401, STATEFUL, 'the same token once the point changed');
   await must('POST', '/collections/members/points/payload?wait=true', { payload: { active: true }, points: [1] });
-  t.equal((await send(server, 'GET', '/collections', bearer(alice))).status, 200, 'and again once it matches');
+  t.equal((await send('GET', '/collections', bearer(alice))).status, 200, 'and again once it matches');
 });
 
 t.test('a collection-scoped key sees only its collections', async (t) => {
   const own = key(await scoped('r'));
-  const listed = (await send(server, 'GET', '/collections', own)).body as { result: { collections: { name: string }[] } };
+  const listed = (await send('GET', '/collections', own)).body as { result: { collections: { name: string }[] } };
   t.same(listed.result.collections, [{ name: OWN }], 'GET /collections lists only its collection');
-  const aliases = (await send(server, 'GET', '/aliases', own)).body as { result: { aliases: unknown[] } };
+  const aliases = (await send('GET', '/aliases', own)).body as { result: { aliases: unknown[] } };
   t.same(aliases.result.aliases, [{ alias_name: 'secured_alias', collection_name: OWN }], 'GET /aliases: only the alias of its collection');
-  const ownAliases = (await send(server, 'GET', `/collections/${OWN}/aliases`, own)).body as { result: { aliases: unknown[] } };
+  const ownAliases = (await send('GET', `/collections/${OWN}/aliases`, own)).body as { result: { aliases: unknown[] } };
   t.same(ownAliases.result.aliases, [{ alias_name: 'secured_alias', collection_name: OWN }]);
-  assertError(t, await send(server, 'GET', `/collections/${OTHER}/aliases`, own), 403, `Forbidden: Access to collection ${OTHER} is required`);
-  const all = (await send(server, 'GET', '/aliases', full)).body as { result: { aliases: unknown[] } };
+  assertError(t, await send('GET', `/collections/${OTHER}/aliases`, own), 403, `Forbidden: Access to collection ${OTHER} is required`);
+  const all = (await send('GET', '/aliases', full)).body as { result: { aliases: unknown[] } };
   t.equal(all.result.aliases.length, 2, 'the full key lists both aliases');
 
   const search = { vector: [1, 0], limit: 1 };
-  t.equal((await send(server, 'POST', '/collections/secured_alias/points/search', own, search)).status, 200, 'search through an alias of its collection');
-  assertError(t, await send(server, 'POST', '/collections/other_alias/points/search', own, search), 403,
+  t.equal((await send('POST', '/collections/secured_alias/points/search', own, search)).status, 200, 'search through an alias of its collection');
+  assertError(t, await send('POST', '/collections/other_alias/points/search', own, search), 403,
     'Forbidden: Access to collection other_alias is required', 'an alias does not lead to another collection');
   const aliasScoped = key(await token({ access: [{ collection: 'other_alias', access: 'r' }] }));
-  t.equal((await send(server, 'POST', '/collections/other_alias/points/search', aliasScoped, search)).status, 200, 'a key naming the alias reads through it');
-  assertError(t, await send(server, 'POST', `/collections/${OWN}/points/search`, aliasScoped, search), 403, `Forbidden: Access to collection ${OWN} is required`);
+  t.equal((await send('POST', '/collections/other_alias/points/search', aliasScoped, search)).status, 200, 'a key naming the alias reads through it');
+  assertError(t, await send('POST', `/collections/${OWN}/points/search`, aliasScoped, search), 403, `Forbidden: Access to collection ${OWN} is required`);
+});
+
+interface Telemetry {
+  collections: { collections?: { id: string }[] };
+  [part: string]: unknown;
+}
+
+t.test('node-wide figures are for node-wide keys; a collection-scoped key sees its collections only', async (t) => {
+  const own = key(await scoped('r'));
+  const NODE_PARTS = ['app', 'cluster', 'collections', 'id', 'memory', 'quota', 'requests'];
+  for (const [name, headers] of [['read-only key', key(READ_ONLY_KEY)], ['JWT r', CREDENTIALS['JWT r']], ['full key', full]] as const) {
+    const telemetry = resultOf<Telemetry>(t, await send('GET', '/telemetry?details_level=2', headers));
+    t.same(Object.keys(telemetry).sort(), NODE_PARTS, `${name}: telemetry holds every part`);
+    t.same(telemetry.collections.collections!.map((c) => c.id).sort(), ['members', OTHER, OWN], `${name}: every collection`);
+    const cluster = resultOf<Record<string, object>>(t, await send('GET', '/cluster/telemetry', headers));
+    t.same(Object.keys(cluster).sort(), ['cluster', 'collections'], `${name}: cluster telemetry with the cluster part`);
+    t.same(Object.keys(cluster.collections).sort(), ['members', OTHER, OWN]);
+  }
+
+  const telemetry = resultOf<Telemetry>(t, await send('GET', '/telemetry?details_level=2', own));
+  t.same(Object.keys(telemetry).sort(), ['app', 'collections', 'id'], 'scoped: telemetry without cluster, requests, memory or quota');
+  t.same(telemetry.collections.collections!.map((c) => c.id), [OWN], 'scoped: only its collection');
+  t.equal((telemetry.collections as { number_of_collections?: number }).number_of_collections, 1, 'scoped: counts only its collection');
+  const cluster = resultOf<Record<string, object>>(t, await send('GET', '/cluster/telemetry?details_level=3', own));
+  t.same(Object.keys(cluster), ['collections'], 'scoped: cluster telemetry without the cluster part');
+  t.same(Object.keys(cluster.collections), [OWN], 'scoped: only its collection');
+  for (const path of ['/metrics', '/cluster', '/quotas', '/snapshots']) {
+    assertError(t, await send('GET', path, own), ...GLOBAL, `scoped: GET ${path} needs node-wide access`);
+  }
+
+  // More than 30 nearly empty collections: Qdrant's node-wide "too many collections" issue.
+  const crowd = Array.from({ length: 28 }, (_, i) => `crowd-${i}`);
+  for (const name of crowd) await must('PUT', `/collections/${name}`, { vectors: { size: 2, distance: 'Dot' } });
+  const issues = resultOf<{ issues: { id: string }[] }>(t, await send('GET', '/issues', full)).issues;
+  t.same(issues.map((i) => i.id), ['TOO_MANY_COLLECTIONS/'], 'the full key sees the node-wide issue');
+  t.same(resultOf<{ issues: unknown[] }>(t, await send('GET', '/issues', CREDENTIALS['JWT r'])).issues, issues, 'so does a node-wide read token');
+  t.same(resultOf<{ issues: unknown[] }>(t, await send('GET', '/issues', own)), { issues: [] }, 'a scoped key sees no node-wide issue');
+  assertError(t, await send('DELETE', '/issues', own), ...GLOBAL, 'and may not clear them');
+  for (const name of crowd) await must('DELETE', `/collections/${name}`);
 });
 
 t.test('collections named in a request body need access too', async (t) => {
@@ -323,13 +352,13 @@ t.test('collections named in a request body need access too', async (t) => {
   ];
   for (const [endpoint, body] of cases) {
     const path = `/collections/${OWN}/points/${endpoint}`;
-    t.equal((await send(server, 'POST', path, full, body)).status, 200, `${endpoint}: served with the full key`);
-    assertError(t, await send(server, 'POST', path, own, body), 403, denied, `${endpoint}: refused to a key scoped to ${OWN}`);
+    t.equal((await send('POST', path, full, body)).status, 200, `${endpoint}: served with the full key`);
+    assertError(t, await send('POST', path, own, body), 403, denied, `${endpoint}: refused to a key scoped to ${OWN}`);
   }
   const both = key(await token({ access: [{ collection: OWN, access: 'r' }, { collection: OTHER, access: 'r' }] }));
-  t.equal((await send(server, 'POST', `/collections/${OWN}/points/recommend`, both, cases[0][1])).status, 200, 'served when the key names both');
+  t.equal((await send('POST', `/collections/${OWN}/points/recommend`, both, cases[0][1])).status, 200, 'served when the key names both');
   const viaAlias = { positive: [1], limit: 1, lookup_from: { collection: 'secured_alias' } };
-  t.equal((await send(server, 'POST', `/collections/${OWN}/points/recommend`, own, viaAlias)).status, 200, 'lookup through an alias of its own collection');
+  t.equal((await send('POST', `/collections/${OWN}/points/recommend`, own, viaAlias)).status, 200, 'lookup through an alias of its own collection');
 });
 
 t.test('keys are opaque text in the environment', async (t) => {

@@ -131,6 +131,30 @@ t.test('yellow while indexing, green when done; /optimizations reports it; reads
   t.equal((await client.getCollection('docs')).points_count, live.size);
 });
 
+t.test('completed optimizations: completed_limit defaults to 16, most recent first', async (t) => {
+  const server = await startServer({ workers: 1 });
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  // 1 KiB = 4 vectors of 64-d: every batch of 8 points is one indexing optimization.
+  await client.createCollection('many', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 1, optimizers_config: { indexing_threshold: 1 } });
+  let all: Optimization[] = [];
+  for (let batch = 0; all.length < 17; batch++) {
+    if (batch >= 40) throw new Error(`only ${all.length} optimizations completed after ${batch} batches`);
+    await client.upsert('many', { wait: true, points: points(Array.from({ length: 8 }, (_, i) => batch * 8 + i)) });
+    await watchStatus(client, 'many', (s) => s === 'green');
+    all = (await optimizations(t, server, 'many', '?with=completed&completed_limit=100')).completed!;
+  }
+  const byDefault = (await optimizations(t, server, 'many', '?with=completed')).completed!;
+  t.equal(byDefault.length, 16, `16 of the ${all.length} completed optimizations by default`);
+  t.same(byDefault.map((c) => c.uuid), all.slice(0, 16).map((c) => c.uuid), 'the most recent ones');
+  const finished = all.map((c) => Date.parse(c.progress.finished_at!));
+  t.ok(finished.every((time, i) => i === 0 || time <= finished[i - 1]), 'most recent first');
+  t.same((await optimizations(t, server, 'many', '?with=completed&completed_limit=0')).completed, [], 'completed_limit=0');
+  for (const query of ['?completed_limit=-1', '?completed_limit=x', '?with=completed,nothing']) {
+    t.equal((await call(server.url, 'GET', `/collections/many/optimizations${query}`)).status, 400, `${query} is refused`);
+  }
+});
+
 t.test('kill -9 during an optimization loses no acknowledged write; the restart serves everything', async (t) => {
   const server = await startServer({ workers: 2 });
   const client = new QdrantClient({ url: server.url, checkCompatibility: false });

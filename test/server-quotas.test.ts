@@ -1,13 +1,18 @@
-// Resource quotas: the hysteresis and Qdrant's rejection texts as units, then the real server
-// driven with a disk limit of 1% (always reached on the test filesystem): memory- or
+// Resource quotas: the hysteresis and Qdrant's rejection texts as units; the node's quota guard
+// against this process's real resident memory with a limit of 1% (reached by holding that much);
+// then the real server driven with a disk limit of 1% (always reached on the test filesystem): memory- or
 // disk-consuming updates get 507 and change nothing, reads and point deletions keep working,
 // raising the limit lets writes through again, and the configuration survives a restart and
 // wins over `storage.quotas` once set through the API.
 
 import { statfsSync } from 'node:fs';
 import t, { type Test } from 'tap';
+import { tmpdir } from 'node:os';
+import { InsufficientStorage } from '../src/errors.js';
+import { fromWire, type QuotaConfig } from '../src/quota/config.js';
+import { QuotaGuard } from '../src/quota/guard.js';
 import { judge, rejectionMessage } from '../src/quota/verdict.js';
-import { percentOf } from '../src/quota/meter.js';
+import { availableMemoryBytes, percentOf, residentMemoryPercent } from '../src/quota/meter.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
@@ -37,6 +42,41 @@ t.test("Qdrant's rejection texts", async (t) => {
     rejectionMessage('resident_memory', 80, 75, 75),
     'Resident memory usage is at 80% of total memory, exceeding the configured limit of 75%. Help: Reduce memory usage (e.g. delete points or drop collections), or raise `max_resident_memory_percent` in the global quota config.',
   );
+});
+
+t.test('a memory limit trips on the resident memory of the process', async (t) => {
+  const saved: QuotaConfig[] = [];
+  const guard = await QuotaGuard.open({ load: async () => undefined, save: async (config) => void saved.push(config) }, fromWire({}), tmpdir());
+  // Resident memory of at least 1% of what the process may use: pages written, so they are resident.
+  const onePercent = Math.ceil(availableMemoryBytes() / 100);
+  const ballast = Buffer.alloc(Math.max(0, onePercent - process.memoryUsage.rss()) + 64 * 1024 * 1024).fill(1);
+  const used = residentMemoryPercent()!;
+  t.ok(used >= 1, `resident memory is ${used}% of ${availableMemoryBytes()} bytes`);
+
+  await guard.update(fromWire({ enabled: true, max_resident_memory_percent: 1 }));
+  t.same(saved, [{ enabled: true, max_resident_memory_percent: 1, max_disk_usage_percent: null, release_margin_percent: null }], 'the configuration is stored');
+  t.same(guard.exceeded(), { resident_memory: true, disk_usage: null }, 'memory over its limit; disk not capped');
+  const refusal = (() => {
+    try {
+      guard.check();
+      return null;
+    } catch (err) {
+      return err;
+    }
+  })();
+  t.ok(refusal instanceof InsufficientStorage, 'refused with the insufficient-storage error (507)');
+  t.match((refusal as Error).message, /^Resident memory usage is at \d+% of total memory, exceeding the configured limit of 1%\. Help: Reduce memory usage \(e\.g\. delete points or drop collections\), or raise `max_resident_memory_percent` in the global quota config\.$/);
+  t.doesNotThrow(() => guard.checkWrite([{ kind: 'delete' }]), 'point deletions still pass');
+  t.throws(() => guard.checkWrite([{ kind: 'delete' }, { kind: 'upsert' }]), 'a write that stores points does not');
+
+  await guard.update(fromWire({ enabled: true, max_resident_memory_percent: used, release_margin_percent: 5 }));
+  t.equal(guard.exceeded().resident_memory, true, 'reaching the limit trips it');
+  await guard.update(fromWire({ enabled: true, max_resident_memory_percent: Math.min(100, used + 50), release_margin_percent: 5 }));
+  t.equal(guard.exceeded().resident_memory, false, 'a limit above the usage lets writes through');
+  t.doesNotThrow(() => guard.check());
+  await guard.update(fromWire({ enabled: false, max_resident_memory_percent: 1 }));
+  t.same(guard.exceeded(), { resident_memory: null, disk_usage: null }, 'a disabled quota enforces nothing');
+  ballast.fill(0);
 });
 
 /** The storage filesystem's usage as the server computes it: all but the space available to the process. */

@@ -12,8 +12,8 @@ import { startServer, tempStorage, type RunningServer } from './helpers/server.j
 
 type Key = string | number;
 interface Stored { id: number; vector: number[]; payload: { key: string; n: number } }
-interface Record { id: number | string; shard_key?: Key; payload?: Stored['payload'] }
-interface Scored extends Record { score: number }
+interface PointRecord { id: number | string; shard_key?: Key; payload?: Stored['payload'] }
+interface Scored extends PointRecord { score: number }
 
 const DIM = 4;
 const random = rng(11);

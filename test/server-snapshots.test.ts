@@ -153,9 +153,10 @@ t.test('snapshots', async (t) => {
 
   await t.test('recover from a file:// location inside the snapshots directory, and by upload, into new collections', async (t) => {
     const location = `file://${join(snapshotsDir, 'src', created.name)}`;
-    t.equal(resultOf(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location })), true);
+    // Every priority restores the snapshot's data on one node: no_sync here, replica by upload, snapshot above.
+    t.equal(resultOf(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location, priority: 'no_sync' })), true);
     t.equal(await stateOf(t, base, 'copy'), original, 'file recovery creates a collection equal to the snapshot');
-    const uploaded = await upload(base, `/collections/uploaded/snapshots/upload?priority=snapshot&checksum=${created.checksum}`, archive);
+    const uploaded = await upload(base, `/collections/uploaded/snapshots/upload?priority=replica&checksum=${created.checksum}`, archive);
     t.equal(resultOf(t, uploaded), true);
     t.equal(await stateOf(t, base, 'uploaded'), original, 'upload creates a collection equal to the snapshot');
     assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'file:///etc/passwd' }), 403, 'Forbidden: Snapshot file path must be inside the snapshots directory', 'file outside the snapshots directory');

@@ -6,7 +6,8 @@
 
 import t, { type Test } from 'tap';
 import { shardOf } from '../src/collection/routing.js';
-import { call, resultOf, assertError, stopAtEnd } from './helpers/api-http.js';
+import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
+import { rng } from './helpers/data.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 const SHARDS = 3;
@@ -254,6 +255,40 @@ t.test('issues: too many nearly empty collections, then cleared', async (t) => {
   t.same(resultOf(t, await call(server.url, 'GET', '/issues')), { issues: [] }, 'cleared until the collections change');
   for (let i = 0; i < 30; i++) await call(server.url, 'DELETE', `/collections/empty${i}`);
   t.same(resultOf(t, await call(server.url, 'GET', '/issues')), { issues: [] });
+});
+
+t.test('timeout: telemetry, cluster telemetry and metrics answer 408 while the shards are busy', async (t) => {
+  const dim = 32;
+  const random = rng(11);
+  const vector = () => Array.from({ length: dim }, random);
+  resultOf(t, await call(server.url, 'PUT', '/collections/busy', { vectors: { size: dim, distance: 'Euclid' }, shard_number: 2 }));
+  for (let start = 0; start < 10000; start += 2000) {
+    const batch = Array.from({ length: 2000 }, (_, j) => ({ id: start + j, vector: vector() }));
+    resultOf(t, await call(server.url, 'PUT', '/collections/busy/points?wait=true', { points: batch }));
+  }
+  // A context query scans the collection once per pair: sized on this machine to hold the shard
+  // workers for about 6 s, while telemetry needs them for its shard statistics.
+  const contextQuery = (pairs: number) => ({ query: { context: Array.from({ length: pairs }, () => ({ positive: vector(), negative: vector() })) }, limit: 1 });
+  const begin = performance.now();
+  resultOf(t, await call(server.url, 'POST', '/collections/busy/points/query', contextQuery(20)));
+  const pairs = Math.ceil((20 * 6) / Math.max(0.05, (performance.now() - begin) / 1000));
+  let finished = false;
+  const slow = call(server.url, 'POST', '/collections/busy/points/query', contextQuery(pairs)).finally(() => (finished = true));
+
+  const paths = ['/telemetry?details_level=2&timeout=1', '/cluster/telemetry?timeout=1', '/metrics?timeout=1'];
+  let answers: RawResponse[] = [];
+  // A request that reaches the workers before the slow query's tasks is answered in time: ask again.
+  while (!finished) {
+    answers = await Promise.all(paths.map((path) => call(server.url, 'GET', path)));
+    if (answers.every((a) => a.status === 408)) break;
+  }
+  t.notOk(finished, 'asked while the slow query held the workers');
+  assertError(t, answers[0], 408, "Timeout: Operation 'collections telemetry' timed out after 1s", 'telemetry');
+  assertError(t, answers[1], 408, "Timeout: Operation 'cluster_telemetry' timed out after 1s", 'cluster telemetry');
+  assertError(t, answers[2], 408, "Timeout: Operation 'collections telemetry' timed out after 1s", 'metrics');
+  t.equal((await slow).status, 200, 'the slow query itself completes');
+  t.equal((await call(server.url, 'GET', '/telemetry?timeout=5')).status, 200, 'then telemetry answers within its timeout');
+  resultOf(t, await call(server.url, 'DELETE', '/collections/busy'));
 });
 
 t.test('the peer id survives a restart', async (t) => {

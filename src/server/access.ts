@@ -8,10 +8,12 @@ import type { FastifyRequest } from 'fastify';
 export interface RequestAccess {
   /** Whether the caller may know that this collection exists. */
   canSee(collection: string): boolean;
+  /** Whether the caller holds a node-wide grant: node-wide figures (cluster, requests, memory, quota, issues) are for it only. */
+  readonly nodeWide: boolean;
 }
 
 /** Access of a node without keys, or of a key valid for the whole node. */
-export const FULL_ACCESS: RequestAccess = { canSee: () => true };
+export const FULL_ACCESS: RequestAccess = { canSee: () => true, nodeWide: true };
 
 const access = Symbol('access');
 

@@ -1,6 +1,8 @@
 // `GET /telemetry`: Qdrant's TelemetryData for this node. `details_level` sets the depth as in
 // Qdrant: 0 counts collections; 1 adds per-collection aggregates, memory and the running
-// environment; 2 and above give each collection's full configuration and shards.
+// environment; 2 and above give each collection's full configuration and shards. As in Qdrant, a
+// caller without a node-wide grant gets only its collections and the app: no cluster, request
+// statistics, memory or quota.
 
 import type { QuiverConfig } from '../config/config.js';
 import { renderConfig } from '../api/collection-config.js';
@@ -16,6 +18,8 @@ import { vectorCount, type CollectionSnapshot } from './snapshot.js';
 export interface TelemetryOptions {
   level: number;
   names: Namer;
+  /** Whether the caller holds a node-wide grant. */
+  nodeWide: boolean;
 }
 
 function collectionTelemetry(collection: CollectionSnapshot, level: number, node: NodeState, names: Namer) {
@@ -56,8 +60,16 @@ function requestsTelemetry(requests: RequestStats) {
   return { rest: { responses }, grpc: { responses: {} } };
 }
 
-export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: CollectionSnapshot[], { level, names }: TelemetryOptions) {
+export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: CollectionSnapshot[], { level, names, nodeWide }: TelemetryOptions) {
   const detailed = level >= 1;
+  const nodeFigures = nodeWide
+    ? {
+        cluster: { enabled: false },
+        requests: requestsTelemetry(node.requests),
+        ...(detailed ? { memory: memoryTelemetry() } : {}),
+        quota: { config: renderQuotaConfig(node.quota.config), exceeded: node.quota.exceeded() },
+      }
+    : {};
   return {
     id: node.processId,
     app: {
@@ -71,9 +83,6 @@ export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: C
       number_of_collections: snapshot.length,
       ...(detailed ? { collections: snapshot.map((c) => collectionTelemetry(c, level, node, names)) } : {}),
     },
-    cluster: { enabled: false },
-    requests: requestsTelemetry(node.requests),
-    ...(detailed ? { memory: memoryTelemetry() } : {}),
-    quota: { config: renderQuotaConfig(node.quota.config), exceeded: node.quota.exceeded() },
+    ...nodeFigures,
   };
 }

@@ -11,9 +11,9 @@ export interface RawResponse {
   body: unknown;
 }
 
-/** Sends `body` as JSON (a string is sent verbatim, so malformed JSON can be sent too). */
-export async function call(base: string, method: string, path: string, body?: unknown): Promise<RawResponse> {
-  const init: RequestInit = { method, headers: { 'content-type': 'application/json' } };
+/** Sends `body` as JSON (a string is sent verbatim, so malformed JSON can be sent too), with more `headers` if given. */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const init: RequestInit = { method, headers: { 'content-type': 'application/json', ...headers } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const response = await fetch(base + path, init);
   const text = await response.text();

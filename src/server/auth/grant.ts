@@ -4,7 +4,7 @@
 // snapshots, payload indexes or other collection extras).
 
 import { Forbidden } from '../../errors.js';
-import type { RequestAccess } from '../access.js';
+import { FULL_ACCESS, type RequestAccess } from '../access.js';
 
 export type GlobalMode = 'r' | 'm';
 export type CollectionMode = 'r' | 'rw' | 'prw';
@@ -52,9 +52,10 @@ export function checkCollection(grant: Grant, name: string, target: string | und
 
 /** Listings show a collection-scoped caller only what its grant names, directly or through an alias. */
 export function requestAccess(grant: Grant, targetOf: (name: string) => string | undefined): RequestAccess {
-  if ('global' in grant) return { canSee: () => true };
+  if ('global' in grant) return FULL_ACCESS;
   const listed = grant.collections;
   return {
+    nodeWide: false,
     canSee: (name) => {
       if (listed.has(name)) return true;
       const target = targetOf(name);

@@ -14,7 +14,7 @@ export function registerMetricsRoutes(app: FastifyInstance, { collections, node 
   app.get('/metrics', async (request, reply) => {
     const params = query(request, TELEMETRY_PARAMS);
     const access = accessOf(request);
-    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'metrics');
+    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(node, snapshot, namerFor(params.anonymize)));
   });
 }

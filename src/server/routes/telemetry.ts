@@ -17,8 +17,8 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
   app.get('/telemetry', async (request) => {
     const params = query(request, TELEMETRY_PARAMS);
     const access = accessOf(request);
-    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'telemetry');
-    return ok(request, telemetryData(node, config, snapshot, { level: params.details_level ?? 0, names: namerFor(params.anonymize) }));
+    const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
+    return ok(request, telemetryData(node, config, snapshot, { level: params.details_level ?? 0, names: namerFor(params.anonymize), nodeWide: access.nodeWide }));
   });
 
   app.get('/cluster/telemetry', async (request) => {
@@ -26,7 +26,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
     const access = accessOf(request);
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'cluster_telemetry');
     const scheme = config.service.enable_tls ? 'https' : 'http';
-    return ok(request, clusterTelemetry(node, snapshot, `${scheme}://${config.service.host}:${config.service.http_port}/`));
+    return ok(request, clusterTelemetry(node, snapshot, `${scheme}://${config.service.host}:${config.service.http_port}/`, access.nodeWide));
   });
 
   // A single node runs without consensus: Qdrant reports its cluster as disabled.
