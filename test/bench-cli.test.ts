@@ -1,15 +1,25 @@
 // The benchmark CLI as a user runs it (`node src/cli/quiver.js bench ...`, what `npx quiver`
-// starts): help texts, the JSON result file's structure, exact baselines at recall 1.0, the
-// cached ground truth against a brute force computed here, user vector files in all three
-// formats, the server and ingest modes against a Quiver it starts, and the missing data set error.
+// starts): help texts, the table on stdout, progress on stderr, the JSON result file's structure,
+// the SVG plot and its PNG when a converter is on PATH, exact baselines at recall 1.0, the cached
+// ground truth against a brute force computed here (reused, and recomputed when damaged), user
+// vector files in all three formats, Fashion-MNIST, the m / ef_construct / ef sweeps, the server
+// and ingest modes against a Quiver the CLI starts and against a running one with an API key, and
+// the missing data set error.
 
 import t, { type Test } from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { clusteredVectors, seededRandom } from '../src/bench/synthetic.js';
+import { defaultFashionMnistDir } from '../src/bench/fashion-mnist.js';
 import type { BenchResult } from '../src/bench/result.js';
+import type { Progress } from '../src/bench/progress.js';
+import { ENGINES, makeRunner } from '../src/bench/runners.js';
+import { buildTimed } from '../src/bench/sweep.js';
+import { terminalProgress } from '../src/cli/progress.js';
+import { startServer } from './helpers/server.js';
 
 const CLI = new URL('../src/cli/quiver.js', import.meta.url).pathname;
 
@@ -27,10 +37,18 @@ function quiver(args: string[], env: Record<string, string> = {}): Promise<Run> 
   });
 }
 
-/** Runs a bench into a fresh output folder; returns its parsed JSON result and the folder's files. */
-async function bench(args: string[]): Promise<{ result: BenchResult; files: string[]; run: Run }> {
+interface BenchOptions {
+  /** Shared between runs to test the ground truth cache; default: a fresh one inside the output folder. */
+  cacheDir?: string;
+  /** Show progress on stderr (off by default). */
+  progress?: boolean;
+  env?: Record<string, string>;
+}
+
+/** Runs a bench into a fresh output folder; returns its parsed JSON result, the folder's files and the run's output. */
+async function bench(args: string[], options: BenchOptions = {}): Promise<{ result: BenchResult; files: string[]; run: Run }> {
   const out = await mkdtemp(join(tmpdir(), 'quiver-bench-out-'));
-  const run = await quiver([...args, '--out', out, '--cache-dir', join(out, 'cache'), '--quiet']);
+  const run = await quiver([...args, '--out', out, '--cache-dir', options.cacheDir ?? join(out, 'cache'), ...(options.progress ? [] : ['--quiet'])], options.env);
   if (run.code !== 0) throw new Error(`quiver ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   const files = (await readdir(out)).filter((f) => f !== 'cache');
   const json = files.find((f) => f.endsWith('.json'))!;
@@ -114,21 +132,172 @@ t.test('missing Fashion-MNIST names the apt command', async (t) => {
   }
 });
 
-t.test('engine mode on a synthetic set', async (t) => {
-  const { result, files } = await bench(['bench', 'engine', '--dataset', 'synthetic', '--size', '2000', '--dim', '24', '--distance', 'Cosine', '--queries', '40', '--seed', '3', '--m', '8,16', '--ef', '10,64', '--repeats', '1']);
+/** The data rows of the table printed on stdout (between the dashed rule and the first blank line). */
+function tableRows(stdout: string): { header: string; rows: string[][] } {
+  const lines = stdout.split('\n');
+  const rule = lines.findIndex((l) => /^-+( +-+)+$/.test(l));
+  const end = lines.indexOf('', rule);
+  return { header: lines[rule - 1], rows: lines.slice(rule + 1, end).map((l) => l.trim().split(/ {2,}/)) };
+}
+
+t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON and plot', async (t) => {
+  const { result, files, run } = await bench(['bench', 'engine', '--dataset', 'synthetic', '--size', '2000', '--dim', '24', '--distance', 'Cosine', '--queries', '40', '--seed', '3', '--m', '8,16', '--ef-construct', '40,100', '--ef', '10,64', '--repeats', '1']);
   t.equal(result.mode, 'engine');
+  t.equal(result.concurrency, null, 'engine mode has no request concurrency');
   t.same(result.dataset, { name: 'synthetic-2000x24-cosine', dim: 24, distance: 'Cosine', base: 2000, queries: 40 });
   t.equal(result.k, 10);
-  checkStructure(t, result, ['quiver f32', 'quiver int8', 'hnswlib-node', 'quiver exact (SIMD)', 'flat (exact, JS)', 'quiver f32', 'quiver int8', 'hnswlib-node']);
-  t.same(result.series.map((s) => s.m), [8, 8, 8, null, null, 16, 16, 16], 'the m sweep builds every graph engine once per m; exact ones once');
-  for (const s of result.series.filter((s) => s.m !== null)) t.same(s.points.map((p) => p.ef), [10, 64], `${s.engine}: the ef sweep`);
+  const graph = ['quiver f32', 'quiver int8', 'hnswlib-node'];
+  checkStructure(t, result, [...graph, 'quiver exact (SIMD)', 'flat (exact, JS)', ...graph, ...graph, ...graph]);
+  t.same(result.series.map((s) => [s.m, s.efConstruct]), [
+    [8, 40], [8, 40], [8, 40], [null, null], [null, null], [8, 100], [8, 100], [8, 100], [16, 40], [16, 40], [16, 40], [16, 100], [16, 100], [16, 100],
+  ], 'every graph engine is built once per m x ef_construct pair; exact ones once');
+  for (const s of result.series.filter((s) => s.m !== null)) t.same(s.points.map((p) => p.ef), [10, 64], `${s.engine} m=${s.m} efc=${s.efConstruct}: the ef sweep`);
   for (const s of result.series.filter((s) => s.m === null)) t.same(s.points.map((p) => p.recall), [1], `${s.engine}: exact baseline has recall 1.0`);
   t.ok(result.series.filter((s) => s.m !== null).every((s) => s.points[1].recall >= 0.9), 'graph engines reach recall 0.9 at ef 64');
+  t.ok(result.series.filter((s) => s.engine !== 'hnswlib-node').every((s) => s.memoryBytes! > 0), 'memory measured for every engine (hnswlib-node: RSS growth, may round to 0 on a set this small)');
   const all = clusteredVectors(2040, 24, 32, seededRandom(3));
   await checkGroundTruth(t, result, rows(all.subarray(0, 2000 * 24), 24), rows(all.subarray(2000 * 24), 24), 'Cosine');
+
+  // The terminal table: one row per (series, ef), the same numbers as the JSON file.
+  const table = tableRows(run.stdout);
+  t.same(table.header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'build s', 'memory MB'], 'table columns');
+  const expected = result.series.flatMap((s) => s.points.map((p) => [
+    s.engine, s.m === null ? '-' : String(s.m), s.efConstruct === null ? '-' : String(s.efConstruct), p.ef === null ? '-' : String(p.ef),
+    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), (s.memoryBytes! / 2 ** 20).toFixed(1),
+  ]));
+  t.same(table.rows, expected, 'table rows equal the JSON result');
+  t.match(run.stdout, /^engine mode on this process: synthetic-2000x24-cosine, 2000 x 24 Cosine, 40 queries, k=10$/m, 'heading names the mode and data set');
+  t.match(run.stdout, /^quiver f32 \(m=8, efc=40\) \/ hnswlib-node \(m=8, efc=40\): build time \d+\.\d\dx, memory \d+\.\d\dx$/m, 'build-time and memory ratio against hnswlib-node');
+  t.match(run.stdout, /^quiver int8 \(m=16, efc=100\) \/ hnswlib-node \(m=16, efc=100\): QPS at recall@10 >= 0\.9: \d+\.\d\dx \(\d+ at ef \d+, recall [01]\.\d{4} vs \d+ at ef \d+, recall [01]\.\d{4}\)$/m, 'QPS ratio at equal recall');
+  t.match(run.stdout, /^quiver exact \(SIMD\): scans \d+\.\d GB\/s of f32 vectors \(one thread\)$/m, 'exact scan bandwidth');
+  t.match(run.stdout, `results: ${files.find((f) => f.endsWith('.json'))}`, 'names the JSON result file');
+
   const svg = await readFile(files.find((f) => f.endsWith('.svg'))!, 'utf8');
   t.match(svg, /^<svg /, 'writes an SVG plot');
-  for (const name of ['quiver f32 (m=8, efc=100)', 'hnswlib-node (m=16, efc=100)', 'flat (exact, JS)', 'Recall@10', 'Queries per second']) t.match(svg, name, `plot shows ${name}`);
+  for (const name of ['quiver f32 (m=8, efc=40)', 'hnswlib-node (m=16, efc=100)', 'flat (exact, JS)', 'Recall@10', 'Queries per second']) t.match(svg, name, `plot shows ${name}`);
+  const legend = [...svg.matchAll(/<text x="\d+" y="\d+">([^<]+)<\/text>/g)].map((m) => m[1]);
+  t.same(legend, result.series.map((s) => (s.m === null ? s.engine : `${s.engine} (m=${s.m}, efc=${s.efConstruct})`)), 'a legend entry per series');
+});
+
+/** The first of the CLI's SVG-to-PNG converters installed on PATH, or null. */
+async function installedConverter(): Promise<string | null> {
+  for (const name of ['rsvg-convert', 'magick', 'convert']) {
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+      if (await access(join(dir, name)).then(() => true, () => false)) return join(dir, name);
+    }
+  }
+  return null;
+}
+
+t.test('the plot as PNG exactly when a converter is on PATH', async (t) => {
+  const args = ['bench', 'engine', '--dataset', 'synthetic', '--size', '500', '--dim', '8', '--queries', '10', '--engines', 'quiver-f32,flat', '--ef', '16', '--repeats', '1'];
+  const none = await mkdtemp(join(tmpdir(), 'quiver-path-'));
+  const without = await bench(args, { env: { PATH: none } });
+  t.same(without.files.map((f) => f.slice(-4)).sort(), ['.svg', 'json'], 'no converter: JSON and SVG only');
+  t.notMatch(without.run.stdout, '.png', 'and no PNG announced');
+  const converter = await installedConverter();
+  if (!converter) {
+    t.comment('no rsvg-convert or ImageMagick installed (.ci/run installs librsvg2-bin)');
+    return;
+  }
+  const only = await mkdtemp(join(tmpdir(), 'quiver-path-'));
+  await symlink(converter, join(only, converter.split('/').pop()!));
+  const withPng = await bench(args, { env: { PATH: only } });
+  const png = withPng.files.find((f) => f.endsWith('.png'));
+  t.ok(png, `${converter}: a PNG next to the SVG`);
+  const bytes = await readFile(png!);
+  t.equal(bytes.toString('latin1', 0, 8), '\x89PNG\r\n\x1a\n', 'it is a PNG');
+  t.same([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], [820, 560], 'of the SVG\'s size');
+  t.match(withPng.run.stdout, png!, 'and the CLI names it');
+});
+
+t.test('ground truth is computed once, cached, and recomputed when the cache is damaged', async (t) => {
+  const cacheDir = await mkdtemp(join(tmpdir(), 'quiver-gt-cache-'));
+  const args = ['bench', 'engine', '--dataset', 'synthetic', '--size', '800', '--dim', '16', '--queries', '25', '--seed', '5', '--distance', 'Euclid', '--engines', 'flat', '--repeats', '1'];
+  const first = await bench(args, { cacheDir, progress: true });
+  const file = first.result.groundTruth.file;
+  t.match(first.run.stderr, 'ground truth: exact top 10 of 25 queries', 'the first run computes it');
+  t.equal(file.startsWith(cacheDir), true, 'into the cache folder');
+  const written = (await stat(file)).mtimeMs;
+  const second = await bench(args, { cacheDir, progress: true });
+  t.equal(second.result.groundTruth.file, file, 'a second run finds the same cache file');
+  t.match(second.run.stderr, `ground truth: reusing ${file}`, 'and says it reuses it');
+  t.notMatch(second.run.stderr, 'ground truth: exact top', 'without computing it again');
+  t.equal((await stat(file)).mtimeMs, written, 'the file is not rewritten');
+  const other = await bench(args.map((a) => (a === '5' ? '6' : a)), { cacheDir });
+  t.not(other.result.groundTruth.file, file, 'other data (another seed) gets its own cache file');
+
+  await writeFile(file, (await readFile(file)).subarray(0, 40));
+  const repaired = await bench(args, { cacheDir, progress: true });
+  t.match(repaired.run.stderr, 'ground truth: exact top 10 of 25 queries', 'a truncated cache file is recomputed');
+  const all = clusteredVectors(825, 16, 32, seededRandom(5));
+  await checkGroundTruth(t, repaired.result, rows(all.subarray(0, 800 * 16), 16), rows(all.subarray(800 * 16), 16), 'Euclid');
+});
+
+t.test('progress on stderr: bars on a terminal, lines on a pipe, nothing when quiet', async (t) => {
+  const capture = (isTTY: boolean, quiet: boolean) => {
+    let text = '';
+    const stream = { isTTY, write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WriteStream;
+    const progress: Progress = terminalProgress(stream, quiet);
+    const task = progress.start('building', 4);
+    task.tick(2);
+    task.done();
+    progress.note('a note');
+    return text;
+  };
+  const tty = capture(true, false);
+  t.match(tty, '\r\x1b[2Kbuilding [..............................]   0% 0/4', 'a terminal gets an empty bar first');
+  t.match(tty, /\r\x1b\[2Kbuilding \[#{30}\] 100% 4\/4 \d+\.\d s\n/, 'redrawn in place up to a full bar');
+  t.match(tty, 'a note\n');
+  t.same(capture(false, false).split('\n').filter(Boolean).map((l) => l.replace(/\d+\.\d s$/, 'T s')), ['building ...', 'building: done in T s', 'a note'], 'a pipe gets a line per start and end');
+  t.equal(capture(true, true), '', 'quiet: nothing');
+
+  // Long builds advance their bar point by point: every engine ticks once per vector it indexes.
+  const base = clusteredVectors(300, 8, 4, seededRandom(2));
+  for (const engine of ENGINES) {
+    const ticks: { label: string; total: number; count: number; done: boolean }[] = [];
+    const recorder: Progress = {
+      start: (label, total) => {
+        const entry = { label, total, count: 0, done: false };
+        ticks.push(entry);
+        return { tick: (n = 1) => void (entry.count += n), done: () => void (entry.done = true) };
+      },
+      note: () => {},
+    };
+    const built = await buildTimed(makeRunner(engine, { m: 8, efConstruct: 32, distance: 'Euclid' }, 2), base, 8, recorder);
+    t.same(ticks.map(({ total, count, done }) => ({ total, count, done })), [{ total: 300, count: 300, done: true }], `${built.runner.name}: build progress counts all 300 vectors`);
+  }
+
+  const run = (await bench(['bench', 'engine', '--dataset', 'synthetic', '--size', '500', '--dim', '8', '--queries', '10', '--engines', 'quiver-f32,hnswlib', '--ef', '16', '--repeats', '1'], { progress: true })).run;
+  for (const step of ['ground truth: loading 500 vectors', 'quiver f32: building 500 x 8', 'hnswlib-node: building 500 x 8', 'searching: ef 16, best of 1']) {
+    t.match(run.stderr, `${step} ...\n`, `the CLI reports "${step}"`);
+    t.match(run.stderr, new RegExp(`${step.replace(/[()]/g, '\\$&')}: done in \\d+\\.\\d s`), `and its end`);
+  }
+});
+
+/** Fashion-MNIST's images as Debian ships them (gzip IDX: a 16-byte header, then 28x28 bytes each). */
+async function idxImages(file: string, count: number): Promise<Float32Array[]> {
+  const raw = gunzipSync(await readFile(join(defaultFashionMnistDir(), file)));
+  return Array.from({ length: count }, (_, i) => Float32Array.from(raw.subarray(16 + i * 784, 16 + (i + 1) * 784)));
+}
+
+t.test('Fashion-MNIST with the ann-benchmarks split', async (t) => {
+  const { result } = await bench(['bench', 'engine', '--dataset', 'fashion-mnist', '--queries', '8', '--engines', 'quiver-exact,flat', '--exact-queries', '8', '--repeats', '1']);
+  t.same(result.dataset, { name: 'fashion-mnist-784-euclidean', dim: 784, distance: 'Euclid', base: 60000, queries: 8 }, 'the 60000 training images are the base, the test images the queries');
+  for (const s of result.series) t.equal(s.points[0].recall, 1, `${s.engine}: recall 1.0`);
+  const base = await idxImages('train-images-idx3-ubyte.gz', 60000);
+  const queries = await idxImages('t10k-images-idx3-ubyte.gz', 8);
+  const ids = new Uint32Array((await readFile(result.groundTruth.file)).buffer.slice(0));
+  const l2 = (a: Float32Array, b: Float32Array) => {
+    let sum = 0;
+    for (let j = 0; j < a.length; j++) sum += (a[j] - b[j]) ** 2;
+    return sum;
+  };
+  // Integer pixels tie often, so the check is on distances: the cached ids' must be the 10 smallest.
+  queries.forEach((q, i) => {
+    const smallest = base.map((v) => l2(v, q)).sort((a, b) => a - b).slice(0, 10);
+    t.same(Array.from(ids.subarray(i * 10, (i + 1) * 10), (id) => l2(base[id], q)), smallest, `query ${i}: ground truth holds the 10 nearest training images`);
+  });
 });
 
 t.test('user vector files: .fvecs, .npy and .json', async (t) => {
@@ -159,20 +328,52 @@ t.test('user vector files: .fvecs, .npy and .json', async (t) => {
   t.match(bad.stderr, 'data set file not found');
 });
 
+const HTTP_DATA = ['--dataset', 'synthetic', '--size', '1500', '--dim', '16', '--queries', '40'];
+
 t.test('server and ingest modes against a Quiver the CLI starts', async (t) => {
-  const common = ['--dataset', 'synthetic', '--size', '1500', '--dim', '16', '--queries', '40', '--workers', '1', '--concurrency', '4'];
-  const { result } = await bench(['bench', 'server', ...common, '--ef', '16,64']);
+  const common = [...HTTP_DATA, '--workers', '1', '--concurrency', '4'];
+  const { result, run } = await bench(['bench', 'server', ...common, '--ef', '16,64']);
   t.equal(result.mode, 'server');
   t.match(result.target, /^a Quiver server started on http:\/\/127\.0\.0\.1:\d+$/);
+  t.equal(result.concurrency, 4, 'the concurrency is recorded');
   checkStructure(t, result, ['server f32', 'server exact']);
   t.same(result.series[0].points.map((p) => p.ef), [16, 64], 'hnsw_ef sweep');
   t.equal(result.series[1].points[0].recall, 1, 'exact search over HTTP has recall 1.0');
   t.ok(result.series[0].points[1].recall >= 0.9, 'HNSW over HTTP reaches recall 0.9 at ef 64');
-  const ingest = (await bench(['bench', 'ingest', ...common, '--batch', '100,500'])).result;
-  t.equal(ingest.mode, 'ingest');
-  t.same(ingest.ingest.map((r) => [r.batchSize, r.points]), [[100, 1500], [500, 1500]], 'one row per batch size');
-  for (const r of ingest.ingest) {
-    t.ok(r.pointsPerSecond > 0 && r.searchableSeconds >= r.uploadSeconds, `batch ${r.batchSize}: throughput and time to searchable`);
+  t.same(tableRows(run.stdout).header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'load s', 'memory MB'], 'server table columns');
+  t.same(tableRows(run.stdout).rows.map((r) => [r[0], r[3]]), [['server f32', '16'], ['server f32', '64'], ['server exact', '-']], 'one row per series and ef');
+
+  const ingest = await bench(['bench', 'ingest', ...common, '--batch', '100,500']);
+  t.equal(ingest.result.mode, 'ingest');
+  t.same(ingest.result.ingest.map((r) => [r.batchSize, r.concurrency, r.points]), [[100, 4, 1500], [500, 4, 1500]], 'one row per batch size');
+  for (const r of ingest.result.ingest) {
+    t.ok(r.uploadSeconds > 0 && Math.abs(r.pointsPerSecond - r.points / r.uploadSeconds) < 1e-6 * r.pointsPerSecond, `batch ${r.batchSize}: throughput is points over upload time`);
+    t.ok(r.searchableSeconds >= r.uploadSeconds, `batch ${r.batchSize}: searchable no earlier than the last upsert is acknowledged`);
     t.ok(r.recall >= 0.9, `batch ${r.batchSize}: the loaded collection answers with recall >= 0.9`);
   }
+  const table = tableRows(ingest.run.stdout);
+  t.same(table.header.trim().split(/ {2,}/), ['batch', 'concurrency', 'points', 'upload s', 'points/s', 'searchable s', 'recall@10'], 'ingest table columns');
+  t.same(table.rows, ingest.result.ingest.map((r) => [String(r.batchSize), '4', '1500', r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4)]), 'ingest rows equal the JSON result');
+});
+
+t.test('server mode against a running Quiver with an API key (--url, --api-key)', async (t) => {
+  const key = 'bench-secret-key';
+  const server = await startServer({ workers: 1, env: { QDRANT__SERVICE__API_KEY: key } });
+  t.teardown(() => server.stop());
+  const common = ['bench', 'server', ...HTTP_DATA, '--url', server.url, '--concurrency', '3', '--ef', '32'];
+
+  const refused = await quiver([...common, '--quiet']);
+  t.equal(refused.code, 2, 'without the key: exit 2');
+  t.match(refused.stderr, 'HTTP 401', 'names the refusal');
+  t.match(refused.stderr, 'Must provide an API key', 'with the server\'s message');
+  t.match(refused.stderr, 'pass --api-key', 'and the flag to pass');
+
+  const { result } = await bench([...common, '--api-key', key, '--engines', 'quiver-f32,quiver-int8,flat']);
+  t.equal(result.target, server.url, 'the target is the given URL');
+  t.equal(result.concurrency, 3);
+  checkStructure(t, result, ['server f32', 'server exact', 'server int8']);
+  t.equal(result.series[1].points[0].recall, 1, 'exact search has recall 1.0');
+  t.ok(result.series[2].points[0].recall >= 0.9, 'the scalar-quantized collection, rescored, reaches recall 0.9');
+  const listed = await fetch(`${server.url}/collections`, { headers: { 'api-key': key } }).then((r) => r.json()) as { result: { collections: { name: string }[] } };
+  t.same(listed.result.collections, [], 'the benchmark collection is deleted afterwards');
 });

@@ -27,21 +27,30 @@ function fingerprint(data: Dataset, k: number): string {
   return h.digest('hex').slice(0, 16);
 }
 
+/** The cached ids of `file` when it holds exactly `count` offsets below `n`, else null (absent, truncated or foreign). */
+async function cached(file: string, count: number, n: number): Promise<Uint32Array | null> {
+  const bytes = await readFile(file).catch(() => null);
+  if (!bytes || bytes.byteLength !== count * 4) return null;
+  const ids = new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  return ids.every((id) => id < n) ? ids : null;
+}
+
 export async function groundTruth(data: Dataset, k: number, cacheDir: string, progress: Progress): Promise<GroundTruth> {
   const file = join(cacheDir, `gt-${fingerprint(data, k)}.bin`);
-  try {
-    return { k, ids: new Uint32Array((await readFile(file)).buffer.slice(0)), file };
-  } catch {
-    // not cached yet
-  }
   const { dim } = data;
   const n = data.base.length / dim;
   const nq = data.queries.length / dim;
+  const reused = await cached(file, nq * k, n);
+  if (reused) {
+    progress.note(`ground truth: reusing ${file}`);
+    return { k, ids: reused, file };
+  }
   const index = await VectorIndex.create(await engineModule(), { dim, distance: data.distance });
   index.reserve(n);
   const loading = progress.start(`ground truth: loading ${n} vectors`, n);
   for (let i = 0; i < n; i++) {
-    index.upsert(i, data.base.subarray(i * dim, (i + 1) * dim));
+    // Stored unlinked: an exact scan needs no graph, so none is built.
+    index.stash(i, data.base.subarray(i * dim, (i + 1) * dim));
     loading.tick();
   }
   loading.done();

@@ -1,13 +1,12 @@
 // The HTTP side of the server and ingest benchmarks: a Qdrant-compatible URL reached through an
 // undici connection pool, or a Quiver server this process starts on a free loopback port.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { CommandError } from '../errors.js';
+import { startQuiver } from './quiver-process.js';
 
 export interface HttpTarget {
   readonly url: string;
@@ -31,7 +30,10 @@ export async function openTarget(url: string | null, connections: number, worker
         throw new CommandError(`${method} ${base}${path}: ${(err as Error).message}`);
       }
       const text = await res.body.text();
-      if (res.statusCode !== 200) throw new CommandError(`${method} ${base}${path}: HTTP ${res.statusCode} ${text.slice(0, 500)}`);
+      if (res.statusCode !== 200) {
+        const hint = res.statusCode === 401 || res.statusCode === 403 ? (apiKey ? ' (the --api-key was refused)' : ' (the server wants a key: pass --api-key)') : '';
+        throw new CommandError(`${method} ${base}${path}: HTTP ${res.statusCode} ${text.slice(0, 500)}${hint}`);
+      }
       return (JSON.parse(text) as { result: T }).result;
     },
     async close() {
@@ -41,39 +43,18 @@ export async function openTarget(url: string | null, connections: number, worker
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 async function startLocalQuiver(workers: number): Promise<{ url: string; stop(): Promise<void> }> {
   const storage = await mkdtemp(join(tmpdir(), 'quiver-bench-'));
-  const port = await freePort();
-  const main = new URL('../main.ts', import.meta.url).pathname;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(workers)], {
-    env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' },
-    stdio: ['ignore', 'inherit', 'inherit'],
+  const removeStorage = () => rm(storage, { recursive: true, force: true });
+  const server = await startQuiver({ storage, workers, echo: process.stderr }).catch(async (err: unknown) => {
+    await removeStorage();
+    throw err;
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (!(await fetch(url).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null) throw new CommandError(`the local Quiver server exited during start (status ${child.exitCode})`);
-    if (Date.now() > deadline) throw new CommandError('the local Quiver server did not answer within 60 s');
-    await new Promise((r) => setTimeout(r, 100)); // readiness poll interval
-  }
   return {
-    url,
+    url: server.url,
     async stop() {
-      child.kill('SIGTERM');
-      await exited;
-      await rm(storage, { recursive: true, force: true });
+      await server.stop();
+      await removeStorage();
     },
   };
 }

@@ -36,6 +36,8 @@ export interface BenchResult {
   startedAt: string;
   machine: { node: string; platform: string; arch: string; cpus: number; cpuModel: string };
   target: string;
+  /** Requests in flight at once against the target (server and ingest modes); null in engine mode. */
+  concurrency: number | null;
   dataset: { name: string; dim: number; distance: Distance; base: number; queries: number };
   k: number;
   groundTruth: { file: string; k: number };

@@ -6,6 +6,7 @@ import { VectorIndex, type Distance } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
+import type { ProgressTask } from './progress.js';
 
 export interface AnnRunner {
   readonly name: string;
@@ -13,7 +14,8 @@ export interface AnnRunner {
   readonly tunable: boolean;
   /** Converts one vector to the runner's input form (outside the timed loops). */
   prepare(vector: Float32Array): unknown;
-  build(points: unknown[], dim: number): Promise<void>;
+  /** Indexes `points` (prepared), ticking `task` once per point indexed. */
+  build(points: unknown[], dim: number, task: ProgressTask): Promise<void>;
   search(prepared: unknown, k: number, ef: number): ArrayLike<number>;
   /** Bytes the built index holds, or null when the library cannot tell (the caller measures RSS growth). */
   memoryBytes(): number | null;
@@ -53,7 +55,7 @@ class QuiverRunner implements AnnRunner {
     this.tunable = !exact;
   }
 
-  async build(points: unknown[], dim: number): Promise<void> {
+  async build(points: unknown[], dim: number, task: ProgressTask): Promise<void> {
     const index = await VectorIndex.create(await engineModule(), {
       dim,
       distance: this.params.distance,
@@ -62,7 +64,12 @@ class QuiverRunner implements AnnRunner {
       quantization: this.int8 ? { quantile: 1 } : null,
     });
     index.reserve(points.length);
-    for (let i = 0; i < points.length; i++) index.upsert(i, points[i] as Float32Array);
+    // The exact scan reads every stored vector and never the graph, so it gets none.
+    for (let i = 0; i < points.length; i++) {
+      if (this.exact) index.stash(i, points[i] as Float32Array);
+      else index.upsert(i, points[i] as Float32Array);
+      task.tick();
+    }
     this.index = index;
   }
 
@@ -97,7 +104,7 @@ class HnswlibRunner implements AnnRunner {
     if (!HNSWLIB_SPACE[params.distance]) throw new CommandError(`hnswlib-node has no ${params.distance} space; leave it out with --engines`);
   }
 
-  async build(points: unknown[], dim: number): Promise<void> {
+  async build(points: unknown[], dim: number, task: ProgressTask): Promise<void> {
     let hnswlib: { HierarchicalNSW: new (space: string, dim: number) => HnswlibIndex };
     try {
       hnswlib = ((await import('hnswlib-node')) as unknown as { default: typeof hnswlib }).default;
@@ -106,7 +113,10 @@ class HnswlibRunner implements AnnRunner {
     }
     const index = new hnswlib.HierarchicalNSW(HNSWLIB_SPACE[this.params.distance]!, dim);
     index.initIndex(points.length, this.params.m, this.params.efConstruct, 100);
-    for (let i = 0; i < points.length; i++) index.addPoint(points[i] as number[], i);
+    for (let i = 0; i < points.length; i++) {
+      index.addPoint(points[i] as number[], i);
+      task.tick();
+    }
     this.index = index;
   }
 
@@ -132,8 +142,9 @@ class FlatRunner implements AnnRunner {
 
   constructor(private readonly distance: Distance) {}
 
-  async build(points: unknown[]): Promise<void> {
+  async build(points: unknown[], _dim: number, task: ProgressTask): Promise<void> {
     this.base = points as Float32Array[];
+    task.tick(points.length);
   }
 
   prepare(vector: Float32Array): unknown {

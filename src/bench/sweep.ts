@@ -26,10 +26,10 @@ export interface Built {
 
 export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number, progress: Progress): Promise<Built> {
   const points = rowsOf(base, dim).map((v) => runner.prepare(v));
-  const task = progress.start(`${runner.name}: building ${points.length} x ${dim}`, 1);
+  const task = progress.start(`${runner.name}: building ${points.length} x ${dim}`, points.length);
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
-  await runner.build(points, dim);
+  await runner.build(points, dim, task);
   const buildSeconds = (performance.now() - started) / 1000;
   task.done();
   return { runner, buildSeconds, memoryBytes: runner.memoryBytes() ?? Math.max(0, process.memoryUsage().rss - rssBefore) };

@@ -160,6 +160,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     startedAt,
     machine: { node: process.version, platform: process.platform, arch: process.arch, cpus: cpu.length, cpuModel: cpu[0]?.model ?? 'unknown' },
     target: 'this process',
+    concurrency: null,
     dataset: datasetSummary(data),
     k: sweep.k,
     groundTruth: { file: truth.file, k: truth.k },
@@ -172,6 +173,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);
     result.target = values.url ? http.url : `a Quiver server started on ${http.url}`;
+    result.concurrency = concurrency;
     try {
       const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch') };
       if (mode === 'server') result.series = await serverMode(http, data, truth, options, progress);

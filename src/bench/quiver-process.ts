@@ -1,0 +1,97 @@
+// A Quiver server (src/main.ts) in a child process on a loopback port: what `quiver bench
+// server|ingest` starts when given no --url, and what the tests run against.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
+import { CommandError } from '../errors.js';
+
+const MAIN = new URL('../main.ts', import.meta.url).pathname;
+const READY_WITHIN_MS = 60_000;
+const READY_POLL_MS = 50;
+
+export interface QuiverProcessOptions {
+  storage: string;
+  /** Default: a free loopback port. */
+  port?: number;
+  workers: number;
+  /** Environment on top of this process's (QDRANT__... settings). */
+  env?: Record<string, string>;
+  /** For a server started with TLS (through `env`): the PEM of the CA that signed its certificate, trusted by the readiness probe. */
+  ca?: string;
+  /** More command-line flags (e.g. --storage-snapshot FILE). */
+  args?: string[];
+  /** Also copy the server's output here as it comes (it is always kept for output()). */
+  echo?: NodeJS.WritableStream;
+}
+
+export interface QuiverProcess {
+  url: string;
+  port: number;
+  storage: string;
+  process: ChildProcess;
+  /** Everything the server printed so far. */
+  output(): string;
+  /** Signals the server (SIGTERM unless told) and resolves with its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A port nothing listens on at the moment of asking, on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a server and resolves once it answers GET / (CommandError if it exits first or stays silent for 60 s). */
+export async function startQuiver(options: QuiverProcessOptions): Promise<QuiverProcess> {
+  const { storage, workers } = options;
+  const port = options.port ?? (await freePort());
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(workers), ...(options.args ?? [])], {
+    env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const collect = (d: Buffer) => {
+    log += d.toString();
+    options.echo?.write(d);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `${options.ca ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const dispatcher = options.ca ? new Agent({ connect: { ca: options.ca } }) : undefined;
+  const deadline = Date.now() + READY_WITHIN_MS;
+  for (;;) {
+    const outcome = await Promise.race([
+      // Any HTTP answer means up: with a key configured, a request may be refused.
+      fetch(url, { dispatcher }).then((r) => r.arrayBuffer()).then(() => true, () => false),
+      exited.then(() => 'exited' as const),
+    ]);
+    if (outcome === true) break;
+    if (outcome === 'exited') throw new CommandError(`the Quiver server exited during start (status ${child.exitCode}):\n${log}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new CommandError(`the Quiver server did not answer within ${READY_WITHIN_MS / 1000} s:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, READY_POLL_MS)); // poll interval between readiness probes, not a race fix
+  }
+  return {
+    url,
+    port,
+    storage,
+    process: child,
+    output: () => log,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
