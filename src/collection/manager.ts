@@ -1,7 +1,7 @@
 // The node's collections and aliases: creation, lookup by name or alias, configuration
 // changes, deletion. Metadata lives in the MetaStore; point data in the shard workers.
 
-import { randomUUID } from 'node:crypto';
+import { v4 as randomUUID } from 'uuid';
 import { join } from 'node:path';
 import { BadInput, BadRequest } from '../errors.js';
 import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';

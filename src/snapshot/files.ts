@@ -4,7 +4,8 @@
 // SHA-256 in hex). A snapshot is built under a temporary name, synced, its checksum file written,
 // and only then renamed into place, so a listing never shows a partial snapshot.
 
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { v4 as randomUUID } from 'uuid';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';

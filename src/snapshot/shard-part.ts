@@ -3,7 +3,7 @@
 // a u32 (little-endian) length then the record in its on-disk form (src/shard/point-codec.ts).
 // Restoring builds a complete new store beside the live one and only then swaps directories.
 
-import { randomUUID } from 'node:crypto';
+import { v4 as randomUUID } from 'uuid';
 import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

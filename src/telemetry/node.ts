@@ -1,7 +1,7 @@
 // What the node knows about itself beyond its collections: identity, start time, quota, request
 // statistics and issues. Telemetry, metrics, cluster, quota and issue endpoints read it.
 
-import { randomUUID } from 'node:crypto';
+import { v4 as randomUUID } from 'uuid';
 import type { QuiverConfig } from '../config/config.js';
 import { checkFileQuota, type QuotaConfig } from '../quota/config.js';
 import { QuotaGuard } from '../quota/guard.js';

@@ -4,7 +4,7 @@
 // a vector not linked yet is scanned exactly (see assembly/hnsw.ts), a linked one is found through
 // the graph. One optimization runs at a time per shard; each ends by persisting the graphs.
 
-import { randomUUID } from 'node:crypto';
+import { v4 as randomUUID } from 'uuid';
 import type { VectorIndex } from '../../engine/index.js';
 import { plannedOptimization, type IndexCounts, type OptimizerName, type OptimizerSpec } from './plan.js';
 import { finish, step, type OptimizationReport, type ProgressStep, type SegmentReport, type ShardOptimizations } from './report.js';
