@@ -9,6 +9,7 @@ import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
 import { Collection } from './collection.js';
+import { WriteQueue } from './write-queue.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
 import type { ShardKey, ShardKeyEntry, ShardPlacement } from './shard-keys.js';
 
@@ -31,6 +32,7 @@ export class CollectionManager {
   private readonly records = new Map<string, CollectionRecord>();
   private readonly live = new Map<string, Collection>();
   private aliases = new Map<string, string>();
+  private readonly recordWrites = new WriteQueue();
 
   private constructor(private readonly storagePath: string, readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
 
@@ -126,10 +128,7 @@ export class CollectionManager {
 
   /** Stores a changed configuration; changed vector parameters rebuild the collection's graphs. */
   async updateConfig(nameOrAlias: string, config: CollectionConfig): Promise<void> {
-    const record = this.record(nameOrAlias);
-    const updated = { ...record, config };
-    await this.meta.putCollection(record.name, updated);
-    this.records.set(record.name, updated);
+    const record = await this.updateRecord(this.resolve(nameOrAlias), (r) => ({ ...r, config }));
     const optimizer = optimizerSpecOf(config);
     if (JSON.stringify(optimizer) !== JSON.stringify(optimizerSpecOf(record.config))) await this.get(record.name).configureOptimizer(optimizer);
     const vectors = vectorSpecsOf(config);
@@ -162,16 +161,28 @@ export class CollectionManager {
   }
 
   private async saveShardKeys(name: string, shardKeys: ShardKeyEntry[]): Promise<void> {
-    const updated = { ...this.records.get(name)!, shardKeys };
-    await this.meta.putCollection(name, updated);
-    this.records.set(name, updated);
+    await this.updateRecord(name, (r) => ({ ...r, shardKeys }));
   }
 
   async saveIndexes(nameOrAlias: string): Promise<void> {
-    const record = this.record(nameOrAlias);
-    const updated = { ...record, indexes: [...this.get(nameOrAlias).indexes] };
-    await this.meta.putCollection(record.name, updated);
-    this.records.set(record.name, updated);
+    const name = this.resolve(nameOrAlias);
+    await this.updateRecord(name, (r) => ({ ...r, indexes: [...this.get(name).indexes] }));
+  }
+
+  /**
+   * Stores a changed record of collection `name`. Changes are applied one at a time to the
+   * record as the previous change left it, so two concurrent changes (a configuration update and
+   * a new shard key) never overwrite each other. Answers the record as it was before.
+   */
+  private updateRecord(name: string, change: (record: CollectionRecord) => CollectionRecord): Promise<CollectionRecord> {
+    return this.recordWrites.enqueue(async () => {
+      const previous = this.records.get(name);
+      if (!previous) throw collectionNotFound(name);
+      const updated = change(previous);
+      await this.meta.putCollection(name, updated);
+      this.records.set(name, updated);
+      return previous;
+    });
   }
 
   /** Deletes a collection (by its name, not an alias) with its aliases; false if there was none. */

@@ -1,4 +1,4 @@
-// Runs async jobs one after another, in submission order (a collection's writes).
+// Runs async jobs one after another, in submission order (a collection's writes, changes to collection records).
 
 export class WriteQueue {
   private tail: Promise<unknown> = Promise.resolve();
