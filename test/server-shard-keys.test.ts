@@ -69,6 +69,10 @@ t.test('custom shard keys', async (t) => {
     assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: -1 }), 400, /^Format error in JSON body: data did not match any variant of untagged enum ShardKey/);
     assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', placement: [123456789] }), 400, 'Bad request: Shard Key z placement contains unknown peers: [123456789]');
     assertError(t, await call(server.url, 'PUT', '/collections/missing/shards', { shard_key: 'z' }), 404, 'Not found: Collection `missing` doesn\'t exist!');
+    assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', { shard_key: 1.5 }), 400, /^Format error in JSON body: data did not match any variant of untagged enum ShardKey/);
+    assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', '{"shard_key":'), 400, /^Format error in JSON body: /, 'a body that does not parse');
+    assertError(t, await call(server.url, 'POST', '/collections/c/points/count', { shard_key: { target: 'eu' } }), 400, /^Format error in JSON body: data did not match any variant of untagged enum ShardKeySelector/, 'a fallback selector without its fallback');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards?timeout=0', { shard_key: 'z' }), 400, 'Deserialize error in query parameters: invalid value: integer `0`, expected a nonzero u64', 'a commit timeout below 1');
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 'eu' }, { key: 7 }] }, 'refused creations left nothing behind');
   });
 
