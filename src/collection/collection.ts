@@ -173,9 +173,10 @@ export class Collection implements ReaderSource {
     return this.writes.enqueue(async () => {
       const perShard = new Map<ShardPlacement, WriteOp[]>(this.shards.map((s) => [s, []]));
       for (const { op, shardKey } of ops) {
+        const byFilter = namedIds(op) === null;
         for (const group of writeGroups(this.shardLayout, shardKey)) {
           group.forEach((shard, i) => {
-            const part = namedIds(op) === null ? op : restrictOp(op, (id) => shardOf(id, group.length) === i);
+            const part = byFilter ? op : restrictOp(op, (id) => shardOf(id, group.length) === i);
             if (part) perShard.get(shard)!.push(part);
           });
         }

@@ -4,13 +4,11 @@
 import type { FastifyInstance } from 'fastify';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
 import { BadRequest } from '../../errors.js';
+import { REPLICA_STATE } from '../../telemetry/shard-telemetry.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query } from './params.js';
-
-/** The one replica state a shard of a single node can be in. */
-const ACTIVE = 'Active';
 
 export function registerShardRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.put('/collections/:name/shards', async (request) => {
@@ -22,7 +20,7 @@ export function registerShardRoutes(app: FastifyInstance, { collections, node }:
     if (unknown.length) throw new BadRequest(`Shard Key ${body.shard_key} placement contains unknown peers: [${unknown.join(', ')}]`);
     // Shards of a single node serve as soon as they exist; a state that keeps them from serving
     // would leave the key's points unreachable with no peer to recover them from.
-    if (body.initial_state && body.initial_state !== ACTIVE) {
+    if (body.initial_state && body.initial_state !== REPLICA_STATE) {
       throw new BadRequest(`Shard Key ${body.shard_key} initial state ${body.initial_state} is not possible on a single node: its shards are Active`);
     }
     await withCommitTimeout(collections.createShardKey(name, body.shard_key, body.shards_number ?? null), timeout);
@@ -52,7 +50,7 @@ export function registerShardRoutes(app: FastifyInstance, { collections, node }:
         shard_id: s.id,
         ...(s.shardKey === undefined ? {} : { shard_key: s.shardKey }),
         points_count: stats[i].points,
-        state: ACTIVE,
+        state: REPLICA_STATE,
       })),
       remote_shards: [],
       shard_transfers: [],
