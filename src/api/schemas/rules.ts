@@ -3,6 +3,8 @@
 // larger". Values print as serde_json prints them: a float field shows 2 as "2.0", and an f32
 // field shows the f32 nearest to what was sent, widened to f64 (0.2 as 0.20000000298023224).
 
+import { nameViolations } from '../collection-name.js';
+
 export type RuleSpec = (
   | { range: { min?: number; max?: number }; float?: 'f32' | 'f64' }
   /** validator's length(min) on a list; Qdrant's wording says "characters" for lists too. */
@@ -11,6 +13,11 @@ export type RuleSpec = (
   | { vectorNotEmpty: true }
   /** A Batch's ids, vectors and payloads must line up. */
   | { batchLengths: true }
+  /**
+   * A name that a request brings into existence and that is then resolved like a collection name
+   * (a new alias): it must be a valid collection name. Quiver's rule; Qdrant checks no alias name.
+   */
+  | { newName: string }
 ) & {
   /** Qdrant reports some custom checks under a field of their own inside the checked value. */
   field?: string;
@@ -24,6 +31,7 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     return `value ${JSON.stringify(value)} invalid, must be at least ${rule.minLength} characters`;
   }
   if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
+  if ('newName' in rule) return typeof value === 'string' ? (nameViolations(value, 'create', rule.newName)[0] ?? null) : null;
   return batchLengthViolation(value);
 }
 
