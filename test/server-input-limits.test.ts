@@ -194,6 +194,23 @@ t.test('other deep structures within the limit are served', async (t) => {
   t.equal((await raw('PUT', `/collections/${name}/points?wait=true`, `{"points":[{"id":50,"vector":[1,0],"payload":${payload}}]}`)).status, 200, 'deep payload stored');
   const found = await ok<{ points: { id: number }[] }>(t, 'POST', `/collections/${name}/points/scroll`, { filter: { must: [{ key: path, match: { value: 'v' } }] } });
   t.same(found.points.map((p) => p.id), [50], 'and found by a 120-segment key');
+  // set_payload's `key` creates objects along its path: at most 127 steps (a body's nesting).
+  const keyOf = (steps: number) => Array.from({ length: steps }, () => 'k').join('.');
+  const value = JSON.parse(nest('{"a":', '1', '}', 122));
+  await ok(t, 'POST', `/collections/${name}/points/payload?wait=true`, { points: [1], payload: { deep: value }, key: keyOf(127) });
+  let expected: unknown = { deep: value };
+  for (let i = 0; i < 127; i++) expected = { k: expected };
+  const [deepRecord] = await ok<{ payload: unknown }[]>(t, 'POST', `/collections/${name}/points`, { ids: [1], with_payload: true });
+  t.same(deepRecord.payload, { n: 1, ...(expected as object) }, 'a 127-step key with a 122-level value: stored 250 levels deep and read back');
+  const stored = await contents(t, name);
+  for (const steps of [128, 200_000]) {
+    assertError(t, await send('POST', `/collections/${name}/points/payload?wait=true`, { points: [2], payload: { x: 1 }, key: keyOf(steps) }), 422,
+      `Validation error in JSON body: [key: key path of ${steps} steps invalid, must be at most 127 steps]`, `a ${steps}-step key`);
+    assertError(t, await send('POST', `/collections/${name}/points/batch?wait=true`, { operations: [{ set_payload: { points: [2], payload: { x: 1 }, key: keyOf(steps) } }] }), 422,
+      `Validation error in JSON body: [operations[0].set_payload.key: key path of ${steps} steps invalid, must be at most 127 steps]`, `a ${steps}-step key in a batch`);
+  }
+  t.same(await contents(t, name), stored, 'refused keys change nothing');
+
   // Nested conditions, four brackets a level: 30 of them inside a filter's `must` (1 + 2 + 120 + 2 brackets).
   const nested = nest('{"nested":{"key":"a","filter":{"must":[', '{"is_empty":{"key":"z"}}', ']}}}', 30);
   t.same(resultOf(t, await raw('POST', `/collections/${name}/points/count`, `{"filter":{"must":[${nested}]},"exact":true}`)), { count: 0 }, '30 nested conditions');
