@@ -48,7 +48,8 @@ function closingQuote(text: string, open: number): number {
 /** The body as a JSON value (undefined when empty); FormatError with serde_json's message otherwise. */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) return undefined;
-  // Too deep: the parser's own depth-limited scan says where serde_json stops, at the limit or at a syntax error before it.
+  // Too deep for serde_json: the syntax scan (itself depth-limited) finds where it stops, at the
+  // limit or at a syntax error before it.
   if (!exceedsNesting(text)) {
     try {
       return JSON.parse(text);

@@ -10,7 +10,7 @@ import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
 import { registerQueryCheck } from './query-params.js';
-import { markStart, sendError } from './reply.js';
+import { errorBody, markStart, sendError } from './reply.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
@@ -61,13 +61,15 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   });
   app.addHook('onRequest', async (request) => markStart(request));
   // Before the routes: each route gets its access rule and its query parameters as it registers.
-  // Refusals come in Qdrant's order: authentication, then the path, then the query string.
+  // Before any body is read: authentication, then the collection name in the path, then the
+  // query string (Qdrant reads most bodies before the query string; a request wrong in both gets
+  // the query string's error here).
   registerAuth(app, context);
   registerPathNameCheck(app);
   registerQueryCheck(app);
   registerRequestTelemetry(app, context.node.requests);
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ status: { error: `Not found: ${request.method} ${request.url}` }, time: 0 }));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(`Not found: ${request.method} ${request.url}`, 0)));
   registerServiceRoutes(app, context);
   registerCollectionRoutes(app, context);
   registerOptimizationRoutes(app, context);
