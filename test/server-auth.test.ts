@@ -250,8 +250,12 @@ t.test('JWT validation', async (t) => {
   assertError(t, await get(bearer(await token({ access: 'r' }, { secret: 'another-secret' }))), 403, 'InvalidSignature', 'signed with another secret');
   assertError(t, await get(bearer(await token({ access: 'r' }, { secret: READ_ONLY_KEY }))), 403, 'InvalidSignature', 'signed with the read-only key');
   assertError(t, await get(bearer(await token({ access: 'r' }, { alg: 'HS512' }))), 401, INVALID, 'another algorithm');
+  // Qdrant requires no claim: a token without `exp` never expires, and grants what it says.
   const noExp = await new SignJWT({ access: 'r' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(API_KEY));
-  assertError(t, await get(bearer(noExp)), 401, INVALID, 'no exp claim');
+  t.equal((await get(bearer(noExp))).status, 200, 'no exp claim: accepted');
+  assertError(t, await send('PATCH', `/collections/${OWN}`, bearer(noExp), {}), 403, 'Forbidden: Global manage access is required', 'no exp claim: still read-only');
+  const badExp = await new SignJWT({ access: 'r', exp: 'soon' as unknown as number }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(API_KEY));
+  assertError(t, await get(bearer(badExp)), 401, INVALID, 'an exp that is not a number');
   assertError(t, await get(bearer(await token({ access: 'x' }))), 401, INVALID, 'unknown access mode');
   assertError(t, await get(bearer(await token({ access: [{ collection: OWN, access: 'm' }] }))), 401, INVALID, 'manage is not a collection mode');
   assertError(t, await get(bearer(await token({ access: [{ collection: OWN, access: 'r' }, { collection: OWN, access: 'rw' }] }))), 401,

@@ -1,16 +1,25 @@
 // Describes why a body is not JSON the way serde_json (Qdrant's parser) words it, with its
-// 1-based line and column, e.g. "EOF while parsing a list at line 1 column 12". JSON.parse's
-// own messages differ between engines and name no line, so the text is scanned again here,
-// only after JSON.parse has already failed.
+// 1-based line and column (in bytes, as serde_json counts), e.g. "EOF while parsing a list at
+// line 1 column 12". JSON.parse's own messages differ between engines and name no line, so the
+// text is scanned again here, only after JSON.parse has failed or the text nests too deep.
+
+/**
+ * serde_json's recursion limit: it refuses the 128th `[` or `{` open at once, before reading
+ * into it. This scan stops there too, so its own recursion is bounded whatever the text.
+ */
+export const MAX_JSON_NESTING = 128;
 
 class SyntaxFault extends Error {}
 
+const utf8 = new TextEncoder();
+
 export function describeJsonError(text: string): string {
   let pos = 0;
+  let depth = 0;
   const fail = (what: string, at = pos): never => {
     const before = text.slice(0, at);
     const line = before.split('\n').length;
-    const column = at - (before.lastIndexOf('\n') + 1) + (at < text.length ? 1 : 0);
+    const column = utf8.encode(before.slice(before.lastIndexOf('\n') + 1)).length + (at < text.length ? 1 : 0);
     throw new SyntaxFault(`${what} at line ${line} column ${column}`);
   };
   const skip = () => {
@@ -53,15 +62,16 @@ export function describeJsonError(text: string): string {
     pos += m![0].length;
   };
   const sequence = (close: string, what: string, item: () => void): void => {
+    if (++depth >= MAX_JSON_NESTING) fail('recursion limit exceeded', pos);
     pos++;
     skip();
     if (pos >= text.length) eof(what);
-    if (text[pos] === close) { pos++; return; }
+    if (text[pos] === close) { pos++; depth--; return; }
     for (;;) {
       item();
       skip();
       if (pos >= text.length) eof(what);
-      if (text[pos] === close) { pos++; return; }
+      if (text[pos] === close) { pos++; depth--; return; }
       if (text[pos] !== ',') fail(`expected \`,\` or \`${close}\``, pos);
       pos++;
     }

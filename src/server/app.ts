@@ -5,10 +5,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
-import { describeJsonError } from '../api/json-syntax.js';
-import { FormatError } from '../errors.js';
+import { parseJsonBody } from '../api/json-body.js';
 import { registerAuth } from './auth/hook.js';
-import { markStart, sendError } from './reply.js';
+import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
+import { registerPathNameCheck } from './path-names.js';
+import { registerQueryCheck } from './query-params.js';
+import { errorBody, markStart, sendError } from './reply.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
@@ -28,6 +30,9 @@ import { registerSnapshotRoutes } from './routes/snapshots.js';
 import { registerTelemetryRoutes } from './routes/telemetry.js';
 import { httpsOptions } from './tls.js';
 
+/** Node's default limit on a request's headers (16 KiB) holds the request line too. */
+const MAX_PARAM_LENGTH = 16 * 1024;
+
 export interface ServerContext {
   config: QuiverConfig;
   collections: CollectionManager;
@@ -38,27 +43,33 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   const app = Fastify({
     logger,
     bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,
-    // Qdrant's ids and routes are case-sensitive.
-    routerOptions: { caseSensitive: true },
+    // Qdrant's ids and routes are case-sensitive. Path parameters are judged by Quiver's own
+    // rules (a collection name may be 255 characters, each up to 12 once percent-encoded); this
+    // bound is above what Node's HTTP parser lets through in a request line anyway.
+    routerOptions: { caseSensitive: true, maxParamLength: MAX_PARAM_LENGTH },
     https: httpsOptions(context.config),
+    ...FRAMEWORK_ERROR_OPTIONS,
   });
   app.removeAllContentTypeParsers();
   // Qdrant reads every body as JSON whatever the content type says.
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.length === 0) return done(null, undefined);
     try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new FormatError(`Format error in JSON body: ${describeJsonError(text)}`), undefined);
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
   app.addHook('onRequest', async (request) => markStart(request));
-  // Before the routes: each route gets its access rule as it registers.
+  // Before the routes: each route gets its access rule and its query parameters as it registers.
+  // Before any body is read: authentication, then the collection name in the path, then the
+  // query string (Qdrant reads most bodies before the query string; a request wrong in both gets
+  // the query string's error here).
   registerAuth(app, context);
+  registerPathNameCheck(app);
+  registerQueryCheck(app);
   registerRequestTelemetry(app, context.node.requests);
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ status: { error: `Not found: ${request.method} ${request.url}` }, time: 0 }));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(`Not found: ${request.method} ${request.url}`, 0)));
   registerServiceRoutes(app, context);
   registerCollectionRoutes(app, context);
   registerOptimizationRoutes(app, context);

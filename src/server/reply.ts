@@ -23,19 +23,43 @@ export function ok<T>(request: FastifyRequest, result: T): { result: T; status: 
   return { result, status: 'ok', time: elapsed(request) };
 }
 
-/** Maps anything thrown by a handler to Qdrant's error body and status code. */
-export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const err = toQuiverError(error);
-  if (err.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-  return reply.code(err.statusCode).send({ status: { error: err.message }, time: elapsed(request) });
+/** Qdrant's error body. */
+export function errorBody(message: string, time: number): { status: { error: string }; time: number } {
+  return { status: { error: message }, time };
 }
 
-function toQuiverError(error: unknown): QuiverError {
+/** Maps anything thrown while serving a request, by Quiver or by Fastify itself, to Qdrant's error body and status code. */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const err = toQuiverError(error, request);
+  if (err.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  // Qdrant refuses unreadable or invalid requests in its extractors, before any handler has run,
+  // and reports them with time 0.
+  const time = err.kind === 'FormatError' || err.kind === 'ValidationError' ? 0 : elapsed(request);
+  return reply.code(err.statusCode).send(errorBody(err.message, time));
+}
+
+function toQuiverError(error: unknown, request: FastifyRequest): QuiverError {
   if (isQuiverError(error)) return error;
   const fastifyError = error as Partial<FastifyError>;
-  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500) {
-    // Fastify's own body errors: empty body, bad content type, body too large, unparseable JSON.
-    return new FormatError(`Format error in JSON body: ${fastifyError.message ?? 'invalid body'}`, fastifyError.statusCode);
-  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500) return fromFastify(fastifyError, request);
   return new ServiceError(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Fastify's own refusals, worded as Qdrant (actix-web) words the same failure: a body over the
+ * limit is actix's JSON payload error, reported by Qdrant as a 400; other body-reading failures
+ * are payload errors too; the rest (a malformed URL, a path parameter too long) keep Fastify's
+ * status with its description.
+ */
+function fromFastify(error: Partial<FastifyError>, request: FastifyRequest): QuiverError {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit;
+    const length = request.headers['content-length'];
+    return new FormatError(length === undefined
+      ? `Payload error: JSON payload has exceeded limit (${limit} bytes).`
+      : `Payload error: JSON payload (${length} bytes) is larger than allowed (limit: ${limit} bytes).`);
+  }
+  const message = error.message ?? 'invalid request';
+  if (error.code?.startsWith('FST_ERR_CTP_')) return new FormatError(`Payload error: ${message}`);
+  return new FormatError(`Bad request: ${message}`, error.statusCode);
 }

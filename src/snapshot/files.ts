@@ -34,9 +34,23 @@ export async function sha256(source: string | FileSlice): Promise<string> {
   return hash.digest('hex');
 }
 
-/** A path component for a collection name: collection names may hold '/', '.', and anything else. */
+/**
+ * Longest collection part of a snapshot's file name: file systems take 255 bytes per name, and
+ * a snapshot's file name adds to it the peer id (up to 20 digits), its date, `.snapshot`, and
+ * while it is written `.checksum.tmp-<uuid>` (100 bytes at most).
+ */
+const MAX_SAFE_NAME = 150;
+
+/**
+ * A path component for a collection name (which may hold '.', non-ASCII characters and up to 255
+ * of them): every character but [A-Za-z0-9_-] escaped, and past MAX_SAFE_NAME a prefix of that
+ * followed by `~` and a digest of the whole name, so two names never share a folder or a file
+ * name (an escaped name never holds `~`).
+ */
 export function safeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+  const escaped = name.replace(/[^A-Za-z0-9_-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+  if (escaped.length <= MAX_SAFE_NAME) return escaped;
+  return `${escaped.slice(0, MAX_SAFE_NAME - 33)}~${createHash('sha256').update(name).digest('hex').slice(0, 32)}`;
 }
 
 /** Qdrant's timestamp in snapshot names: UTC, YYYY-MM-DD-HH-MM-SS. */

@@ -2,6 +2,7 @@
 // batch of update operations, scroll and count.
 
 import type { SchemaObject } from 'ajv';
+import { MAX_JSON_NESTING } from '../json-syntax.js';
 import {
   bool,
   byKey,
@@ -112,7 +113,7 @@ export const DELETE_VECTORS = struct(
 export const SET_PAYLOAD = withPointsOrFilter(
   struct(
     'SetPayload',
-    { payload: PAYLOAD, points: opt(POINT_IDS), filter: opt(FILTER), shard_key: SHARD_KEY, key: opt(str()) },
+    { payload: PAYLOAD, points: opt(POINT_IDS), filter: opt(FILTER), shard_key: SHARD_KEY, key: withRule(opt(str()) as SchemaObject, { maxPathSteps: MAX_JSON_NESTING - 1 }) },
     { required: ['payload'] },
   ),
 );

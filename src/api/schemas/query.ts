@@ -57,8 +57,10 @@ const parseConsistency: Parser<ReadConsistencyValue> = (raw) => {
 export const WRITE_PARAMS = { wait: parseBool, ordering: parseOrdering, timeout: parseNonZeroU64 };
 export const READ_PARAMS = { consistency: parseConsistency, timeout: parseNonZeroU64 };
 export const COMMIT_PARAMS = { timeout: parseNonZeroU64 };
-/** GET /telemetry; /metrics reads the same set (it has no `details_level`, which is ignored there). */
+/** GET /telemetry. */
 export const TELEMETRY_PARAMS = { anonymize: parseBool, details_level: parseU64, per_collection: parseBool, timeout: parseNonZeroU64 };
+/** GET /metrics has no `details_level` (ignored there, as every unknown parameter). */
+export const METRICS_PARAMS = { anonymize: parseBool, per_collection: parseBool, timeout: parseNonZeroU64 };
 export const CLUSTER_TELEMETRY_PARAMS = { details_level: parseU64, timeout: parseNonZeroU64 };
 export const QUOTA_PARAMS = { wait: parseBool };
 export const SNAPSHOT_PARAMS = { wait: parseBool };
@@ -83,6 +85,8 @@ const parseOptimizationsFields: Parser<Set<(typeof OPTIMIZATIONS_FIELDS)[number]
 export const OPTIMIZATIONS_PARAMS = { with: parseOptimizationsFields, completed_limit: parseU64 };
 /** GET /collections/{name}/points/{id} takes consistency only. */
 export const POINT_READ_PARAMS = { consistency: parseConsistency };
+/** Endpoints that read no query parameter: whatever is sent is ignored, as serde ignores unknown fields. */
+export const NO_PARAMS = {};
 
 export type QueryParamSet = Record<string, Parser<unknown>>;
 

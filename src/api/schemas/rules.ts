@@ -3,6 +3,9 @@
 // larger". Values print as serde_json prints them: a float field shows 2 as "2.0", and an f32
 // field shows the f32 nearest to what was sent, widened to f64 (0.2 as 0.20000000298023224).
 
+import { parseJsonPath } from '../../shard/filter/json-path.js';
+import { nameViolations } from '../collection-name.js';
+
 export type RuleSpec = (
   | { range: { min?: number; max?: number }; float?: 'f32' | 'f64' }
   /** validator's length(min) on a list; Qdrant's wording says "characters" for lists too. */
@@ -11,6 +14,16 @@ export type RuleSpec = (
   | { vectorNotEmpty: true }
   /** A Batch's ids, vectors and payloads must line up. */
   | { batchLengths: true }
+  /**
+   * A name that a request brings into existence and that is then resolved like a collection name
+   * (a new alias): it must be a valid collection name. Quiver's rule; Qdrant checks no alias name.
+   */
+  | { newName: string }
+  /**
+   * A payload key path that writes create objects along (set_payload's `key`): at most this many
+   * steps, so a stored payload stays within a few times the nesting a body may have. Quiver's rule.
+   */
+  | { maxPathSteps: number }
 ) & {
   /** Qdrant reports some custom checks under a field of their own inside the checked value. */
   field?: string;
@@ -24,6 +37,11 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     return `value ${JSON.stringify(value)} invalid, must be at least ${rule.minLength} characters`;
   }
   if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
+  if ('maxPathSteps' in rule) {
+    const steps = typeof value === 'string' ? (parseJsonPath(value)?.length ?? 0) : 0;
+    return steps > rule.maxPathSteps ? `key path of ${steps} steps invalid, must be at most ${rule.maxPathSteps} steps` : null;
+  }
+  if ('newName' in rule) return typeof value === 'string' ? (nameViolations(value, 'create', rule.newName)[0] ?? null) : null;
   return batchLengthViolation(value);
 }
 

@@ -1,5 +1,6 @@
 // Granular keys (`service.jwt_rbac`): a JWT signed with HS256 by the node's API key, carrying
-// Qdrant's claims. `exp` is required (30 s of clock leeway); `access` is `r`, `m` or a list of
+// Qdrant's claims. `exp` is optional and checked when present (30 s of clock leeway), as Qdrant's
+// JWT parser requires no claim (src/common/auth/jwt_parser.rs); `access` is `r`, `m` or a list of
 // `{collection, access}` and defaults to full access when absent; `value_exists` makes the token
 // valid only while a point matching every key/value pair exists in a collection.
 
@@ -30,7 +31,7 @@ function isObject(value: unknown): value is Claim {
 export async function readToken(token: string, secret: Uint8Array): Promise<TokenClaims | null> {
   let payload: Claim;
   try {
-    ({ payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], clockTolerance: CLOCK_LEEWAY_SECONDS, requiredClaims: ['exp'] }));
+    ({ payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], clockTolerance: CLOCK_LEEWAY_SECONDS }));
   } catch (error) {
     // Qdrant refuses these two with 403 and the JWT library's names for them; any other failure
     // means the key is not a token for this node.

@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text exposition of the node's metrics (collections the caller may see).
 
 import type { FastifyInstance } from 'fastify';
-import { TELEMETRY_PARAMS } from '../../api/validator.js';
+import { METRICS_PARAMS } from '../../api/validator.js';
 import { namerFor } from '../../telemetry/anonymize.js';
 import { renderMetrics } from '../../telemetry/metrics.js';
 import { takeSnapshot } from '../../telemetry/snapshot.js';
@@ -12,7 +12,7 @@ import { query } from './params.js';
 
 export function registerMetricsRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.get('/metrics', async (request, reply) => {
-    const params = query(request, TELEMETRY_PARAMS);
+    const params = query(request, METRICS_PARAMS);
     const access = accessOf(request);
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(node, snapshot, namerFor(params.anonymize)));

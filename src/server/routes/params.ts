@@ -13,6 +13,10 @@ export function collectionName(request: FastifyRequest): string {
   return (request.params as Params).name;
 }
 
+/**
+ * The typed values of the route's query parameters. Every route's parameters were already
+ * checked before its handler ran (src/server/query-params.ts), so this only reads them.
+ */
 export function query<S extends QueryParamSet>(request: FastifyRequest, set: S): ParsedQuery<S> {
   return validateQuery(set, request.query as RawQuery);
 }

@@ -1,0 +1,61 @@
+// Request bodies are read as JSON the way Qdrant's parser (serde_json) reads them, including its
+// recursion limit: the 128th `[` or `{` open at once is refused, e.g. "recursion limit exceeded
+// at line 1 column 128". The nesting is measured on the text, before anything is parsed into
+// objects, so no body (a million levels deep included) reaches a recursive parser or the code
+// that walks parsed values (filters, prefetches, payloads) deeper than serde_json would let it.
+
+import { FormatError } from '../errors.js';
+import { describeJsonError, MAX_JSON_NESTING } from './json-syntax.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_LIST = 0x5b;
+const CLOSE_LIST = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * Whether `text` ever has MAX_JSON_NESTING brackets open at once. Brackets inside strings do not
+ * count; one pass, no recursion, no allocation.
+ */
+export function exceedsNesting(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+    } else if (c === OPEN_LIST || c === OPEN_OBJECT) {
+      if (++depth >= MAX_JSON_NESTING) return true;
+    } else if (c === CLOSE_LIST || c === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** The index of the quote that closes the string opened at `open` (the text's end if none does). */
+function closingQuote(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at < 0) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
+/** The body as a JSON value (undefined when empty); FormatError with serde_json's message otherwise. */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) return undefined;
+  // Too deep for serde_json: the syntax scan (itself depth-limited) finds where it stops, at the
+  // limit or at a syntax error before it.
+  if (!exceedsNesting(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // described below
+    }
+  }
+  throw new FormatError(`Format error in JSON body: ${describeJsonError(text)}`);
+}
