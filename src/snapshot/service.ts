@@ -73,9 +73,11 @@ export class Snapshots {
   }
 
   private packCollection(name: string): Promise<string> {
+    // The record as the parts are written: the same collection (a replacement would mix a new
+    // configuration with old points), its configuration as it is then.
     const collection = this.collections.get(name);
     return this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
-      const record = this.collections.record(name);
+      const record = this.collections.recordOf(collection);
       return { kind: 'collection', name, config: record.config, indexes: record.indexes, shardKeys: collection.layout.keys ?? undefined, shards };
     }, shardPartEntry);
   }
