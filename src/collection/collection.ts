@@ -77,8 +77,18 @@ export class Collection implements ReaderSource {
     return new ShardReader(this, readShards(this.shardLayout, selector));
   }
 
-  private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return runOnShard(this.workers, shard, task);
+  /**
+   * Runs a task on one of the collection's shards. A task that fails because the collection was
+   * dropped meanwhile (a read racing a delete or replacement) fails as Qdrant reports a missing
+   * collection, not with the closed shard's error.
+   */
+  async run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+    try {
+      return await runOnShard(this.workers, shard, task);
+    } catch (err) {
+      if (this.ended) throw collectionNotFound(this.name);
+      throw err;
+    }
   }
 
   /**
@@ -98,7 +108,7 @@ export class Collection implements ReaderSource {
     return this.writes.enqueue(async () => {
       if (this.ended) return;
       this.ended = true;
-      await Promise.all(this.shards.map((s) => this.run(s, { type, shard: s.key })));
+      await Promise.all(this.shards.map((s) => runOnShard(this.workers, s, { type, shard: s.key })));
     });
   }
 
