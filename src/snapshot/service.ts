@@ -109,10 +109,18 @@ export class Snapshots {
 
   /** Every collection (each its own embedded collection snapshot) and the aliases among them. */
   async createFullSnapshot(): Promise<SnapshotDescription> {
-    const names = this.collections.names();
+    const names: string[] = [];
     const packed: string[] = [];
     try {
-      for (const name of names) packed.push(await this.packCollection(name));
+      for (const name of this.collections.names()) {
+        try {
+          packed.push(await this.packCollection(name));
+          names.push(name);
+        } catch (err) {
+          // A collection deleted while the snapshot is taken is simply not in it.
+          if (this.collections.exists(name)) throw err;
+        }
+      }
       const aliases = this.collections.aliasList().filter((a) => names.includes(a.collection_name));
       const archive = await this.files.tempPath('archive');
       const entries = await Promise.all(packed.map(async (path, i) => ({ name: collectionEntry(i), source: await wholeFile(path) })));
