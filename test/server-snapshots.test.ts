@@ -143,7 +143,7 @@ t.test('snapshots', async (t) => {
     t.equal(await stateOf(t, base, 'src'), before, 'old data served byte-identically after the checksum mismatch');
     assertError(t, await call(base, 'PUT', '/collections/src/snapshots/recover', { location: `${served.url}/truncated.snapshot` }), 400, /^Bad request: Invalid snapshot archive: /, 'truncated archive');
     t.equal(await stateOf(t, base, 'src'), before, 'old data served byte-identically after the truncated archive');
-    assertError(t, await call(base, 'PUT', '/collections/src/snapshots/recover', { location: `${served.url}/absent.snapshot` }), 400, /^Bad request: Failed to download snapshot from .*status 404$/, 'download failure');
+    assertError(t, await call(base, 'PUT', '/collections/src/snapshots/recover', { location: `${served.url}/absent.snapshot` }), 400, `Wrong input: Failed to download tar from ${served.url}/absent.snapshot: status - 404 Not Found`, 'download failure (Qdrant 1.19 download_tar.rs)');
     const truncatedUpload = await upload(base, '/collections/src/snapshots/upload', archive.subarray(0, archive.length - 700));
     assertError(t, truncatedUpload, 400, /^Bad request: Invalid snapshot archive: /, 'truncated upload');
     assertError(t, await upload(base, `/collections/fresh/snapshots/upload?checksum=${wrong}`, archive), 400, `Checksum mismatch: expected ${wrong}, actual ${created.checksum}`, 'upload with a wrong checksum');

@@ -3,7 +3,8 @@
 // the shards a request selects.
 
 import { rm } from 'node:fs/promises';
-import { BadInput } from '../errors.js';
+import { collectionNotFound } from '../api/messages.js';
+import { BadInput, BadRequest } from '../errors.js';
 import type { IndexSpec, ShardSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
@@ -30,12 +31,21 @@ export interface RoutedOp {
 /** Where a new shard of a custom key goes: its id decides its directory and worker. */
 export type PlaceShard = (id: number, shardKey: ShardKey) => ShardPlacement;
 
+/**
+ * Stores a change of the collection's record (its owner, the manager, may refuse it: the
+ * collection was deleted or replaced meanwhile). Called from inside the collection's write queue,
+ * so the change and the shards' state go together.
+ */
+export type Persist<T> = (value: T) => Promise<void>;
+
 /** Operations that fail on a point that does not exist, and so may fail on one shard after another shard applied them. */
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
 export class Collection implements ReaderSource {
   private operationId = 0;
   private readonly writes = new WriteQueue();
+  /** Set by the drop or close job: every job queued after it fails as if the collection did not exist. */
+  private ended = false;
 
   constructor(
     readonly name: string,
@@ -67,8 +77,39 @@ export class Collection implements ReaderSource {
     return new ShardReader(this, readShards(this.shardLayout, selector));
   }
 
-  private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return runOnShard(this.workers, shard, task);
+  /**
+   * Runs a task on one of the collection's shards. A task that fails because the collection was
+   * dropped meanwhile (a read racing a delete or replacement) fails as Qdrant reports a missing
+   * collection, not with the closed shard's error.
+   */
+  async run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+    try {
+      return await runOnShard(this.workers, shard, task);
+    } catch (err) {
+      if (this.ended) throw collectionNotFound(this.name);
+      throw err;
+    }
+  }
+
+  /**
+   * Queues a job with the collection's writes. A job queued before the collection is dropped
+   * completes before the drop; one queued after it fails cleanly (Qdrant's 404), so no write is
+   * acknowledged and then lost to a delete or replacement that was already under way.
+   */
+  private serial<T>(job: () => Promise<T>): Promise<T> {
+    return this.writes.enqueue(async () => {
+      if (this.ended) throw collectionNotFound(this.name);
+      return job();
+    });
+  }
+
+  /** Closes (or drops) every shard once the jobs queued before have finished; later jobs are refused. */
+  private end(type: 'close' | 'drop'): Promise<void> {
+    return this.writes.enqueue(async () => {
+      if (this.ended) return;
+      this.ended = true;
+      await Promise.all(this.shards.map((s) => runOnShard(this.workers, s, { type, shard: s.key })));
+    });
   }
 
   /** Opens every shard in its worker; the operation counter resumes after the highest applied id. */
@@ -81,11 +122,24 @@ export class Collection implements ReaderSource {
     return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
   }
 
-  /** New optimizer settings for every shard; queued with the writes, like any configuration change. */
-  configureOptimizer(optimizer: OptimizerSpec): Promise<void> {
-    return this.writes.enqueue(async () => {
-      this.optimizerSpec = optimizer;
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'configure_optimizer', shard: s.key, optimizer })));
+  /**
+   * A configuration change, queued with the writes: `persist` stores the new record and answers
+   * the optimizer and vector parameters it implies; the shards then take those that changed. New
+   * optimizer settings apply at once; new vector parameters (hnsw_config or quantization_config)
+   * reopen each shard from its store in one worker task (its persisted graphs no longer match, so
+   * its optimizer links the vectors again in the background), and writes wait for the reopen.
+   */
+  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[] }>): Promise<void> {
+    return this.serial(async () => {
+      const { optimizer, vectors } = await persist();
+      if (JSON.stringify(optimizer) !== JSON.stringify(this.optimizerSpec)) {
+        this.optimizerSpec = optimizer;
+        await Promise.all(this.shards.map((s) => this.run(s, { type: 'configure_optimizer', shard: s.key, optimizer })));
+      }
+      if (JSON.stringify(vectors) !== JSON.stringify(this.vectorSpecs)) {
+        this.vectorSpecs = vectors;
+        await Promise.all(this.shards.map((s) => this.run(s, { type: 'reopen', shard: s.key, spec: this.specOf(s) })));
+      }
     });
   }
 
@@ -94,21 +148,9 @@ export class Collection implements ReaderSource {
     return Promise.all(this.shards.map((s) => this.run(s, { type: 'optimizations', shard: s.key })));
   }
 
-  /**
-   * Gives every shard new vector parameters (hnsw_config or quantization_config changed): each
-   * shard reopens from its store in one worker task (its persisted graphs no longer match, so its
-   * optimizer links the vectors again in the background); writes wait for the reopen.
-   */
-  async reconfigure(vectors: VectorSpec[]): Promise<void> {
-    await this.writes.enqueue(async () => {
-      this.vectorSpecs = vectors;
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'reopen', shard: s.key, spec: this.specOf(s) })));
-    });
-  }
-
   /** Writes listed shards' points to files between two writes, so together they are one point in time. */
   snapshotShards(targets: { index: number; path: string }[]): Promise<TaskResults['snapshot'][]> {
-    return this.writes.enqueue(() => Promise.all(targets.map(({ index, path }) => this.run(this.shards[index], { type: 'snapshot', shard: this.shards[index].key, path }))));
+    return this.serial(() => Promise.all(targets.map(({ index, path }) => this.run(this.shards[index], { type: 'snapshot', shard: this.shards[index].key, path }))));
   }
 
   /**
@@ -117,7 +159,7 @@ export class Collection implements ReaderSource {
    * data. Queued with the writes, so no write is half-applied across it.
    */
   restoreShards(parts: { index: number; part: FileSlice; lastOp: number }[]): Promise<void> {
-    return this.writes.enqueue(async () => {
+    return this.serial(async () => {
       const outcomes = await Promise.allSettled(parts.map(({ index, part, lastOp }) => {
         const shard = this.shards[index];
         return this.run(shard, { type: 'restore', shard: shard.key, spec: this.specOf(shard), part, lastOp, route: routeOf(this.shardLayout, shard) });
@@ -128,14 +170,13 @@ export class Collection implements ReaderSource {
     });
   }
 
-  async close(): Promise<void> {
-    await this.writes.idle();
-    await Promise.all(this.shards.map((s) => this.run(s, { type: 'close', shard: s.key })));
+  close(): Promise<void> {
+    return this.end('close');
   }
 
-  async drop(): Promise<void> {
-    await this.writes.idle();
-    await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+  /** Removes every shard's data, after the jobs already queued. */
+  drop(): Promise<void> {
+    return this.end('drop');
   }
 
   private vectorSpec(name: string): VectorSpec {
@@ -170,7 +211,7 @@ export class Collection implements ReaderSource {
    */
   write(ops: RoutedOp[], wait: boolean): Promise<UpdateResult[]> {
     this.checkVectors(ops.map((r) => r.op));
-    return this.writes.enqueue(async () => {
+    return this.serial(async () => {
       const perShard = new Map<ShardPlacement, WriteOp[]>(this.shards.map((s) => [s, []]));
       for (const { op, shardKey } of ops) {
         const byFilter = namedIds(op) === null;
@@ -196,14 +237,20 @@ export class Collection implements ReaderSource {
     });
   }
 
+  private hasKey(key: ShardKey): boolean {
+    return this.shardLayout.keys?.some((e) => e.key === key) ?? false;
+  }
+
   /**
    * Creates `count` shards for a new key of a custom-sharded collection, numbered after the
    * highest shard id, with the collection's payload indexes. A directory left at a new shard's
-   * path by a key dropped before a crash is cleared first, so no old point comes back.
-   * Answers the new key list, which the caller persists.
+   * path by a key dropped before a crash is cleared first, so no old point comes back. The new
+   * shards exist on disk before `persist` stores the key list, so a crash between the two leaves
+   * only directories the start-up sweep removes; if `persist` fails, they are dropped.
    */
-  createShardKey(key: ShardKey, count: number, place: PlaceShard): Promise<ShardKeyEntry[]> {
-    return this.writes.enqueue(async () => {
+  createShardKey(key: ShardKey, count: number, place: PlaceShard, persist: Persist<ShardKeyEntry[]>): Promise<void> {
+    return this.serial(async () => {
+      if (this.hasKey(key)) throw new BadRequest(`Shard key ${key} already exists`);
       const next = Math.max(0, ...this.shards.map((s) => s.id)) + 1;
       const added = Array.from({ length: count }, (_, i) => place(next + i, key));
       await Promise.all(added.map(async (s) => {
@@ -211,8 +258,13 @@ export class Collection implements ReaderSource {
         await this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) });
       }));
       const keys = [...(this.shardLayout.keys ?? []), { key, shards: added.map((s) => s.id) }];
+      try {
+        await persist(keys);
+      } catch (err) {
+        await Promise.all(added.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+        throw err;
+      }
       this.shardLayout = { keys, shards: [...this.shards, ...added] };
-      return keys;
     });
   }
 
@@ -220,8 +272,9 @@ export class Collection implements ReaderSource {
    * Removes a key and its shards: reads and writes stop reaching them at once; `persist` stores
    * the remaining key list before any data is deleted, so a crash never leaves the key half there.
    */
-  dropShardKey(key: ShardKey, persist: (keys: ShardKeyEntry[]) => Promise<void>): Promise<void> {
-    return this.writes.enqueue(async () => {
+  dropShardKey(key: ShardKey, persist: Persist<ShardKeyEntry[]>): Promise<void> {
+    return this.serial(async () => {
+      if (!this.hasKey(key)) throw new BadInput(`Shard key ${key} does not exist for collection ${this.name}`);
       const keys = (this.shardLayout.keys ?? []).filter((e) => e.key !== key);
       const dropped = this.shards.filter((s) => s.shardKey === key);
       await persist(keys);
@@ -234,19 +287,24 @@ export class Collection implements ReaderSource {
     return Promise.all(this.shards.map((s) => this.run(s, { type: 'stats', shard: s.key })));
   }
 
-  async createIndex(index: IndexSpec): Promise<UpdateResult> {
-    return this.writes.enqueue(async () => {
+  /** Builds a payload index on every shard; `persist` then stores the new index list with the record. */
+  createIndex(index: IndexSpec, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
+    return this.serial(async () => {
       await Promise.all(this.shards.map((s) => this.run(s, { type: 'create_index', shard: s.key, index })));
-      this.indexSpecs = [...this.indexSpecs.filter((i) => i.key !== index.key), index];
-      return { operation_id: ++this.operationId, status: 'completed' };
+      return this.changeIndexes([...this.indexSpecs.filter((i) => i.key !== index.key), index], persist);
     });
   }
 
-  async dropIndex(key: string): Promise<UpdateResult> {
-    return this.writes.enqueue(async () => {
+  dropIndex(key: string, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
+    return this.serial(async () => {
       await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop_index', shard: s.key, key })));
-      this.indexSpecs = this.indexSpecs.filter((i) => i.key !== key);
-      return { operation_id: ++this.operationId, status: 'completed' };
+      return this.changeIndexes(this.indexSpecs.filter((i) => i.key !== key), persist);
     });
+  }
+
+  private async changeIndexes(indexes: IndexSpec[], persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
+    await persist(indexes);
+    this.indexSpecs = indexes;
+    return { operation_id: ++this.operationId, status: 'completed' };
   }
 }

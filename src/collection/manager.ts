@@ -1,16 +1,29 @@
 // The node's collections and aliases: creation, lookup by name or alias, configuration
-// changes, deletion. Metadata lives in the MetaStore; point data in the shard workers.
+// changes, deletion. Metadata lives in the MetaStore; point data in the shard workers, under
+// <storage>/collections/<storage id>/<shard id>.
+//
+// Every operation that checks the name table (collection records, aliases) and then changes it
+// runs in one serial queue, the check and the change in the same job, so no two such operations
+// interleave: two creates of one name cannot both succeed, a delete cannot slip between a
+// create's check and its registration, alias changes see the collections as they are.
+// Lock order: a collection's own write queue, then the name table; a job of the name table never
+// waits for a collection's queue (a collection's drop is queued there and awaited outside).
+// On disk every change keeps one rule: a collection's folder exists before the record naming it
+// is stored, and a record is removed before its folder, so a crash leaves the old or the new state
+// plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BadInput, BadRequest } from '../errors.js';
+import { BadRequest } from '../errors.js';
 import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
-import { Collection } from './collection.js';
+import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from './write-queue.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
+import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardKey, ShardKeyEntry, ShardPlacement } from './shard-keys.js';
 
 export interface CollectionRecord {
@@ -32,18 +45,22 @@ export class CollectionManager {
   private readonly records = new Map<string, CollectionRecord>();
   private readonly live = new Map<string, Collection>();
   private aliases = new Map<string, string>();
-  private readonly recordWrites = new WriteQueue();
+  /** The one queue of every check-then-change of the name table (see the top of this file). */
+  private readonly nameTable = new WriteQueue();
 
   private constructor(private readonly storagePath: string, readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
 
+  /**
+   * Opens every stored collection (each shard settles a recovery a crash interrupted as it
+   * opens), then removes the folders under <storage>/collections that no record names: what
+   * creates, deletes and recoveries cut short by a crash left.
+   */
   static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
     const manager = new CollectionManager(storagePath, meta, new ShardWorkers(workerCount));
-    for (const record of await meta.collections()) {
-      manager.records.set(record.name, record);
-      manager.live.set(record.name, await manager.start(record));
-    }
+    for (const record of await meta.collections()) manager.register(record, await manager.start(record));
     manager.aliases = await meta.aliases();
+    await removeOrphanFolders(join(storagePath, 'collections'), new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => String(s.id))])));
     return manager;
   }
 
@@ -53,9 +70,13 @@ export class CollectionManager {
     return collection;
   }
 
+  private folderOf(storageId: string): string {
+    return join(this.storagePath, 'collections', storageId);
+  }
+
   /** Where shard `id` of a collection lives: its directory, and the worker that owns it. */
   private placement(storageId: string, id: number, shardKey?: ShardKey): ShardPlacement {
-    const place = { id, key: `${storageId}/${id}`, worker: id % this.workers.count, path: join(this.storagePath, 'collections', storageId, String(id)) };
+    const place = { id, key: `${storageId}/${id}`, worker: id % this.workers.count, path: join(this.folderOf(storageId), String(id)) };
     return shardKey === undefined ? place : { ...place, shardKey };
   }
 
@@ -69,27 +90,62 @@ export class CollectionManager {
     return new Collection(record.name, this.workers, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
   }
 
+  /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */
+  private async discard(record: CollectionRecord, collection: Collection): Promise<void> {
+    await collection.drop();
+    await rm(this.folderOf(record.storageId), { recursive: true, force: true });
+  }
+
+  private register(record: CollectionRecord, collection: Collection): void {
+    this.records.set(record.name, record);
+    this.live.set(record.name, collection);
+  }
+
+  /** A new collection may not take the name of an alias. */
+  private checkNotAlias(name: string): void {
+    if (!this.records.has(name) && this.aliases.has(name)) throw collectionNameIsAlias(name);
+  }
+
   /**
    * Creates or replaces collection `name` with restored data (snapshot recovery). `fill` opens the
-   * new collection's shards under a fresh storage id while the current collection keeps serving;
-   * one synced metadata write then switches to them, and the old shards are dropped. If `fill`
+   * new collection's shards under a fresh storage id while the current collection keeps serving
+   * (outside the name table's queue: it may take long); one synced metadata write then switches
+   * to them, and the old collection is dropped once the writes queued on it are done. If `fill`
    * fails, what it built is removed and nothing changed. Aliases of the name stay.
    */
   async replace(name: string, config: CollectionConfig, indexes: IndexSpec[], shardKeys: ShardKeyEntry[] | undefined, fill: (collection: Collection) => Promise<void>): Promise<void> {
-    if (!this.records.has(name) && this.aliases.has(name)) throw collectionNameIsAlias(name);
+    await this.nameTable.enqueue(async () => this.checkNotAlias(name));
     const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes, ...(shardKeys ? { shardKeys } : {}) };
     const collection = this.instantiate(record);
+    let replaced: Retired | null;
     try {
       await fill(collection);
+      replaced = await this.nameTable.enqueue(async () => {
+        this.checkNotAlias(name); // an alias of this name may have appeared while `fill` ran
+        await this.meta.putCollection(name, record);
+        const previous = this.retire(name);
+        this.register(record, collection);
+        return previous;
+      });
     } catch (err) {
-      await collection.drop();
+      await this.discard(record, collection);
       throw err;
     }
-    await this.meta.putCollection(name, record);
-    const previous = this.live.get(name);
-    this.records.set(name, record);
-    this.live.set(name, collection);
-    await previous?.drop();
+    await replaced?.dropped;
+  }
+
+  /**
+   * Takes collection `name` out of the tables (its record is already gone from or replaced in the
+   * store) and queues its drop behind the jobs already queued on it; the caller awaits the drop
+   * outside the name table's queue.
+   */
+  private retire(name: string): Retired | null {
+    const record = this.records.get(name);
+    const collection = this.live.get(name);
+    if (!record || !collection) return null;
+    this.records.delete(name);
+    this.live.delete(name);
+    return { dropped: this.discard(record, collection) };
   }
 
   names(): string[] {
@@ -116,23 +172,48 @@ export class CollectionManager {
     return this.records.get(this.resolve(nameOrAlias))!;
   }
 
-  async create(name: string, config: CollectionConfig): Promise<void> {
-    if (this.records.has(name)) throw collectionAlreadyExists(name);
-    if (this.aliases.has(name)) throw collectionNameIsAlias(name);
-    const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
-    const collection = await this.start(record);
-    await this.meta.putCollection(name, record);
-    this.records.set(name, record);
-    this.live.set(name, collection);
+  /** The current record of `collection`; 404 once it is no longer registered (deleted or replaced). */
+  recordOf(collection: Collection): CollectionRecord {
+    const record = this.records.get(collection.name);
+    if (!record || this.live.get(collection.name) !== collection) throw collectionNotFound(collection.name);
+    return record;
   }
 
-  /** Stores a changed configuration; changed vector parameters rebuild the collection's graphs. */
-  async updateConfig(nameOrAlias: string, config: CollectionConfig): Promise<void> {
-    const record = await this.updateRecord(this.resolve(nameOrAlias), (r) => ({ ...r, config }));
-    const optimizer = optimizerSpecOf(config);
-    if (JSON.stringify(optimizer) !== JSON.stringify(optimizerSpecOf(record.config))) await this.get(record.name).configureOptimizer(optimizer);
-    const vectors = vectorSpecsOf(config);
-    if (JSON.stringify(vectors) !== JSON.stringify(vectorSpecsOf(record.config))) await this.get(record.name).reconfigure(vectors);
+  /** The collection and its record, read together (a later replacement does not mix them). */
+  entry(nameOrAlias: string): { record: CollectionRecord; collection: Collection } {
+    const name = this.resolve(nameOrAlias);
+    return { record: this.records.get(name)!, collection: this.live.get(name)! };
+  }
+
+  /** Creates a collection: its shards (and folder) first, then its record; a name taken is a 409. */
+  create(name: string, config: CollectionConfig): Promise<void> {
+    return this.nameTable.enqueue(async () => {
+      if (this.records.has(name)) throw collectionAlreadyExists(name);
+      if (this.aliases.has(name)) throw collectionNameIsAlias(name);
+      const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
+      const collection = this.instantiate(record);
+      try {
+        await collection.open();
+        await this.meta.putCollection(name, record);
+      } catch (err) {
+        await this.discard(record, collection);
+        throw err;
+      }
+      this.register(record, collection);
+    });
+  }
+
+  /**
+   * Stores a changed configuration, computed by `change` from the configuration as it is when the
+   * change applies (so concurrent updates compose); the shards then take the new optimizer and
+   * vector parameters. `change` may refuse by throwing.
+   */
+  async updateConfig(nameOrAlias: string, change: (config: CollectionConfig) => CollectionConfig): Promise<void> {
+    const collection = this.get(nameOrAlias);
+    await collection.reconfigure(async () => {
+      const { config } = await this.updateRecord(collection, (r) => ({ ...r, config: change(r.config) }));
+      return { optimizer: optimizerSpecOf(config), vectors: vectorSpecsOf(config) };
+    });
   }
 
   /** Keys of a custom-sharded collection, in the order they were created; null with automatic sharding. */
@@ -142,59 +223,67 @@ export class CollectionManager {
 
   /** Creates shard key `key` with `shardsNumber` shards (default: the collection's shard_number). */
   async createShardKey(nameOrAlias: string, key: ShardKey, shardsNumber: number | null): Promise<void> {
-    const record = this.record(nameOrAlias);
+    const { record, collection } = this.entry(nameOrAlias);
     if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be created with Auto sharding method`);
-    const collection = this.get(nameOrAlias);
-    if (collection.layout.keys?.some((e) => e.key === key)) throw new BadRequest(`Shard key ${key} already exists`);
     const count = shardsNumber ?? shardCountOf(record.config);
-    const keys = await collection.createShardKey(key, count, (id, k) => this.placement(record.storageId, id, k));
-    await this.saveShardKeys(record.name, keys);
+    await collection.createShardKey(key, count, (id, k) => this.placement(record.storageId, id, k), (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
   }
 
   /** Drops shard key `key` and every point stored under it. */
   async dropShardKey(nameOrAlias: string, key: ShardKey): Promise<void> {
-    const record = this.record(nameOrAlias);
+    const { record, collection } = this.entry(nameOrAlias);
     if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be removed with Auto sharding method`);
+    await collection.dropShardKey(key, (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
+  }
+
+  /** Creates (or replaces) a payload index and stores the collection's new index list. */
+  createIndex(nameOrAlias: string, index: IndexSpec): Promise<UpdateResult> {
     const collection = this.get(nameOrAlias);
-    if (!collection.layout.keys?.some((e) => e.key === key)) throw new BadInput(`Shard key ${key} does not exist for collection ${record.name}`);
-    await collection.dropShardKey(key, (keys) => this.saveShardKeys(record.name, keys));
+    return collection.createIndex(index, (indexes) => this.saveIndexes(collection, indexes));
   }
 
-  private async saveShardKeys(name: string, shardKeys: ShardKeyEntry[]): Promise<void> {
-    await this.updateRecord(name, (r) => ({ ...r, shardKeys }));
+  /** Drops a payload index (none by that key is no error, as in Qdrant) and stores the new list. */
+  dropIndex(nameOrAlias: string, key: string): Promise<UpdateResult> {
+    const collection = this.get(nameOrAlias);
+    return collection.dropIndex(key, (indexes) => this.saveIndexes(collection, indexes));
   }
 
-  async saveIndexes(nameOrAlias: string): Promise<void> {
-    const name = this.resolve(nameOrAlias);
-    await this.updateRecord(name, (r) => ({ ...r, indexes: [...this.get(name).indexes] }));
+  private async saveIndexes(collection: Collection, indexes: IndexSpec[]): Promise<void> {
+    await this.updateRecord(collection, (r) => ({ ...r, indexes }));
   }
 
   /**
-   * Stores a changed record of collection `name`. Changes are applied one at a time to the
-   * record as the previous change left it, so two concurrent changes (a configuration update and
-   * a new shard key) never overwrite each other. Answers the record as it was before.
+   * Stores a changed record of `collection`, computed from the record as the previous change left
+   * it, so two concurrent changes (a configuration update and a new shard key) never overwrite
+   * each other. Refused (404) once the collection is no longer the one registered under its
+   * name: deleted, or replaced by a recovery. Answers the stored record.
    */
-  private updateRecord(name: string, change: (record: CollectionRecord) => CollectionRecord): Promise<CollectionRecord> {
-    return this.recordWrites.enqueue(async () => {
-      const previous = this.records.get(name);
-      if (!previous) throw collectionNotFound(name);
+  private updateRecord(collection: Collection, change: (record: CollectionRecord) => CollectionRecord): Promise<CollectionRecord> {
+    return this.nameTable.enqueue(async () => {
+      const previous = this.records.get(collection.name);
+      if (!previous || this.live.get(collection.name) !== collection) throw collectionNotFound(collection.name);
       const updated = change(previous);
-      await this.meta.putCollection(name, updated);
-      this.records.set(name, updated);
-      return previous;
+      await this.meta.putCollection(collection.name, updated);
+      this.records.set(collection.name, updated);
+      return updated;
     });
   }
 
-  /** Deletes a collection (by its name, not an alias) with its aliases; false if there was none. */
+  /**
+   * Deletes a collection (by its name, not an alias) with its aliases; false if there was none.
+   * The record goes first (one synced batch with the aliases), then the data, once the writes
+   * already queued on the collection are done; later writes to it are refused.
+   */
   async delete(name: string): Promise<boolean> {
-    const collection = this.live.get(name);
-    if (!collection) return false;
-    const aliases = this.aliasesOf(name);
-    await this.meta.deleteCollection(name, aliases);
-    for (const alias of aliases) this.aliases.delete(alias);
-    this.records.delete(name);
-    this.live.delete(name);
-    await collection.drop();
+    const retired = await this.nameTable.enqueue(async () => {
+      if (!this.live.has(name)) return null;
+      const aliases = this.aliasesOf(name);
+      await this.meta.deleteCollection(name, aliases);
+      for (const alias of aliases) this.aliases.delete(alias);
+      return this.retire(name);
+    });
+    if (!retired) return false;
+    await retired.dropped;
     return true;
   }
 
@@ -207,30 +296,32 @@ export class CollectionManager {
   }
 
   /** Applies alias actions in order, all or nothing: checked on a copy, then stored in one batch. */
-  async changeAliases(actions: AliasAction[]): Promise<void> {
-    const next = new Map(this.aliases);
-    for (const action of actions) {
-      if ('create_alias' in action) {
-        const { collection_name, alias_name } = action.create_alias;
-        if (!this.records.has(collection_name)) throw collectionNotFound(collection_name);
-        if (this.records.has(alias_name)) throw collectionAlreadyExists(alias_name);
-        next.set(alias_name, collection_name);
-      } else if ('delete_alias' in action) {
-        next.delete(action.delete_alias.alias_name);
-      } else {
-        const { old_alias_name, new_alias_name } = action.rename_alias;
-        const target = next.get(old_alias_name);
-        if (target === undefined) throw aliasNotFound(old_alias_name);
-        // Qdrant does not check this; an alias named like a collection would never be reached.
-        if (this.records.has(new_alias_name)) throw collectionAlreadyExists(new_alias_name);
-        next.delete(old_alias_name);
-        next.set(new_alias_name, target);
+  changeAliases(actions: AliasAction[]): Promise<void> {
+    return this.nameTable.enqueue(async () => {
+      const next = new Map(this.aliases);
+      for (const action of actions) {
+        if ('create_alias' in action) {
+          const { collection_name, alias_name } = action.create_alias;
+          if (!this.records.has(collection_name)) throw collectionNotFound(collection_name);
+          if (this.records.has(alias_name)) throw collectionAlreadyExists(alias_name);
+          next.set(alias_name, collection_name);
+        } else if ('delete_alias' in action) {
+          next.delete(action.delete_alias.alias_name);
+        } else {
+          const { old_alias_name, new_alias_name } = action.rename_alias;
+          const target = next.get(old_alias_name);
+          if (target === undefined) throw aliasNotFound(old_alias_name);
+          // Qdrant does not check this; an alias named like a collection would never be reached.
+          if (this.records.has(new_alias_name)) throw collectionAlreadyExists(new_alias_name);
+          next.delete(old_alias_name);
+          next.set(new_alias_name, target);
+        }
       }
-    }
-    const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
-    const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
-    await this.meta.changeAliases(removed, added);
-    this.aliases = next;
+      const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
+      const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
+      await this.meta.changeAliases(removed, added);
+      this.aliases = next;
+    });
   }
 
   async close(): Promise<void> {
@@ -238,4 +329,9 @@ export class CollectionManager {
     await this.workers.close();
     await this.meta.close();
   }
+}
+
+/** A collection taken out of the name table; `dropped` settles once its data is gone. */
+interface Retired {
+  dropped: Promise<void>;
 }

@@ -30,7 +30,8 @@ export interface ScrollPage {
 
 /** What a reader needs of its collection, read when it runs (the configuration may change). */
 export interface ReaderSource {
-  readonly workers: ShardWorkers;
+  /** Runs a task on one of the collection's shards. */
+  run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]>;
   readonly layout: ShardLayout;
   readonly vectors: readonly VectorSpec[];
   readonly indexes: readonly IndexSpec[];
@@ -60,7 +61,7 @@ export class ShardReader {
   }
 
   private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return runOnShard(this.source.workers, shard, task);
+    return this.source.run(shard, task);
   }
 
   private vectorSpec(name: string): VectorSpec {

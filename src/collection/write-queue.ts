@@ -1,4 +1,5 @@
-// Runs async jobs one after another, in submission order (a collection's writes, changes to collection records).
+// Runs async jobs one after another, in submission order (a collection's writes, the manager's
+// changes to its table of collections and aliases).
 
 export class WriteQueue {
   private tail: Promise<unknown> = Promise.resolve();
@@ -8,10 +9,5 @@ export class WriteQueue {
     // A failed job must not stop the ones queued after it.
     this.tail = result.catch(() => undefined);
     return result;
-  }
-
-  /** Resolves once every job queued so far has finished. */
-  async idle(): Promise<void> {
-    await this.tail;
   }
 }

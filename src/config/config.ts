@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { QuotaConfig } from '../quota/config.js';
+import type { DownloadLimits } from '../snapshot/download.js';
 
 export interface QuiverConfig {
   service: {
@@ -26,6 +27,8 @@ export interface QuiverConfig {
     snapshots_path: string;
     /** Qdrant's `storage.quotas`: read until a quota is set through `PUT /quotas`. */
     quotas: QuotaConfig;
+    /** Quiver's own bounds on a snapshot download for recovery (Qdrant has only a fixed 60 s read timeout). */
+    snapshot_download: DownloadLimits;
   };
   tls: {
     cert: string | null;
@@ -57,6 +60,8 @@ export function defaultConfig(): QuiverConfig {
       storage_path: './storage',
       snapshots_path: './snapshots',
       quotas: { enabled: false, max_resident_memory_percent: null, max_disk_usage_percent: null, release_margin_percent: null },
+      // Qdrant gives up on a body that sends nothing for 60 s; the same bound serves the wait for the answer.
+      snapshot_download: { connect_timeout_sec: 10, response_timeout_sec: 60, read_timeout_sec: 60 },
     },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
@@ -133,6 +138,9 @@ function validate(config: QuiverConfig): void {
   const port = config.service.http_port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid service.http_port: ${port}`);
   if (!Number.isInteger(config.workers) || config.workers < 1) throw new Error(`invalid workers: ${config.workers}`);
+  for (const [key, value] of Object.entries(config.storage.snapshot_download)) {
+    if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new Error(`invalid storage.snapshot_download.${key}: ${value} (a positive number of seconds)`);
+  }
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);

@@ -76,9 +76,15 @@ export class SnapshotFiles {
     return join(dir, `${label}-${randomUUID()}`);
   }
 
-  /** Removes what unfinished snapshots, downloads and uploads left (run before serving). */
+  /**
+   * Removes what unfinished snapshots, downloads and uploads left (run before serving): the
+   * temporary directory, checksum files still under their temporary name, and checksum files
+   * whose snapshot never got its final name (a crash between the two renames of `store`).
+   */
   async clearTemp(): Promise<void> {
     await rm(join(this.root, '.tmp'), { recursive: true, force: true });
+    // Snapshots live in the root, <collection>/ and <collection>/shards/<id>/.
+    await removeStrayChecksums(this.root, 3);
   }
 
   async list(dir: string): Promise<SnapshotDescription[]> {
@@ -143,6 +149,20 @@ export class SnapshotFiles {
     await rename(archive, target);
     await syncDir(dir);
     return (await this.describe(target))!;
+  }
+}
+
+/** Removes, in `dir` and its subdirectories down to `depth` levels, the checksum files no finished snapshot owns. */
+async function removeStrayChecksums(dir: string, depth: number): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const names = new Set(entries.map((e) => e.name));
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (depth > 0) await removeStrayChecksums(path, depth - 1);
+    } else if (entry.name.includes(`${CHECKSUM}.tmp-`) || (entry.name.endsWith(EXTENSION + CHECKSUM) && !names.has(entry.name.slice(0, -CHECKSUM.length)))) {
+      await rm(path, { force: true });
+    }
   }
 }
 

@@ -2,13 +2,10 @@
 // refuses any other local file), or an http(s) URL downloaded to a temporary file, with the
 // `api-key` header when a key is given. Messages and codes are Qdrant's.
 
-import { createWriteStream } from 'node:fs';
 import { realpath, rm, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { BadRequest, ChecksumMismatch, Forbidden } from '../errors.js';
+import { downloadTo, type DownloadLimits } from './download.js';
 import { sha256 } from './files.js';
 
 /** A snapshot file ready to read; `temporary` ones are removed by `release`. */
@@ -34,39 +31,19 @@ export async function localFile(path: string, root: string): Promise<LocalSnapsh
   return { path: real, temporary: false };
 }
 
-async function download(url: URL, apiKey: string | null, target: string): Promise<LocalSnapshot> {
-  let response: Response;
-  try {
-    response = await fetch(url, { headers: apiKey === null ? {} : { 'api-key': apiKey } });
-  } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-    throw new BadRequest(`Failed to download snapshot from ${url.href}: ${cause}`);
-  }
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    throw new BadRequest(`Failed to download snapshot from ${url.href}: status ${response.status}`);
-  }
-  try {
-    await pipeline(Readable.fromWeb(response.body as WebReadableStream), createWriteStream(target, { flags: 'wx' }));
-  } catch (err) {
-    await rm(target, { force: true });
-    throw new BadRequest(`Failed to download snapshot from ${url.href}: ${(err as Error).message}`);
-  }
-  return { path: target, temporary: true };
-}
-
 /**
  * Makes a snapshot location readable locally. `tempPath` names the file a download goes to; it
  * is on the snapshots file system, so a download never has to be copied again.
  */
-export async function fetchSnapshot(url: URL, apiKey: string | null, root: string, tempPath: string): Promise<LocalSnapshot> {
+export async function fetchSnapshot(url: URL, apiKey: string | null, root: string, tempPath: string, limits: DownloadLimits): Promise<LocalSnapshot> {
   switch (url.protocol) {
     case 'file:':
       if (url.host !== '' && url.host !== 'localhost') throw new BadRequest('Invalid snapshot URI, file path must be absolute or on localhost');
       return localFile(decodeURIComponent(url.pathname), root);
     case 'http:':
     case 'https:':
-      return download(url, apiKey, tempPath);
+      await downloadTo(url, apiKey, tempPath, limits);
+      return { path: tempPath, temporary: true };
     default:
       throw new BadRequest(`URL ${url.href} with schema ${url.protocol.slice(0, -1)} is not supported`);
   }

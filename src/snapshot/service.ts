@@ -73,9 +73,11 @@ export class Snapshots {
   }
 
   private packCollection(name: string): Promise<string> {
+    // The record as the parts are written: the same collection (a replacement would mix a new
+    // configuration with old points), its configuration as it is then.
     const collection = this.collections.get(name);
     return this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
-      const record = this.collections.record(name);
+      const record = this.collections.recordOf(collection);
       return { kind: 'collection', name, config: record.config, indexes: record.indexes, shardKeys: collection.layout.keys ?? undefined, shards };
     }, shardPartEntry);
   }
@@ -107,10 +109,18 @@ export class Snapshots {
 
   /** Every collection (each its own embedded collection snapshot) and the aliases among them. */
   async createFullSnapshot(): Promise<SnapshotDescription> {
-    const names = this.collections.names();
+    const names: string[] = [];
     const packed: string[] = [];
     try {
-      for (const name of names) packed.push(await this.packCollection(name));
+      for (const name of this.collections.names()) {
+        try {
+          packed.push(await this.packCollection(name));
+          names.push(name);
+        } catch (err) {
+          // A collection deleted while the snapshot is taken is simply not in it.
+          if (this.collections.exists(name)) throw err;
+        }
+      }
       const aliases = this.collections.aliasList().filter((a) => names.includes(a.collection_name));
       const archive = await this.files.tempPath('archive');
       const entries = await Promise.all(packed.map(async (path, i) => ({ name: collectionEntry(i), source: await wholeFile(path) })));

@@ -43,10 +43,13 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
   app.patch('/collections/:name', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('UpdateCollection', request.body);
-    const record = collections.record(collectionName(request));
-    const config = applyUpdate(record.config, body);
-    vectorSpecsOf(config);
-    await withCommitTimeout(collections.updateConfig(record.name, config), timeout);
+    // Applied to the configuration as it is when the update runs, so concurrent updates compose.
+    const update = collections.updateConfig(collectionName(request), (current) => {
+      const config = applyUpdate(current, body);
+      vectorSpecsOf(config);
+      return config;
+    });
+    await withCommitTimeout(update, timeout);
     return ok(request, true);
   });
 

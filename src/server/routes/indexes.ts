@@ -16,11 +16,9 @@ export function registerIndexRoutes(app: FastifyInstance, { collections, node }:
       throw new BadRequest(`Can't infer the payload schema of \`${body.field_name}\`: field_schema is required`);
     }
     const name = collectionName(request);
-    const collection = collections.get(name);
+    collections.resolve(name);
     node.quota.check();
-    const result = await collection.createIndex({ key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) });
-    await collections.saveIndexes(name);
-    return ok(request, result);
+    return ok(request, await collections.createIndex(name, { key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) }));
   });
 
   app.delete('/collections/:name/index/:field', async (request) => {
@@ -28,8 +26,6 @@ export function registerIndexRoutes(app: FastifyInstance, { collections, node }:
     const name = collectionName(request);
     const field = canonicalKey((request.params as Params).field!);
     // Qdrant drops an index that does not exist without complaint: the operation is a no-op.
-    const result = await collections.get(name).dropIndex(field);
-    await collections.saveIndexes(name);
-    return ok(request, result);
+    return ok(request, await collections.dropIndex(name, field));
   });
 }

@@ -63,7 +63,7 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
 
   /** A recover body's location: a URL, or (for shards) a file name among the shard's snapshots. */
   const fetchLocation = async (location: string, apiKey: string | null | undefined, shardDir: string | null): Promise<LocalSnapshot> => {
-    if (URL.canParse(location)) return fetchSnapshot(new URL(location), apiKey ?? null, config.storage.snapshots_path, await files.tempPath('download'));
+    if (URL.canParse(location)) return fetchSnapshot(new URL(location), apiKey ?? null, config.storage.snapshots_path, await files.tempPath('download'), config.storage.snapshot_download);
     if (shardDir === null) throw formatError('relative URL without a base');
     return localFile(join(shardDir, location), shardDir);
   };
@@ -121,8 +121,9 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
   app.put('/collections/:name/snapshots/recover', async (request, reply) => {
     const { wait } = query(request, SNAPSHOT_PARAMS);
     const body = validateBody('SnapshotRecover', request.body);
+    const name = collectionName(request); // checked before the download, which only recoverCollection releases
     const snapshot = await fetchLocation(body.location, body.api_key, null);
-    return answer(request, reply, wait, () => snapshots.recoverCollection(collectionName(request), snapshot, body.checksum).then(() => true));
+    return answer(request, reply, wait, () => snapshots.recoverCollection(name, snapshot, body.checksum).then(() => true));
   });
 
   // Shard snapshots.
@@ -148,9 +149,10 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     const { wait } = query(request, SNAPSHOT_PARAMS);
     const body = validateBody('ShardSnapshotRecover', request.body);
     const shard = shardId(request);
+    const name = collectionName(request);
     const dir = shardDir(request);
     const snapshot = await fetchLocation(body.location, body.api_key, dir);
-    return answer(request, reply, wait, () => snapshots.recoverShard(collectionName(request), shard, snapshot, body.checksum).then(() => true));
+    return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, body.checksum).then(() => true));
   });
 
   // Uploads: the only multipart bodies, so the multipart parser exists in this scope only.
@@ -165,9 +167,10 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     scope.post('/collections/:name/shards/:shard/snapshots/upload', async (request, reply) => {
       const { wait, checksum } = query(request, SNAPSHOT_UPLOAD_PARAMS);
       const shard = shardId(request);
-      snapshots.shardOf(collectionName(request), shard);
+      const name = collectionName(request);
+      snapshots.shardOf(name, shard);
       const snapshot = await receiveUpload(request);
-      return answer(request, reply, wait, () => snapshots.recoverShard(collectionName(request), shard, snapshot, checksum).then(() => true));
+      return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, checksum).then(() => true));
     });
   });
 }
