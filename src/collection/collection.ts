@@ -8,6 +8,7 @@ import { BadInput, BadRequest } from '../errors.js';
 import type { IndexSpec, ShardSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
+import { DEFAULT_WAL_SPEC, type WalSpec } from '../shard/op-log.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import type { ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
@@ -41,6 +42,9 @@ export type Persist<T> = (value: T) => Promise<void>;
 /** Operations that fail on a point that does not exist, and so may fail on one shard after another shard applied them. */
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
+/** A node alone tags its operations as peer 0 with one clock, ticking with the operation ids. */
+const LOCAL_CLOCK = { peer: 0, clockId: 0 };
+
 export class Collection implements ReaderSource {
   private operationId = 0;
   private readonly writes = new WriteQueue();
@@ -54,6 +58,7 @@ export class Collection implements ReaderSource {
     private vectorSpecs: VectorSpec[],
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
+    private readonly walSpec: WalSpec = DEFAULT_WAL_SPEC,
   ) {}
 
   get vectors(): readonly VectorSpec[] {
@@ -119,7 +124,7 @@ export class Collection implements ReaderSource {
   }
 
   private specOf(shard: ShardPlacement): ShardSpec {
-    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
+    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
   }
 
   /**
@@ -227,11 +232,12 @@ export class Collection implements ReaderSource {
       const first = this.operationId + 1;
       this.operationId += ops.length;
       const opId = this.operationId;
+      const clock = { ...LOCAL_CLOCK, tick: opId };
       const involved = [...perShard].filter(([, o]) => o.length > 0);
       if (involved.length > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind))) {
-        await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: true })));
+        await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, clock, wait, dryRun: true })));
       }
-      await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: false })));
+      await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, clock, wait, dryRun: false })));
       const status = wait ? 'completed' : 'acknowledged';
       return ops.map((_, i) => ({ operation_id: first + i, status }));
     });

@@ -8,6 +8,7 @@ import type { WireQuantizationConfig } from '../api/types.js';
 import type { ScalarQuantization } from '../engine/index.js';
 import type { VectorSpec } from '../shard/shard.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
+import type { WalSpec } from '../shard/op-log.js';
 
 export type { CollectionConfig };
 
@@ -24,6 +25,10 @@ function engineQuantization(config: WireQuantizationConfig | null): ScalarQuanti
 export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
   const { indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads } = config.optimizer;
   return { indexingThresholdKb: indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads };
+}
+
+export function walSpecOf(config: CollectionConfig): WalSpec {
+  return { capacityBytes: config.wal.walCapacityMb * (1 << 20), retainClosed: config.wal.walRetainClosed };
 }
 
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {

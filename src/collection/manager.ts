@@ -22,7 +22,7 @@ import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers } from '../worker/pool.js';
 import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from './write-queue.js';
-import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
+import { optimizerSpecOf, shardCountOf, vectorSpecsOf, walSpecOf, type CollectionConfig } from './config-model.js';
 import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardKey, ShardKeyEntry, ShardPlacement } from './shard-keys.js';
 
@@ -87,7 +87,7 @@ export class CollectionManager {
     const shards = keys
       ? keys.flatMap((entry) => entry.shards.map((id) => this.placement(record.storageId, id, entry.key)))
       : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.placement(record.storageId, i));
-    return new Collection(record.name, this.workers, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
+    return new Collection(record.name, this.workers, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config), walSpecOf(record.config));
   }
 
   /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */

@@ -17,9 +17,11 @@ import type { ReadShape, ShardTask, TaskMessage, TaskReply, TaskResults } from '
 const shards = new Map<string, Shard>();
 const paths = new Map<string, string>();
 
-function shardOf(key: string): Shard {
+/** An open shard with its pending wait=false applies done, so the task sees every acknowledged write. */
+async function shardOf(key: string): Promise<Shard> {
   const shard = shards.get(key);
   if (!shard) throw new NotFound(`shard ${key} is not open`);
+  await shard.settle();
   return shard;
 }
 
@@ -112,14 +114,18 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       return null;
     }
     case 'apply':
-      await shardOf(task.shard).apply(task.ops, task.opId, task.dryRun);
+      await (await shardOf(task.shard)).apply(task.ops, task.opId, task.clock, task.wait, task.dryRun);
       return null;
+    case 'recovery_point':
+      return (await shardOf(task.shard)).recoveryPoint();
+    case 'log_after':
+      return (await shardOf(task.shard)).entriesAfter(task.after, task.limit);
     case 'retrieve': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       return task.ids.map((id) => view(shard, id, task.shape)).filter((p): p is PointView => p !== null);
     }
     case 'scroll': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       const allowed = shard.matching(task.filter);
       if (task.orderBy) return scrollOrdered(shard, allowed, task);
       const ids = shard.orderedIds();
@@ -131,28 +137,28 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       return out;
     }
     case 'search': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       return task.searches.map((spec) => {
         checkDeadline();
         return searchShard(shard, spec);
       });
     }
     case 'facet': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       const index = shard.index(task.key);
       if (!index || !isFacetIndex(index)) throw missingIndexForFacet(task.key);
       return [...index.facet(task.filter ? shard.matching(task.filter) : null)];
     }
     case 'count':
-      return shardOf(task.shard).matching(task.filter).count();
+      return (await shardOf(task.shard)).matching(task.filter).count();
     case 'sample': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       const matching = [...shard.matching(task.filter)];
       const points = randomSubset(matching, task.limit).map((offset) => view(shard, shard.pointId(offset), task.shape)!);
       return { points, matching: matching.length };
     }
     case 'stats': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       const spec = shard.describe();
       return {
         points: shard.pointCount,
@@ -164,18 +170,18 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       };
     }
     case 'create_index':
-      shardOf(task.shard).createIndex(task.index);
+      (await shardOf(task.shard)).createIndex(task.index);
       return null;
     case 'drop_index':
-      shardOf(task.shard).dropIndex(task.key);
+      (await shardOf(task.shard)).dropIndex(task.key);
       return null;
     case 'optimizations':
-      return shardOf(task.shard).optimizations();
+      return (await shardOf(task.shard)).optimizations();
     case 'configure_optimizer':
-      shardOf(task.shard).configureOptimizer(task.optimizer);
+      (await shardOf(task.shard)).configureOptimizer(task.optimizer);
       return null;
     case 'snapshot': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       return { points: await writeShardPart(shard, task.path), lastOp: shard.lastOp };
     }
     case 'restore': {
