@@ -51,6 +51,17 @@ const LOG_PREFIX = 'l:';
 /** Sequence numbers stay below 2^53: 14 hex digits. */
 const SEQ_DIGITS = 14;
 
+/** Adds an entry to the open segment, or opens a new one when it would not fit. */
+function place(segments: Segment[], capacityBytes: number, seq: number, bytes: number): void {
+  const open = segments.at(-1);
+  if (open && open.bytes + bytes <= capacityBytes) {
+    open.last = seq;
+    open.bytes += bytes;
+  } else {
+    segments.push({ first: seq, last: seq, bytes });
+  }
+}
+
 function logKey(seq: number): string {
   return LOG_PREFIX + seq.toString(16).padStart(SEQ_DIGITS, '0');
 }
@@ -91,26 +102,23 @@ export class OpLog {
   }
 
   private account(seq: number, bytes: number): void {
-    const open = this.segments.at(-1);
-    if (open && open.bytes + bytes <= this.spec.capacityBytes) {
-      open.last = seq;
-      open.bytes += bytes;
-    } else {
-      this.segments.push({ first: seq, last: seq, bytes });
-    }
+    place(this.segments, this.spec.capacityBytes, seq, bytes);
     this.last = seq;
   }
 
   /**
    * Puts in `batch` the removal of the closed segments that are no longer needed once the state
-   * after `persistedSeq` is stored by that batch; answers how many, for truncated().
+   * after `persistedSeq` is stored by that batch (which may also append `appending`); answers
+   * how many, for truncated() after appended().
    */
-  truncate(batch: LogBatch, persistedSeq: number): number {
-    const closed = this.segments.length - 1;
+  truncate(batch: LogBatch, persistedSeq: number, appending: PreparedAppend | null): number {
+    const segments = this.segments.map((s) => ({ ...s }));
+    if (appending) place(segments, this.spec.capacityBytes, appending.entry.seq, appending.value.byteLength);
+    const closed = segments.length - 1;
     let persisted = 0;
-    while (persisted < closed && this.segments[persisted].last <= persistedSeq) persisted++;
+    while (persisted < closed && segments[persisted].last <= persistedSeq) persisted++;
     const count = Math.max(0, Math.min(persisted, closed - this.spec.retainClosed));
-    for (const segment of this.segments.slice(0, count)) {
+    for (const segment of segments.slice(0, count)) {
       for (let seq = segment.first; seq <= segment.last; seq++) batch.del(logKey(seq));
     }
     return count;

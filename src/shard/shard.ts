@@ -28,7 +28,7 @@ import type { PointRecord, Target, WriteOp } from './write-ops.js';
 import { ClockMap, type ClockTag } from './clock-map.js';
 import { crashPoint } from './crash-points.js';
 import type { LogEntry } from './log-entry-codec.js';
-import { DEFAULT_WAL_SPEC, OpLog, type LogBatch, type WalSpec } from './op-log.js';
+import { DEFAULT_WAL_SPEC, OpLog, type LogBatch, type PreparedAppend, type WalSpec } from './op-log.js';
 
 export interface VectorSpec {
   name: string;
@@ -303,7 +303,7 @@ export class Shard implements FilterSource {
     const batch = this.db.batch();
     batch.put(append.key, append.value);
     const applied = { entry: append.entry, staged };
-    const truncated = wait ? this.putApplied(batch, applied) : 0;
+    const truncated = wait ? this.putApplied(batch, applied, append) : 0;
     await batch.write({ sync: true });
     this.log.appended(append);
     this.clocks.advance(clock);
@@ -338,15 +338,18 @@ export class Shard implements FilterSource {
   /** Stores and applies a logged entry. Unsynced: the entry is durable, so a crash replays it. */
   private async applyLogged(apply: PendingApply): Promise<void> {
     const batch = this.db.batch();
-    const truncated = this.putApplied(batch, apply);
+    const truncated = this.putApplied(batch, apply, null);
     await batch.write();
     crashPoint('after-apply-write', apply.entry.seq);
     this.log.truncated(truncated);
     this.applied(apply);
   }
 
-  /** Puts an entry's records, the applied marker, the clock map and the log truncation it allows in `batch`. */
-  private putApplied(batch: LogBatch, { entry, staged }: PendingApply): number {
+  /**
+   * Puts an entry's records, the applied marker, the clock map and the log truncation it allows
+   * in `batch`; `appending` when the same batch appends the entry.
+   */
+  private putApplied(batch: LogBatch, { entry, staged }: PendingApply, appending: PreparedAppend | null): number {
     for (const [id, record] of staged) {
       if (record) batch.put(pointKey(id), encodePoint({ ...record, version: entry.opId }));
       else batch.del(pointKey(id));
@@ -354,7 +357,7 @@ export class Shard implements FilterSource {
     batch.put(LAST_OP_KEY, encoder.encode(String(Math.max(this.lastOp, entry.opId))));
     batch.put(APPLIED_SEQ_KEY, encoder.encode(String(entry.seq)));
     batch.put(CLOCKS_KEY, encoder.encode(JSON.stringify(new ClockMap([...this.clocks.tags(), entry.clock]).tags())));
-    return this.log.truncate(batch, entry.seq);
+    return this.log.truncate(batch, entry.seq, appending);
   }
 
   /** Memory follows the store once an entry's records are written. */
