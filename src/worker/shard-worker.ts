@@ -86,8 +86,7 @@ function payloadsBytes(shard: Shard): number {
 async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
   switch (task.type) {
     case 'open': {
-      const existing = shards.get(task.shard);
-      if (existing) return { lastOp: existing.lastOp };
+      if (shards.has(task.shard)) return { lastOp: (await shardOf(task.shard)).lastOp };
       await settleShardDirectory(task.spec.path);
       const shard = await Shard.open(task.spec);
       shards.set(task.shard, shard);
