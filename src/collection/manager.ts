@@ -13,7 +13,6 @@
 // plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
-import { rm } from 'node:fs/promises';
 import { BadRequest } from '../errors.js';
 import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
 import type { IndexSpec } from '../shard/shard.js';
@@ -25,7 +24,6 @@ import type { ShardKey } from '../model.js';
 import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from '../write-queue.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
-import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardKeyEntry } from './shard-keys.js';
 
 export interface CollectionRecord {
@@ -66,7 +64,7 @@ export class CollectionManager {
     const manager = new CollectionManager(new LocalPlacement(storagePath, new ShardWorkers(workerCount)), meta);
     for (const record of await meta.collections()) manager.register(record, await manager.start(record));
     manager.aliases = await meta.aliases();
-    await removeOrphanFolders(manager.placement.collectionsFolder, new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => String(s.id))])));
+    await manager.placement.removeOrphans(new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => s.id)])));
     return manager;
   }
 
@@ -95,7 +93,7 @@ export class CollectionManager {
   /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */
   private async discard(record: CollectionRecord, collection: Collection): Promise<void> {
     await collection.drop();
-    await rm(this.placement.folderOf(record.storageId), { recursive: true, force: true });
+    await this.placement.removeCollection(record.storageId);
   }
 
   private register(record: CollectionRecord, collection: Collection): void {

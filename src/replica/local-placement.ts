@@ -3,22 +3,35 @@
 // collection's storage id names the folder, not its name: a name may hold characters a path
 // cannot, and a collection being replaced by a recovery exists twice for a while.
 
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ShardWorkers } from '../worker/pool.js';
 import { LocalReplica } from './local-replica.js';
+import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardId } from './shard-id.js';
 
 export class LocalPlacement {
   constructor(private readonly storagePath: string, readonly workers: ShardWorkers) {}
 
-  /** The folder holding every collection's shard folders. */
-  get collectionsFolder(): string {
+  private get collectionsFolder(): string {
     return join(this.storagePath, 'collections');
   }
 
-  /** The folder of one collection's shards. */
-  folderOf(storageId: string): string {
+  private folderOf(storageId: string): string {
     return join(this.collectionsFolder, storageId);
+  }
+
+  /** Removes what this node holds of a collection no longer kept, once its shards are dropped or closed. */
+  async removeCollection(storageId: string): Promise<void> {
+    await rm(this.folderOf(storageId), { recursive: true, force: true });
+  }
+
+  /**
+   * Removes every collection folder and shard folder not listed in `kept` (storage id -> shard
+   * ids): what operations cut short by a crash left. Answers the paths removed.
+   */
+  removeOrphans(kept: ReadonlyMap<string, readonly number[]>): Promise<string[]> {
+    return removeOrphanFolders(this.collectionsFolder, new Map([...kept].map(([storageId, ids]) => [storageId, ids.map(String)])));
   }
 
   /** This node's replica of `shard`, of the collection stored under `storageId`. */
