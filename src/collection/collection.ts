@@ -12,7 +12,7 @@ import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardStats, TaskResults } from '../worker/tasks.js';
 import type { FileSlice } from '../snapshot/tar.js';
 import { OperationClock } from '../replica/operation-clock.js';
-import type { ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
+import type { ReadTask, ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
 import { applyAcross } from '../replica/shard-writes.js';
 import { activeDeadline } from './deadline-scope.js';
@@ -95,7 +95,7 @@ export class Collection implements ReaderSource {
   }
 
   /** Runs a read on one of the collection's shards, within the deadline of the request it serves. */
-  read<T extends ReplicaTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
+  read<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
     return this.guarded(shard.read(task, activeDeadline()));
   }
 

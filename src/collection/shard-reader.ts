@@ -10,7 +10,7 @@ import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/sea
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
 import type { OrderBy, ReadShape } from '../worker/tasks.js';
-import type { ReplicaResult, ReplicaTask } from '../replica/replica.js';
+import type { ReadTask, ReplicaResult } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
 import { shardOf } from './routing.js';
 import { routeOf, type ShardLayout } from './shard-keys.js';
@@ -22,8 +22,8 @@ export interface ScrollPage {
 
 /** What a reader needs of its collection, read when it runs (the configuration may change). */
 export interface ReaderSource {
-  /** Runs a read on one of the collection's shards (a read task only: it may be cut short by the request's deadline). */
-  read<T extends ReplicaTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>>;
+  /** Runs a read on one of the collection's shards, within the deadline of the request it serves. */
+  read<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>>;
   readonly layout: ShardLayout<ReplicaSet>;
   readonly vectors: readonly VectorSpec[];
   readonly indexes: readonly IndexSpec[];
@@ -52,7 +52,7 @@ export class ShardReader {
     return this.source.indexes;
   }
 
-  private run<T extends ReplicaTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
+  private run<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
     return this.source.read(shard, task);
   }
 

@@ -32,6 +32,9 @@ type Unplaced<T> = T extends { spec: ShardSpec } ? Omit<T, 'shard' | 'spec'> & {
 /** A shard task as a replica receives it: without the node's key of the shard or its folder. */
 export type ReplicaTask = Unplaced<ShardTask>;
 
+/** Tasks that only read points, and so may be cut short by a deadline (a write never is: it would half-apply). */
+export type ReadTask = Extract<ReplicaTask, { type: 'retrieve' | 'scroll' | 'count' | 'sample' | 'search' | 'facet' }>;
+
 export type ReplicaResult<T extends ReplicaTask> = TaskResults[T['type']];
 
 export interface ShardReplica {
