@@ -6,8 +6,9 @@
 // runs in one serial queue, the check and the change in the same job, so no two such operations
 // interleave: two creates of one name cannot both succeed, a delete cannot slip between a
 // create's check and its registration, alias changes see the collections as they are.
-// Lock order: a collection's own write queue, then the name table; a job of the name table never
-// waits for a collection's queue (a collection's drop is queued there and awaited outside).
+// Lock order: a collection's gate (src/collection/shared-gate.ts), then the name table; a job of
+// the name table never waits for a collection's gate (a collection's drop is queued there and
+// awaited outside).
 // On disk every change keeps one rule: a collection's folder exists before the record naming it
 // is stored, and a record is removed before its folder, so a crash leaves the old or the new state
 // plus folders no record names, which the start-up sweep removes.

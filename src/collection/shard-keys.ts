@@ -1,5 +1,5 @@
 // Custom sharding (Qdrant's `sharding_method: custom`): the user names shard keys, each key owns
-// its own shards, and every write says which key(s) it goes to. This module holds the key types
+// its own shards, and every write says which key(s) it goes to. This module holds the selectors
 // and the one routing rule both reads and writes follow: which shards a selector reaches.
 
 import { BadInput, BadRequest, NotFound } from '../errors.js';
