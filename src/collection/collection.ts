@@ -46,7 +46,7 @@ export type Persist<T> = (value: T) => Promise<void>;
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
 export class Collection implements ReaderSource {
-  /** Numbers the collection's operations: one sequence over all its shards (see src/replica/shard-writes.ts). */
+  /** Numbers the collection's operations: one sequence over all its shards (src/replica/operation-clock.ts). */
   private readonly clock = new OperationClock();
   private readonly gate = new SharedGate();
   /** Set by the drop or close job: every job queued after it fails as if the collection did not exist. */
