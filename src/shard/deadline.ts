@@ -58,9 +58,9 @@ export async function underDeadline<T>(deadline: Deadline | null, work: () => Pr
   }
 }
 
-/** For loops whose every iteration is costly: reads the clock each time. */
+/** For loops whose every iteration is costly: reads the clock each time. A budget of nothing left has passed on receipt. */
 export function checkDeadline(): void {
-  if (current !== null && Date.now() > current.at) throw timeoutError(current);
+  if (current !== null && Date.now() >= current.at) throw timeoutError(current);
 }
 
 /** For tight loops: reads the clock once every STRIDE calls. */
