@@ -28,8 +28,8 @@ export class ReplicaSet {
     return this.shard.shard;
   }
 
-  private noReplica(role: string): ServiceError {
-    return new ServiceError(`No ${role} replica of shard ${this.id} of collection ${this.shard.collection}`);
+  private noActiveReplica(): ServiceError {
+    return new ServiceError(`No active replica of shard ${this.id} of collection ${this.shard.collection}`);
   }
 
   /**
@@ -38,7 +38,7 @@ export class ReplicaSet {
    */
   async read<T extends ReplicaTask>(task: T, deadline: Deadline | null): Promise<ReplicaResult<T>> {
     const readable = this.replicas.filter((r) => READABLE.has(r.state));
-    if (readable.length === 0) throw this.noReplica('active');
+    if (readable.length === 0) throw this.noActiveReplica();
     let failure: unknown;
     for (const replica of readable) {
       try {
@@ -52,10 +52,11 @@ export class ReplicaSet {
   }
 
   /**
-   * Sends an update to every replica that takes updates. It stands once an Active replica applied
-   * it; a replica that failed it while another applied it no longer has the shard's data and is
-   * marked Dead (reads skip it until it is recovered). If no Active replica applied it, the first
-   * error is the answer and no state changes: the update itself was refused, or every copy failed.
+   * Sends an update to every replica that takes updates. It stands once a readable (Active)
+   * replica applied it; a replica that failed it while another applied it no longer has the
+   * shard's data and is marked Dead (reads skip it until it is recovered). If no readable replica
+   * applied it, the first error is the answer and no state changes: the update itself was
+   * refused, or every copy failed.
    */
   async update<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
     const targets = this.replicas.filter((r) => UPDATABLE.has(r.state));
@@ -63,7 +64,7 @@ export class ReplicaSet {
     const applied = outcomes.findIndex((o, i) => o.status === 'fulfilled' && READABLE.has(targets[i].state));
     if (applied < 0) {
       const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-      throw refused ? refused.reason : this.noReplica('active');
+      throw refused ? refused.reason : this.noActiveReplica();
     }
     outcomes.forEach((o, i) => {
       if (o.status === 'rejected') targets[i].state = 'Dead';
