@@ -19,13 +19,12 @@ const CONTENT: ShardContent = {
   optimizer: DEFAULT_OPTIMIZER_SPEC,
 };
 
+const workers = new ShardWorkers(1);
+t.teardown(() => workers.close());
+
 t.test('a local replica over its worker', async (t) => {
   const storage = await mkdtemp(join(tmpdir(), 'quiver-replica-'));
-  const workers = new ShardWorkers(2);
-  t.teardown(async () => {
-    await workers.close();
-    await rm(storage, { recursive: true, force: true });
-  });
+  t.teardown(() => rm(storage, { recursive: true, force: true }));
   const placement = new LocalPlacement(storage, workers);
   const folder = join(storage, 'collections', 'sid', '3');
 
@@ -51,11 +50,7 @@ t.test('a local replica over its worker', async (t) => {
 
 t.test('the start-up sweep removes the folders no collection keeps', async (t) => {
   const storage = await mkdtemp(join(tmpdir(), 'quiver-replica-'));
-  const workers = new ShardWorkers(1);
-  t.teardown(async () => {
-    await workers.close();
-    await rm(storage, { recursive: true, force: true });
-  });
+  t.teardown(() => rm(storage, { recursive: true, force: true }));
   const collections = join(storage, 'collections');
   for (const dir of ['kept/0', 'kept/1', 'kept/5', 'gone/0']) await mkdir(join(collections, dir), { recursive: true });
   const removed = await new LocalPlacement(storage, workers).removeOrphans(new Map([['kept', [0, 1]]]));
