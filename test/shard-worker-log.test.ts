@@ -1,6 +1,7 @@
 // The operation log through a real shard worker thread: `apply` tasks with wait=false answer
 // before the apply and every later task sees it; `recovery_point` and `log_after` answer what the
-// shard holds; the refusal of truncated entries crosses the thread as a typed error.
+// shard holds; the refusal of truncated entries crosses the thread as a typed error; a snapshot
+// taken right after a wait=false write holds it.
 
 import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -37,5 +38,7 @@ t.test('apply, recovery_point and log_after tasks', async (t) => {
   await t.rejects(workers.run(0, { type: 'log_after', shard, after: 1, limit: 10 }), {
     kind: 'LogTruncated', statusCode: 400, message: 'Bad request: operations after 1 are no longer in the operation log (it holds 3 to 4)',
   }, 'truncated entries: a typed error across the thread');
+  t.equal(await workers.run(0, { type: 'apply', shard, ops: upsert(5), opId: 5, clock: { peer: 0, clockId: 0, tick: 5 }, wait: false, dryRun: false }), null);
+  t.same(await workers.run(0, { type: 'snapshot', shard, path: join(dir, 'part') }), { points: 5, lastOp: 5 }, 'a snapshot right after a wait=false write holds it');
   await workers.run(0, { type: 'close', shard });
 });
