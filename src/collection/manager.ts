@@ -19,7 +19,7 @@ import { BadRequest } from '../errors.js';
 import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
-import { ShardWorkers } from '../worker/pool.js';
+import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
 import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from './write-queue.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
@@ -55,9 +55,9 @@ export class CollectionManager {
    * opens), then removes the folders under <storage>/collections that no record names: what
    * creates, deletes and recoveries cut short by a crash left.
    */
-  static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
+  static async open(storagePath: string, workerCount: number, workerOptions?: ShardWorkerOptions): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
-    const manager = new CollectionManager(storagePath, meta, new ShardWorkers(workerCount));
+    const manager = new CollectionManager(storagePath, meta, new ShardWorkers(workerCount, workerOptions));
     for (const record of await meta.collections()) manager.register(record, await manager.start(record));
     manager.aliases = await meta.aliases();
     await removeOrphanFolders(join(storagePath, 'collections'), new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => String(s.id))])));
@@ -324,8 +324,19 @@ export class CollectionManager {
     });
   }
 
+  /** Closes every collection once the writes queued on it are done, then the workers and the metadata store. */
   async close(): Promise<void> {
     await Promise.all([...this.live.values()].map((c) => c.close()));
+    await this.workers.close();
+    await this.meta.close();
+  }
+
+  /**
+   * Closes without waiting for queued work (a shutdown past its bound): the worker threads end at
+   * once, each closing its shards' stores as it exits, and a task cut short fails; every write
+   * acknowledged is already on disk.
+   */
+  async terminate(): Promise<void> {
     await this.workers.close();
     await this.meta.close();
   }

@@ -2,17 +2,19 @@
 // the shards opened in it; Piscina hands it one task at a time, so each shard is single-writer.
 
 import { rm } from 'node:fs/promises';
-import { isQuiverError, NotFound, toWire } from '../errors.js';
+import { workerData } from 'node:worker_threads';
+import { isQuiverError, NotFound, ServiceError, toWire } from '../errors.js';
 import type { PointId } from '../model.js';
 import { missingIndexForFacet, missingRangeIndexForOrderBy } from '../api/messages.js';
-import type { Bitset } from '../engine/index.js';
+import { EngineAbort, type Bitset } from '../engine/index.js';
 import { isFacetIndex, isOrderedIndex } from '../shard/payload-index/types.js';
 import { selectPayload, selectVectors, type PointView } from '../shard/selectors.js';
 import { compareIds, Shard } from '../shard/shard.js';
 import { searchShard } from '../shard/search.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
-import type { ReadShape, ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
+import { injectFault } from './faults.js';
+import type { ReadShape, ShardTask, TaskMessage, TaskReply, TaskResults, WorkerSettings } from './tasks.js';
 
 const shards = new Map<string, Shard>();
 const paths = new Map<string, string>();
@@ -193,11 +195,17 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
   }
 }
 
+/** Only in a server started for fault-injection tests (see faults.ts). */
+const injecting = (workerData as WorkerSettings | null)?.faults === true;
+
+/** Answers every task (a rejected task would be taken for a dead worker); a trap is a fault. */
 export default async function handle({ task, deadline }: TaskMessage): Promise<TaskReply<TaskResults[ShardTask['type']]>> {
   try {
+    if (injecting) await injectFault(task);
     return { ok: await underDeadline(deadline, () => run(task)) };
   } catch (err) {
     if (isQuiverError(err)) return { error: toWire(err) };
-    throw err;
+    if (err instanceof WebAssembly.RuntimeError || err instanceof EngineAbort) return { fault: `WebAssembly trap: ${err.message}` };
+    return { error: toWire(new ServiceError(err instanceof Error ? err.message : String(err))) };
   }
 }

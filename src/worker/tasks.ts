@@ -85,11 +85,21 @@ export interface TaskResults {
   restore: { lastOp: number };
 }
 
+/** What every shard worker thread is started with. */
+export interface WorkerSettings {
+  /** Test-only fault injection (src/worker/faults.ts). */
+  faults: boolean;
+}
+
 /** What the main thread sends: a task, and the deadline of the read request it serves. */
 export interface TaskMessage {
   task: ShardTask;
   deadline: Deadline | null;
 }
 
-/** What a worker sends back: a result, or a Quiver error as data (class identity does not cross threads). */
-export type TaskReply<T> = { ok: T } | { error: WireError };
+/**
+ * What a worker sends back: a result, a Quiver error as data (class identity does not cross
+ * threads), or a fault: the task failed in a way that leaves the worker's shards in an unknown
+ * state (a WebAssembly trap), so the worker must be replaced.
+ */
+export type TaskReply<T> = { ok: T } | { error: WireError } | { fault: string };
