@@ -43,6 +43,14 @@ interface Thread {
   pool: Piscina;
   /** Settles once the thread has exited, and so has closed the stores it had open. */
   exited: Promise<void>;
+  /** Set by the first call to end(): Piscina's destroy() must not run twice on a pool at once. */
+  ended: Promise<void> | null;
+}
+
+/** Terminates the thread (and any replacement Piscina started on its own), once it has exited. */
+function end(thread: Thread): Promise<void> {
+  thread.ended ??= thread.pool.destroy().then(() => thread.exited);
+  return thread.ended;
 }
 
 interface Waiting {
@@ -82,8 +90,7 @@ export class WorkerSupervisor {
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of this.waiting.splice(0)) entry.reject(new ServiceError('the node is shutting down'));
-    await this.thread.pool.destroy();
-    await this.thread.exited;
+    await end(this.thread);
   }
 
   private spawn(): Thread {
@@ -100,7 +107,7 @@ export class WorkerSupervisor {
       ...(limits.memory_mb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: limits.memory_mb } }),
     });
     const [worker] = pool.threads;
-    const thread: Thread = { pool, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
+    const thread: Thread = { pool, exited: new Promise((resolve) => worker.once('exit', () => resolve())), ended: null };
     // A thread that dies between tasks (its shard optimizer failed) is noticed here, not by a
     // task; 'error' (an uncaught error, the memory limit) comes before 'exit' and says more.
     worker.once('error', (err) => this.fail(thread, messageOf(err)));
@@ -114,7 +121,7 @@ export class WorkerSupervisor {
     if (thread !== this.thread || this.failure !== null || this.closed) return;
     this.failure = reason;
     this.options.onFault(reason);
-    void thread.pool.destroy();
+    void end(thread);
     void this.drain();
   }
 
@@ -186,10 +193,8 @@ export class WorkerSupervisor {
   private async restart(): Promise<boolean> {
     let reason = this.failure!;
     for (let attempt = 0; attempt < RESTART_ATTEMPTS && !this.closed; attempt++) {
-      const old = this.thread;
-      await old.pool.destroy();
       // Only an exited thread has released its stores, which the new one is about to open.
-      await old.exited;
+      await end(this.thread);
       if (this.closed) break;
       this.thread = this.spawn();
       this.failure = null;
