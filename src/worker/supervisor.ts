@@ -14,7 +14,11 @@ import type { ShardTask, TaskMessage, TaskReply, WorkerSettings } from './tasks.
 
 const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
 
-/** Replacement threads tried in a row (each reopening every owned shard) before the waiting tasks are failed. */
+/**
+ * Replacement threads started in a row with no task answered in between (each reopening every
+ * owned shard) before the waiting tasks are failed; the next task tries again. A thread that
+ * cannot even start is so not respawned forever.
+ */
 const RESTART_ATTEMPTS = 3;
 
 /** Quiver's own settings (`worker_limits` in the configuration). */
@@ -71,6 +75,8 @@ export class WorkerSupervisor {
   private draining = false;
   /** Why the current thread can no longer be used; null while it is healthy. */
   private failure: string | null = null;
+  /** Replacement threads started since a thread last answered a task. */
+  private restarts = 0;
   private closed = false;
 
   constructor(readonly index: number, private readonly options: SupervisorOptions) {
@@ -143,6 +149,7 @@ export class WorkerSupervisor {
   private async execute({ message, resolve, reject }: Waiting): Promise<void> {
     try {
       const reply = await this.call(message);
+      this.restarts = 0;
       if ('ok' in reply) this.track(message.task);
       resolve(reply);
     } catch (err) {
@@ -187,12 +194,13 @@ export class WorkerSupervisor {
 
   /**
    * Replaces the failed thread and opens every owned shard from storage in the new one. True once
-   * that worked; false after RESTART_ATTEMPTS tries, with every waiting task failed (the next
-   * task tries again).
+   * that worked; false once RESTART_ATTEMPTS threads failed in a row, with every waiting task
+   * failed.
    */
   private async restart(): Promise<boolean> {
     let reason = this.failure!;
-    for (let attempt = 0; attempt < RESTART_ATTEMPTS && !this.closed; attempt++) {
+    while (this.restarts < RESTART_ATTEMPTS && !this.closed) {
+      this.restarts++;
       // Only an exited thread has released its stores, which the new one is about to open.
       await end(this.thread);
       if (this.closed) break;
@@ -209,6 +217,7 @@ export class WorkerSupervisor {
         this.failure ??= reason;
       }
     }
+    this.restarts = 0;
     const error = new ServiceError(`shard worker ${this.index} could not be restarted: ${reason}`);
     for (const entry of this.waiting.splice(0)) entry.reject(error);
     return false;
