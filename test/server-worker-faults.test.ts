@@ -6,6 +6,8 @@
 // holds up the requests after it, and a stuck request does not hold up a shutdown past its bound.
 
 import t, { type Test } from 'tap';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { startServer, type RunningServer, type StartOptions } from './helpers/server.js';
 
@@ -53,6 +55,9 @@ t.test('a worker that crashes, traps, runs out of memory or overruns a task is r
   const server = await faultyServer({ QDRANT__WORKER_LIMITS__MEMORY_MB: '64', QDRANT__WORKER_LIMITS__TASK_TIMEOUT_SEC: '8' });
   stopAtEnd(t, server);
   const base = server.url;
+  // A collection deleted before the faults: its shards must not be reopened (nor their folders made again).
+  resultOf(t, await call(base, 'PUT', '/collections/gone', { vectors: { size: DIM, distance: 'Cosine' }, shard_number: 2 }));
+  resultOf(t, await call(base, 'DELETE', '/collections/gone'));
   await createCollection(t, base);
   const acknowledged = range(1, 300);
   await upsert(t, base, acknowledged);
@@ -63,6 +68,7 @@ t.test('a worker that crashes, traps, runs out of memory or overruns a task is r
   assertError(t, await crashed, 500, FAILED, 'crash during a write');
   t.equal(resultOf<unknown[]>(t, await behind).length, acknowledged.length, 'the read queued behind the crash is served');
   await holdsExactly(t, base, acknowledged, 'after a crash');
+  t.equal((await readdir(join(server.storage, 'collections'))).length, 1, 'only the live collection has a folder after the crash');
   await upsert(t, base, range(301, 50));
   acknowledged.push(...range(301, 50));
 
