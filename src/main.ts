@@ -41,9 +41,14 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   app.log.info(`${signal}: shutting down`);
-  const outcome = await shutDown(app, collections, config.service.shutdown_timeout_sec);
-  if (outcome === 'forced') app.log.warn(`requests still running after ${config.service.shutdown_timeout_sec}s (service.shutdown_timeout_sec) were cut short`);
-  process.exit(0);
+  try {
+    const outcome = await shutDown(app, collections, config.service.shutdown_timeout_sec);
+    if (outcome === 'forced') app.log.warn(`requests still running after ${config.service.shutdown_timeout_sec}s (service.shutdown_timeout_sec) were cut short`);
+    process.exit(0);
+  } catch (err) {
+    app.log.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
