@@ -1,7 +1,7 @@
 // Faults the server must survive (issue 11), through the real server with the test-only fault
 // injection on (QUIVER_TEST_FAULTS=1, src/worker/faults.ts): a request whose task carries
-// "quiver-fault:<kind>" makes its shard worker crash, trap in WebAssembly, run out of memory or
-// hang. The failed request gets Qdrant's 500, the worker is replaced with its shards reopened from
+// "quiver-fault:<kind>" makes its shard worker crash, trap in WebAssembly, run out of memory,
+// hang, or die just after answering. The failed request gets Qdrant's 500, the worker is replaced with its shards reopened from
 // storage, requests queued behind are served, and no acknowledged write is lost. A stuck read never
 // holds up the requests after it, and a stuck request does not hold up a shutdown past its bound.
 
@@ -47,6 +47,16 @@ async function holdsExactly(t: Test, base: string, ids: number[], what: string):
   t.equal(count, ids.length, `${what}: and nothing else`);
 }
 
+/** Polls `condition` until it holds or `ms` pass; whether it held. */
+async function eventually(condition: () => boolean, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 50)); // poll interval of a bounded wait on a condition, not a race fix
+  }
+  return true;
+}
+
 async function createCollection(t: Test, base: string): Promise<void> {
   resultOf(t, await call(base, 'PUT', '/collections/c', { vectors: { size: DIM, distance: 'Cosine' }, shard_number: 2 }));
 }
@@ -88,6 +98,12 @@ t.test('a worker that crashes, traps, runs out of memory or overruns a task is r
   await upsert(t, base, range(401, 10));
   acknowledged.push(...range(401, 10));
   await holdsExactly(t, base, acknowledged, 'after a stuck task');
+
+  // A thread that dies between tasks (as when a background optimizer fails) is noticed and replaced.
+  const counted = resultOf<{ count: number }>(t, await call(base, 'POST', '/collections/c/points/count', { filter: faultFilter('die-later') }));
+  t.same(counted, { count: 0 }, 'the task before the death is answered');
+  t.ok(await eventually(() => /shard worker [01] failed \(injected crash between tasks\): replacing it/.test(server.output()), 30_000), 'the death between tasks is noticed');
+  await holdsExactly(t, base, acknowledged, 'after a death between tasks');
 
   const hits = resultOf<{ id: number }[]>(t, await call(base, 'POST', '/collections/c/points/search', { vector: vector(77), limit: 1, params: { exact: true } }));
   t.same(hits.map((h) => h.id), [77], 'search works on the replaced workers');

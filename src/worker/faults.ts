@@ -2,13 +2,14 @@
 // QUIVER_TEST_FAULTS=1 (never in production; Piscina loads workers as CommonJS through tsx, which
 // rules out importing this module conditionally). A task whose content carries the text
 // "quiver-fault:<kind>" (in a payload value, a filter's match value...) makes the worker fail that
-// way before the task does anything, so tests can check that the node survives each failure.
+// way before the task does anything (or, for `die-later`, just after it answered, as a background
+// job such as a shard optimizer would), so tests can check that the node survives each failure.
 
 import type { ShardTask } from './tasks.js';
 
-export type FaultKind = 'crash' | 'trap' | 'hang' | 'oom';
+export type FaultKind = 'crash' | 'trap' | 'hang' | 'oom' | 'die-later';
 
-const MARKER = /quiver-fault:(crash|trap|hang|oom)/;
+const MARKER = /quiver-fault:(crash|trap|hang|oom|die-later)/;
 
 /** A module whose one export `t` executes `unreachable`: a genuine WebAssembly trap. */
 const TRAP_MODULE = new Uint8Array([
@@ -19,8 +20,14 @@ const TRAP_MODULE = new Uint8Array([
   0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b, // code section: no locals, unreachable, end
 ]);
 
-function fail(kind: FaultKind): Promise<never> {
+function fail(kind: FaultKind): Promise<void> {
   switch (kind) {
+    case 'die-later':
+      // The task goes on and answers; the thread dies right after, with no task running.
+      setImmediate(() => {
+        throw new Error('injected crash between tasks');
+      });
+      return Promise.resolve();
     case 'crash':
       // An exception nothing catches: the thread dies with the task still running.
       return new Promise(() => setImmediate(() => {
