@@ -3,11 +3,9 @@
 
 import type { SchemaObject } from 'ajv';
 import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
-import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+import { DENSE, POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
-
-const DENSE = seq(float('f32'));
 
 const QUANTIZATION_SEARCH_PARAMS = struct('QuantizationSearchParams', {
   ignore: bool(),
