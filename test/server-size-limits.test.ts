@@ -107,25 +107,28 @@ t.test('group sizes and matrix samples at the top of their types are served', as
   }
 });
 
-t.test('beams, oversampling and limits past the graph size search an HNSW graph in full', async (t) => {
-  // One shard of 100 4-d vectors (1600 bytes) over an indexing threshold of 1 KiB: a graph is built.
-  const name = uniqueName('graph');
-  const path = `/collections/${name}`;
-  await ok(t, 'PUT', path, {
-    vectors: { size: 4, distance: 'Dot' },
-    shard_number: 1,
-    optimizers_config: { indexing_threshold: 1 },
-    quantization_config: { scalar: { type: 'int8' } },
-  });
-  const vectors = new Map(Array.from({ length: 100 }, (_, i) => [i + 1, [Math.cos(i + 1), Math.sin(i + 1), (i + 1) / 100, 1]]));
-  await ok(t, 'PUT', `${path}/points?wait=true`, { points: [...vectors].map(([id, vector]) => ({ id, vector })) });
-  // Polled until the optimizer has linked them all (deadline 60 s).
+const GRAPH_POINTS = new Map(Array.from({ length: 100 }, (_, i) => [i + 1, [Math.cos(i + 1), Math.sin(i + 1), (i + 1) / 100, 1]]));
+/** The query [1, 0, 0, 0] scores each point its f32 first component. */
+const GRAPH_REFERENCE = [...GRAPH_POINTS].map(([id, v]) => ({ id, score: Math.fround(v[0]) })).sort((a, b) => b.score - a.score || a.id - b.id);
+
+/**
+ * One shard of 100 4-d Dot vectors (1600 bytes) over an indexing threshold of 1 KiB, so the
+ * optimizer links them into a graph; resolves once it has (deadline 60 s).
+ */
+async function graphCollection(t: Test, config: Record<string, unknown>): Promise<string> {
+  const path = `/collections/${uniqueName('graph')}`;
+  await ok(t, 'PUT', path, { vectors: { size: 4, distance: 'Dot' }, shard_number: 1, optimizers_config: { indexing_threshold: 1 }, ...config });
+  await ok(t, 'PUT', `${path}/points?wait=true`, { points: [...GRAPH_POINTS].map(([id, vector]) => ({ id, vector })) });
   const deadline = Date.now() + 60_000;
   let indexed = 0;
-  while (indexed < 100 && Date.now() < deadline) indexed = (await ok<{ indexed_vectors_count: number }>(t, 'GET', path)).indexed_vectors_count;
-  t.equal(indexed, 100, 'every vector is in the graph');
-  // The query [1, 0, 0, 0] scores each point its f32 first component.
-  const reference = [...vectors].map(([id, v]) => ({ id, score: Math.fround(v[0]) })).sort((a, b) => b.score - a.score || a.id - b.id);
+  while (indexed < GRAPH_POINTS.size && Date.now() < deadline) indexed = (await ok<{ indexed_vectors_count: number }>(t, 'GET', path)).indexed_vectors_count;
+  t.equal(indexed, GRAPH_POINTS.size, 'every vector is in the graph');
+  return path;
+}
+
+t.test('beams, oversampling and limits past the graph size search an HNSW graph in full', async (t) => {
+  const path = await graphCollection(t, { quantization_config: { scalar: { type: 'int8' } } });
+  const reference = GRAPH_REFERENCE;
 
   const params = [
     `{"hnsw_ef":${U64_MAX}}`,
@@ -138,6 +141,15 @@ t.test('beams, oversampling and limits past the graph size search an HNSW graph 
     const top = await ok<Hit[]>(t, 'POST', `${path}/points/search`, (`{"vector":[1,0,0,0],"limit":3,"params":${p}}`));
     t.same(ids(top), ids(reference.slice(0, 3)), `params ${p}, limit 3`);
   }
+});
+
+t.test('m and ef_construct as large as usize allows build a graph (m = i32::MAX aborted the engine)', async (t) => {
+  const hnsw = { m: 2 ** 31 - 1, ef_construct: HUGE };
+  const path = await graphCollection(t, { hnsw_config: hnsw });
+  const info = await ok<{ config: { hnsw_config: Record<string, unknown> } }>(t, 'GET', path);
+  t.match(info.config.hnsw_config, hnsw, 'the configuration reads back as given');
+  const hits = await ok<Hit[]>(t, 'POST', `${path}/points/search`, { vector: [1, 0, 0, 0], limit: 100 });
+  t.same(hits.map((h) => ({ id: h.id, score: h.score })), GRAPH_REFERENCE, 'every point, exactly ranked');
 });
 
 t.test('numbers beyond their integer type get serde_json\'s 400', async (t) => {
