@@ -121,7 +121,10 @@ async function graphCollection(t: Test, config: Record<string, unknown>): Promis
   await ok(t, 'PUT', `${path}/points?wait=true`, { points: [...GRAPH_POINTS].map(([id, vector]) => ({ id, vector })) });
   const deadline = Date.now() + 60_000;
   let indexed = 0;
-  while (indexed < GRAPH_POINTS.size && Date.now() < deadline) indexed = (await ok<{ indexed_vectors_count: number }>(t, 'GET', path)).indexed_vectors_count;
+  while (indexed < GRAPH_POINTS.size && Date.now() < deadline) {
+    const info = (await send('GET', path)).body as { result?: { indexed_vectors_count?: number } };
+    indexed = info.result?.indexed_vectors_count ?? 0;
+  }
   t.equal(indexed, GRAPH_POINTS.size, 'every vector is in the graph');
   return path;
 }
