@@ -31,18 +31,16 @@ export const WITH_VECTOR = untagged('WithVector', [{ type: 'boolean' }, seq(str(
 export const PAYLOAD = jsonObject();
 
 /**
- * Vector components, f32 in Qdrant. One beyond the f32 range would be stored as an infinity,
- * which poisons every score computed with it (Qdrant keeps it so), hence Quiver's rule.
+ * A dense vector, wherever one is sent: stored points, queries, examples. A component beyond the
+ * f32 range would be stored as an infinity, which poisons every score computed with it (Qdrant
+ * keeps it so), hence Quiver's rule, which sparse values share.
  */
-const F32_COMPONENTS = withRule(seq(float('f32')), { f32Components: true });
-
-/** A dense vector, wherever one is sent: stored points, queries, examples. */
-export const DENSE = F32_COMPONENTS;
+export const DENSE = withRule(seq(float('f32')), { f32Components: true });
 const MULTI_DENSE = seq(DENSE);
 
 const SPARSE = struct(
   'SparseVector',
-  { indices: seq(uint('u32')), values: F32_COMPONENTS },
+  { indices: seq(uint('u32')), values: DENSE },
   { required: ['indices', 'values'] },
 );
 
