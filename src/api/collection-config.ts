@@ -5,7 +5,7 @@
 
 import type { Distance } from '../engine/index.js';
 import type { JsonValue, Payload } from '../model.js';
-import { vectorParamsNotInConfig } from './messages.js';
+import { vectorParamsNotInConfig } from '../messages.js';
 import type {
   WireCollectionParamsDiff,
   WireCreateCollection,

@@ -3,14 +3,15 @@
 // the shards a request selects.
 
 import { rm } from 'node:fs/promises';
-import { collectionNotFound } from '../api/messages.js';
+import { collectionNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
 import type { IndexSpec, ShardSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardWorkers } from '../worker/pool.js';
-import type { ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
+import type { ShardStats } from '../shard/stats.js';
+import type { ShardTask, TaskResults } from '../worker/tasks.js';
 import type { FileSlice } from '../snapshot/tar.js';
 import { shardOf } from './routing.js';
 import { readShards, routeOf, writeGroups, type ShardKey, type ShardKeyEntry, type ShardKeySelector, type ShardLayout, type ShardPlacement } from './shard-keys.js';

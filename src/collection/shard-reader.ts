@@ -10,7 +10,9 @@ import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/sea
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
 import type { ShardWorkers } from '../worker/pool.js';
-import type { OrderBy, ReadShape, ShardTask, TaskResults } from '../worker/tasks.js';
+import { compareOrdered, type OrderBy } from '../shard/reads.js';
+import type { ReadShape } from '../shard/selectors.js';
+import type { ShardTask, TaskResults } from '../worker/tasks.js';
 import { activeDeadline } from './deadline-scope.js';
 import { shardOf } from './routing.js';
 import { routeOf, type ShardLayout, type ShardPlacement } from './shard-keys.js';
@@ -88,8 +90,7 @@ export class ShardReader {
     const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', shard: s.key, filter, from, limit: limit + 1, shape, orderBy }))));
     const merged = pages.flat();
     if (orderBy) {
-      const sign = orderBy.direction === 'desc' ? -1 : 1;
-      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
+      merged.sort(compareOrdered(orderBy.direction));
       return { points: merged.slice(0, limit), next_page_offset: null };
     }
     merged.sort((a, b) => compareIds(a.id, b.id));

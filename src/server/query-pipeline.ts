@@ -5,7 +5,7 @@
 
 import { averageVector, fromQueryNode, isReadPlan, type Example, type PlannedSearch, type QueryNode, type ReadPlan, type ResultShape, type VectorPlan } from '../api/search-convert.js';
 import { toFilter } from '../api/filter.js';
-import { pointNotFound } from '../api/messages.js';
+import { pointNotFound } from '../messages.js';
 import type { WireFilter } from '../api/filter.js';
 import type { WirePrefetch } from '../api/types.js';
 import type { ShardReader } from '../collection/shard-reader.js';

@@ -5,7 +5,7 @@
 
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectionNotFound } from '../api/messages.js';
+import { collectionNotFound } from '../messages.js';
 import type { Collection } from '../collection/collection.js';
 import type { CollectionManager } from '../collection/manager.js';
 import { BadInput, NotFound } from '../errors.js';

@@ -3,7 +3,9 @@
 
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import type { PayloadSelection, PointView, VectorSelection } from '../shard/selectors.js';
+import type { PointView, ReadShape } from '../shard/selectors.js';
+import type { OrderBy } from '../shard/reads.js';
+import type { ShardStats } from '../shard/stats.js';
 import type { IndexSpec, ShardSpec } from '../shard/shard.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { WriteOp } from '../shard/write-ops.js';
@@ -14,17 +16,6 @@ import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardRoute } from '../snapshot/shard-part.js';
 import type { FileSlice } from '../snapshot/tar.js';
-
-export interface OrderBy {
-  key: string;
-  direction: 'asc' | 'desc';
-  startFrom: number | null;
-}
-
-export interface ReadShape {
-  withPayload: PayloadSelection;
-  withVector: VectorSelection;
-}
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }
@@ -49,18 +40,6 @@ export type ShardTask =
   | { type: 'snapshot'; shard: string; path: string }
   /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
   | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice; lastOp: number; route: ShardRoute };
-
-export interface ShardStats {
-  points: number;
-  vectors: Record<string, number>;
-  indexedPoints: Record<string, number>;
-  lastOp: number;
-  /** Estimated bytes of the stored vectors (f32 components). */
-  vectorsBytes: number;
-  /** Estimated bytes of the payloads (their JSON text). */
-  payloadsBytes: number;
-}
-
 
 export interface TaskResults {
   open: { lastOp: number };

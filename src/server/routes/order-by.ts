@@ -1,11 +1,11 @@
 // Scroll's order_by: a key with a range-capable payload index, a direction, a start value.
 
-import { missingRangeIndexForOrderBy } from '../../api/messages.js';
+import { missingRangeIndexForOrderBy } from '../../messages.js';
 import type { WireOrderBy } from '../../api/types.js';
 import { BadInput } from '../../errors.js';
 import { parseDatetime } from '../../shard/filter/index.js';
 import type { IndexSpec } from '../../shard/shard.js';
-import type { OrderBy } from '../../worker/tasks.js';
+import type { OrderBy } from '../../shard/reads.js';
 
 const ORDERED_TYPES = new Set(['integer', 'float', 'datetime']);
 
