@@ -6,7 +6,10 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
-import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
+import type { Distance } from '../engine/index.js';
+import type { RankedList } from '../shard/fusion.js';
+import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
+import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
 import type { ShardWorkers } from '../worker/pool.js';
@@ -18,7 +21,7 @@ import { shardOf } from './routing.js';
 import { routeOf, type ShardLayout, type ShardPlacement } from './shard-keys.js';
 
 /** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */
-const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'facet', 'sample']);
+const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'query', 'facet', 'sample']);
 
 /** Sends a task to the shard's worker; reads carry the deadline of the request they serve. */
 export function runOnShard<T extends ShardTask>(workers: ShardWorkers, shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
@@ -51,7 +54,7 @@ function uniqueIds<T extends PointView>(sorted: T[]): T[] {
   return sorted.filter((p) => !seen.has(p.id) && seen.add(p.id));
 }
 
-export class ShardReader {
+export class ShardReader implements QueryBackend {
   constructor(private readonly source: ReaderSource, readonly shards: readonly ShardPlacement[]) {}
 
   get vectors(): readonly VectorSpec[] {
@@ -123,16 +126,36 @@ export class ShardReader {
    * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */
-  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+  async search(searches: PagedSearch[]): Promise<ScoredView[][]> {
     for (const s of searches) this.vectorSpec(s.spec.using);
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', shard: sh.key, searches: specs })).map((hits) => labelled(sh, hits))));
     return searches.map((s, i) => {
-      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
-      const hits = perShard.flatMap((r) => r[i]);
-      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance));
       return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
     });
+  }
+
+  /**
+   * Runs query trees. A reader of one shard sends them whole in one task (so a shard elsewhere
+   * costs one round trip); over several shards, fusion and rescoring need every shard's
+   * candidates, so each step's searches fan out and merge here before the next step runs.
+   */
+  async query(queries: ShardQuery[]): Promise<RankedList[]> {
+    if (this.shards.length !== 1) return evaluateQueries(queries, this);
+    const [shard] = this.shards;
+    const lists = await this.run(shard, { type: 'query', shard: shard.key, queries });
+    for (const list of lists) labelled(shard, list.hits);
+    return lists;
+  }
+
+  /** Points in the order asked: by an order_by key, or drawn at random. */
+  async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
+    return order.kind === 'order_by' ? (await this.scroll(filter, null, limit, shape, order.orderBy)).points : this.sample(filter, limit, shape);
+  }
+
+  distance(using: string): Distance {
+    return this.vectorSpec(using).distance;
   }
 
   /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */

@@ -9,6 +9,7 @@ import { retrievePoints, samplePoints, scrollPoints } from '../shard/reads.js';
 import { Shard } from '../shard/shard.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
+import { runShardQueries } from '../shard/shard-query.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import type { ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
@@ -66,6 +67,8 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
         return searchShard(shard, spec);
       });
     }
+    case 'query':
+      return runShardQueries(shardOf(task.shard), task.queries);
     case 'facet': {
       const shard = shardOf(task.shard);
       const index = shard.index(task.key);

@@ -8,6 +8,8 @@ import type { OrderBy } from '../shard/reads.js';
 import type { ShardStats } from '../shard/stats.js';
 import type { IndexSpec, ShardSpec } from '../shard/shard.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
+import type { RankedList } from '../shard/fusion.js';
+import type { ShardQuery } from '../shard/query-plan.js';
 import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
@@ -29,6 +31,8 @@ export type ShardTask =
   | { type: 'count'; shard: string; filter: Filter | null }
   | { type: 'sample'; shard: string; filter: Filter | null; limit: number; shape: ReadShape }
   | { type: 'search'; shard: string; searches: SearchSpec[] }
+  /** Whole query trees, evaluated over this shard alone (the collection is this one shard). */
+  | { type: 'query'; shard: string; queries: ShardQuery[] }
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
@@ -53,6 +57,7 @@ export interface TaskResults {
   /** Up to `limit` distinct matching points in uniformly random order, and how many points match. */
   sample: { points: PointView[]; matching: number };
   search: ScoredView[][];
+  query: RankedList[];
   /** Distinct values of the key among matching points, with how many points hold each. */
   facet: [FacetValue, number][];
   stats: ShardStats;

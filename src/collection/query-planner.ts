@@ -1,0 +1,136 @@
+// The query API planned and run below the HTTP layer: a request's tree becomes a shard query plan
+// (examples read as vectors, filters inherited down the tree, order_by checked) and runs over the
+// shards it reads; requests of a batch that read the same shards run together.
+
+import { BadRequest } from '../errors.js';
+import type { PointId } from '../model.js';
+import type { Filter } from '../shard/filter/index.js';
+import type { PagedSearch, QueryStep, ShardQuery } from '../shard/query-plan.js';
+import type { ScoredView, SearchQuery } from '../shard/search.js';
+import type { ReadShape } from '../shard/selectors.js';
+import { ExampleVectors, searchQueryOf, storedIds } from './examples.js';
+import type { CollectionManager } from './manager.js';
+import { orderByOf } from './order-by.js';
+import { isReadPlan, type QueryNode, type QueryRequest, type VectorPlan } from './query-tree.js';
+import type { ShardKeySelector } from './shard-keys.js';
+import type { ShardReader } from './shard-reader.js';
+
+/** The shards a query may read. */
+export interface QueryScope {
+  /** The queried collection's shards of a shard-key selection (all of them for null). */
+  reader(shardKey: ShardKeySelector | null): ShardReader;
+  /** Another collection's shards: where `lookup_from` and `with_lookup` read. */
+  lookup(collection: string, shardKey: ShardKeySelector | null): ShardReader;
+}
+
+/** The scope of a query on the collection (or alias) `name`. */
+export function collectionScope(collections: CollectionManager, name: string): QueryScope {
+  const collection = collections.get(name);
+  return {
+    reader: (shardKey) => collection.reader(shardKey),
+    lookup: (other, shardKey) => collections.get(other).reader(shardKey),
+  };
+}
+
+function both(a: Filter | null, b: Filter | null): Filter | null {
+  if (!a) return b;
+  if (!b) return a;
+  return { must: [{ kind: 'filter', filter: a }, { kind: 'filter', filter: b }] };
+}
+
+function without(filter: Filter | null, ids: PointId[]): Filter | null {
+  return ids.length ? both(filter, { mustNot: [{ kind: 'hasId', ids: new Set(ids) }] }) : filter;
+}
+
+function nodesOf(node: QueryNode): QueryNode[] {
+  return [node, ...node.prefetches.flatMap(nodesOf)];
+}
+
+/** What planning a tree needs besides the tree. */
+interface Planning {
+  reader: ShardReader;
+  shape: ReadShape;
+  examples: ExampleVectors;
+}
+
+/**
+ * A vector plan's search: stored examples are read as vectors and, when they are this
+ * collection's points, left out of the results.
+ */
+function searchStep(node: QueryNode, plan: VectorPlan, filter: Filter | null, { shape, examples }: Planning): Extract<QueryStep, { kind: 'search' }> {
+  const query: SearchQuery = searchQueryOf(plan, (e) => examples.vectorOf(node, e));
+  return {
+    kind: 'search',
+    spec: {
+      using: node.using,
+      query,
+      filter: node.lookupFrom ? filter : without(filter, storedIds(plan)),
+      params: node.params,
+      scoreThreshold: node.scoreThreshold,
+      ...shape,
+    },
+  };
+}
+
+function planNode(node: QueryNode, inherited: Filter | null, planning: Planning): ShardQuery {
+  const filter = both(inherited, node.filter);
+  const prefetches = node.prefetches.map((p) => planNode(p, filter, planning));
+  const plan = node.plan;
+  const paging = { prefetches, limit: node.limit, offset: node.offset };
+  if (plan === null) {
+    if (prefetches.length === 0) throw new BadRequest('a query without prefetch needs a `query`');
+    if (prefetches.length !== 1) throw new BadRequest('several prefetches need a query to combine them, e.g. {"fusion": "rrf"}');
+    return { step: { kind: 'pass' }, ...paging };
+  }
+  if (plan.kind === 'fusion') {
+    if (prefetches.length === 0) throw new BadRequest('Fusion queries require prefetches');
+    return { step: { kind: 'fusion', method: plan.method, k: plan.k, weights: plan.weights, scoreThreshold: node.scoreThreshold }, ...paging };
+  }
+  if (isReadPlan(plan)) {
+    const order = plan.kind === 'sample' ? { kind: 'sample' as const } : { kind: 'order_by' as const, orderBy: orderByOf(plan.orderBy, planning.reader.indexes) };
+    return { step: { kind: 'read', order, filter, shape: planning.shape }, ...paging };
+  }
+  return { step: searchStep(node, plan, filter, planning), ...paging };
+}
+
+async function planning(scope: QueryScope, reader: ShardReader, request: QueryRequest, nodes: QueryNode[]): Promise<Planning> {
+  return { reader, shape: request.shape, examples: await ExampleVectors.read(nodes, reader, scope.lookup) };
+}
+
+/** A request's tree as the shards run it. */
+async function planQuery(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<ShardQuery> {
+  return planNode(request.root, null, await planning(scope, reader, request, nodesOf(request.root)));
+}
+
+/**
+ * The one search of a request whose hits are grouped (its prefetches take no part, as before
+ * grouping existed for trees): a vector query is required.
+ */
+export async function planGroupedSearch(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<PagedSearch> {
+  const { root } = request;
+  const plan = root.plan;
+  if (!plan) throw new BadRequest('a query without prefetch needs a `query`');
+  if (plan.kind === 'fusion') throw new BadRequest('Fusion queries require prefetches');
+  if (isReadPlan(plan)) throw new BadRequest(`${plan.kind} queries cannot be grouped`);
+  const { spec } = searchStep(root, plan, root.filter, await planning(scope, reader, request, [root]));
+  return { spec, limit: root.limit, offset: root.offset };
+}
+
+/**
+ * Runs query requests: those reading the same shards (the same shard-key selection, usually all
+ * of them) go to the shards together, each request's tree planned whole.
+ */
+export async function runQueries(scope: QueryScope, requests: QueryRequest[]): Promise<ScoredView[][]> {
+  const out: ScoredView[][] = new Array(requests.length);
+  const bySelection = new Map<string, number[]>();
+  requests.forEach(({ shardKey }, i) => {
+    const selection = JSON.stringify(shardKey);
+    bySelection.set(selection, [...(bySelection.get(selection) ?? []), i]);
+  });
+  await Promise.all([...bySelection.values()].map(async (members) => {
+    const reader = scope.reader(requests[members[0]].shardKey);
+    const plans = await Promise.all(members.map((i) => planQuery(scope, reader, requests[i])));
+    (await reader.query(plans)).forEach((list, j) => (out[members[j]] = list.hits));
+  }));
+  return out;
+}
