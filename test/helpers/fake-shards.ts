@@ -1,0 +1,150 @@
+// A collection of in-memory shards for testing the collection layer without workers or a server:
+// it answers the shard tasks reads send (retrieve, scroll, sample, count, search, query) by brute
+// force over plain arrays, and logs every task so tests can count round trips.
+
+import type { QueryScope } from '../../src/collection/query-planner.js';
+import { shardOf } from '../../src/collection/routing.js';
+import { ShardReader, type ReaderSource } from '../../src/collection/shard-reader.js';
+import type { ShardLayout, ShardPlacement } from '../../src/collection/shard-keys.js';
+import type { Distance } from '../../src/engine/index.js';
+import type { Payload, PointId } from '../../src/model.js';
+import { matchesPayload, type Filter } from '../../src/shard/filter/index.js';
+import { evaluateQueries, type PagedSearch, type PointOrder } from '../../src/shard/query-plan.js';
+import { compareOrdered, type OrderBy } from '../../src/shard/reads.js';
+import { rankHits, ranksLargerFirst, type ScoredView, type SearchSpec } from '../../src/shard/search.js';
+import { selectPayload, selectVectors, type PointView, type ReadShape } from '../../src/shard/selectors.js';
+import { compareIds, type IndexSpec, type VectorSpec } from '../../src/shard/shard.js';
+import type { ShardTask, TaskResults } from '../../src/worker/tasks.js';
+
+export interface FakePoint {
+  id: PointId;
+  vector: number[];
+  payload: Payload;
+}
+
+/** The score the engine gives: dot product, or L2 distance for Euclid. */
+export function scoreOf(distance: Distance, a: number[], b: number[]): number {
+  if (distance === 'Euclid') return Math.sqrt(a.reduce((s, x, i) => s + (x - b[i]) ** 2, 0));
+  return a.reduce((s, x, i) => s + x * b[i], 0);
+}
+
+class FakeShard {
+  constructor(readonly points: FakePoint[], private readonly distance: Distance) {}
+
+  private matches(filter: Filter | null): FakePoint[] {
+    if (!filter) return this.points;
+    return this.points.filter((p) => matchesPayload(filter, { id: p.id, payload: p.payload, vectors: new Set(['']) }));
+  }
+
+  private view(p: FakePoint, shape: ReadShape): PointView {
+    const out: PointView = { id: p.id };
+    const payload = selectPayload(p.payload, shape.withPayload);
+    if (payload) out.payload = payload;
+    const vectors = selectVectors({ '': p.vector }, shape.withVector);
+    if (vectors) out.vectors = vectors;
+    return out;
+  }
+
+  retrieve(ids: PointId[], shape: ReadShape): PointView[] {
+    return ids.flatMap((id) => this.points.filter((p) => p.id === id).map((p) => this.view(p, shape)));
+  }
+
+  scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): PointView[] {
+    const matching = this.matches(filter);
+    if (orderBy) {
+      const valued = matching.map((p) => ({ ...this.view(p, shape), orderValue: p.payload[orderBy.key] as number }));
+      return valued.sort(compareOrdered(orderBy.direction)).slice(0, limit);
+    }
+    return [...matching].sort((a, b) => compareIds(a.id, b.id)).filter((p) => from === null || compareIds(p.id, from) >= 0).slice(0, limit).map((p) => this.view(p, shape));
+  }
+
+  sample(filter: Filter | null, limit: number, shape: ReadShape): { points: PointView[]; matching: number } {
+    const matching = this.matches(filter);
+    const shuffled = [...matching].sort(() => Math.random() - 0.5);
+    return { points: shuffled.slice(0, limit).map((p) => this.view(p, shape)), matching: matching.length };
+  }
+
+  search(spec: SearchSpec): ScoredView[] {
+    if (spec.query.kind !== 'nearest') throw new Error('the fake shard scores nearest queries only');
+    const vector = spec.query.vector;
+    const larger = ranksLargerFirst(spec.query, this.distance);
+    const hits = this.matches(spec.filter).map((p) => ({ ...this.view(p, spec), score: scoreOf(this.distance, p.vector, vector), version: 0 }));
+    const kept = hits.filter((h) => spec.scoreThreshold === null || (larger ? h.score >= spec.scoreThreshold : h.score <= spec.scoreThreshold));
+    return rankHits(kept, larger).slice(0, spec.top);
+  }
+
+  /** What the worker's query task does: the whole tree over this shard alone. */
+  query(task: Extract<ShardTask, { type: 'query' }>) {
+    return evaluateQueries(task.queries, {
+      distance: () => this.distance,
+      search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
+      read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, order.orderBy),
+    });
+  }
+}
+
+export class FakeCollection implements ReaderSource {
+  /** Every task sent, in order: its type and the shard it went to. */
+  readonly tasks: { type: ShardTask['type']; shard: string }[] = [];
+  readonly layout: ShardLayout;
+  readonly vectors: readonly VectorSpec[];
+  private readonly shards = new Map<string, FakeShard>();
+
+  constructor(points: FakePoint[], shardCount: number, distance: Distance, readonly indexes: readonly IndexSpec[] = []) {
+    const placements: ShardPlacement[] = Array.from({ length: shardCount }, (_, id) => ({ id, key: `fake/${id}`, worker: 0, path: '' }));
+    this.layout = { keys: null, shards: placements };
+    this.vectors = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
+    for (const p of placements) this.shards.set(p.key, new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === p.id), distance));
+  }
+
+  /** How many points each shard holds. */
+  get sizes(): number[] {
+    return [...this.shards.values()].map((s) => s.points.length);
+  }
+
+  async run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+    this.tasks.push({ type: task.type, shard: shard.key });
+    const fake = this.shards.get(shard.key)!;
+    // Each task's answer is computed by one shard; the cast maps it to its task type.
+    const answer = (result: unknown) => structuredClone(result) as TaskResults[T['type']];
+    switch (task.type) {
+      case 'retrieve':
+        return answer(fake.retrieve(task.ids, task.shape));
+      case 'scroll':
+        return answer(fake.scroll(task.filter, task.from, task.limit, task.shape, task.orderBy));
+      case 'sample':
+        return answer(fake.sample(task.filter, task.limit, task.shape));
+      case 'count':
+        return answer(fake.points.filter((p) => !task.filter || matchesPayload(task.filter, { id: p.id, payload: p.payload, vectors: new Set(['']) })).length);
+      case 'search':
+        return answer(task.searches.map((s) => fake.search(s)));
+      case 'query':
+        return answer(await fake.query(task));
+      default:
+        throw new Error(`the fake shards do not run ${task.type} tasks`);
+    }
+  }
+
+  reader(): ShardReader {
+    return new ShardReader(this, this.layout.shards);
+  }
+
+  /** Tasks sent since the last call, by type. */
+  takeTasks(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const t of this.tasks.splice(0)) counts[t.type] = (counts[t.type] ?? 0) + 1;
+    return counts;
+  }
+}
+
+/** A query scope over fake collections by name; the first is the one queried. */
+export function fakeScope(main: FakeCollection, others: Record<string, FakeCollection> = {}): QueryScope {
+  return {
+    reader: () => main.reader(),
+    lookup: (name) => {
+      const other = others[name];
+      if (!other) throw new Error(`no fake collection ${name}`);
+      return other.reader();
+    },
+  };
+}
