@@ -17,7 +17,7 @@ import { compareOrdered, type OrderBy } from '../shard/reads.js';
 import type { ReadShape } from '../shard/selectors.js';
 import type { ShardTask, TaskResults } from '../worker/tasks.js';
 import { activeDeadline } from './deadline-scope.js';
-import { shardOf } from './routing.js';
+import { shardOf } from '../shard/routing.js';
 import { routeOf, type ShardLayout, type ShardPlacement } from './shard-keys.js';
 
 /** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */

@@ -10,7 +10,7 @@ import { Shard } from '../shard/shard.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
-import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../snapshot/shard-part.js';
+import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../shard/snapshot-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import type { ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
 

@@ -16,8 +16,8 @@ import type { Deadline } from '../shard/deadline.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
-import type { ShardRoute } from '../snapshot/shard-part.js';
-import type { FileSlice } from '../snapshot/tar.js';
+import type { ShardRoute } from '../shard/snapshot-part.js';
+import type { FileSlice } from '../storage/tar.js';
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }

@@ -3,7 +3,7 @@
 // force over plain arrays, and logs every task so tests can count round trips.
 
 import type { QueryScope } from '../../src/collection/query-planner.js';
-import { shardOf } from '../../src/collection/routing.js';
+import { shardOf } from '../../src/shard/routing.js';
 import { ShardReader, type ReaderSource } from '../../src/collection/shard-reader.js';
 import type { ShardLayout, ShardPlacement } from '../../src/collection/shard-keys.js';
 import type { Distance } from '../../src/engine/index.js';
