@@ -7,18 +7,8 @@ import type { WireFilter } from './filter.js';
 
 export type { ParsedQuery, ReadConsistencyValue } from './schemas/query.js';
 
-export type {
-  Memory as WireMemory,
-  Datatype as WireDatatype,
-  ScalarQuantizationConfig as WireScalarQuantization,
-  ProductQuantizationConfig as WireProductQuantization,
-  BinaryQuantizationConfig as WireBinaryQuantization,
-  TurboQuantizationConfig as WireTurboQuantization,
-  QuantizationConfig as WireQuantizationConfig,
-  SparseVectorParams as WireSparseVectorParams,
-  StrictModeConfig as WireStrictModeConfig,
-  PayloadStorageParams as WirePayloadStorageParams,
-} from '../collection/kept-config.js';
+// The configuration parts a collection keeps in Qdrant's shape are typed once, where the model is.
+export type { QuantizationConfig as WireQuantizationConfig, SparseVectorParams as WireSparseVectorParams } from '../collection/kept-config.js';
 import type { Memory as WireMemory, Datatype as WireDatatype, QuantizationConfig as WireQuantizationConfig, SparseVectorParams as WireSparseVectorParams, StrictModeConfig as WireStrictModeConfig, PayloadStorageParams as WirePayloadStorageParams } from '../collection/kept-config.js';
 
 type Opt<T> = T | null | undefined;
