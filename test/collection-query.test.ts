@@ -84,7 +84,21 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
   t.same(brief(hits), referenceRrf([prefetch, prefetch]).slice(0, 10), 'both prefetches search by the stored vector, without the example');
   t.same(fake.takeTasks(), { retrieve: 1, search: 3 }, 'one retrieve (only the owning shard), then both prefetches in one search task per shard');
 
-  await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), 'a missing example is not found');
+  const single = new FakeCollection(POINTS, 1, 'Dot');
+  const [alone] = await runQueries(fakeScope(single), [request(tree)]);
+  t.same(brief(alone), brief(hits), 'one shard: the same answer');
+  t.same(single.takeTasks(), { query: 1 }, 'one shard: the examples are read where the tree runs, in its one task');
+
+  const other = new FakeCollection([{ id: 'a6f0c2d4-1b3e-4f5a-8c7d-9e0f1a2b3c4d', vector: example.vector, payload: {} }], 1, 'Dot');
+  const lookedUp = node({ kind: 'nearest', input: { pointId: 'a6f0c2d4-1b3e-4f5a-8c7d-9e0f1a2b3c4d' } }, { lookupFrom: { collection: 'other', vector: null, shardKey: null } });
+  const [fromOther] = await runQueries(fakeScope(single, { other }), [request(lookedUp)]);
+  t.same(brief(fromOther), reference('Dot', example.vector, 10), 'lookup_from: the other collection\'s vector, and no point left out');
+  t.same([other.takeTasks(), single.takeTasks()], [{ retrieve: 1 }, { query: 1 }], 'lookup_from: read from the other collection first, then one task');
+
+  for (const shards of [1, 3]) {
+    const missing = new FakeCollection(POINTS, shards, 'Dot');
+    await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
+  }
   await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadRequest('Fusion queries require prefetches'));
   await t.rejects(runQueries(fakeScope(fake), [request(node(null))]), new BadRequest('a query without prefetch needs a `query`'));
 });

@@ -5,13 +5,14 @@
 import { BadRequest } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import type { PagedSearch, QueryStep, ShardQuery } from '../shard/query-plan.js';
-import type { ScoredView, SearchQuery } from '../shard/search.js';
+import { searchQueryOf, storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
+import type { PagedSearch, SearchStep, ShardQuery } from '../shard/query-plan.js';
+import type { ScoredView } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
-import { ExampleVectors, searchQueryOf, storedIds } from './examples.js';
+import { ExampleVectors } from './examples.js';
 import type { CollectionManager } from './manager.js';
 import { orderByOf } from './order-by.js';
-import { isReadPlan, type QueryNode, type QueryRequest, type VectorPlan } from './query-tree.js';
+import { isReadPlan, type QueryNode, type QueryRequest } from './query-tree.js';
 import type { ShardKeySelector } from './shard-keys.js';
 import type { ShardReader } from './shard-reader.js';
 
@@ -50,20 +51,20 @@ function nodesOf(node: QueryNode): QueryNode[] {
 interface Planning {
   reader: ShardReader;
   shape: ReadShape;
+  /** The examples read here: those of `lookup_from` nodes (the shards read the others). */
   examples: ExampleVectors;
 }
 
 /**
- * A vector plan's search: stored examples are read as vectors and, when they are this
- * collection's points, left out of the results.
+ * A vector query's search. Examples that are this collection's points are left out of the
+ * results; those of another collection (`lookup_from`) go to the shards as vectors.
  */
-function searchStep(node: QueryNode, plan: VectorPlan, filter: Filter | null, { shape, examples }: Planning): Extract<QueryStep, { kind: 'search' }> {
-  const query: SearchQuery = searchQueryOf(plan, (e) => examples.vectorOf(node, e));
+function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, { shape, examples }: Planning): SearchStep {
   return {
     kind: 'search',
+    query: node.lookupFrom ? withVectors(plan, (e) => examples.vectorOf(node, e)) : plan,
     spec: {
       using: node.using,
-      query,
       filter: node.lookupFrom ? filter : without(filter, storedIds(plan)),
       params: node.params,
       scoreThreshold: node.scoreThreshold,
@@ -93,13 +94,10 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning)
   return { step: searchStep(node, plan, filter, planning), ...paging };
 }
 
-async function planning(scope: QueryScope, reader: ShardReader, request: QueryRequest, nodes: QueryNode[]): Promise<Planning> {
-  return { reader, shape: request.shape, examples: await ExampleVectors.read(nodes, reader, scope.lookup) };
-}
-
 /** A request's tree as the shards run it. */
 async function planQuery(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<ShardQuery> {
-  return planNode(request.root, null, await planning(scope, reader, request, nodesOf(request.root)));
+  const examples = await ExampleVectors.read(nodesOf(request.root).filter((n) => n.lookupFrom), reader, scope.lookup);
+  return planNode(request.root, null, { reader, shape: request.shape, examples });
 }
 
 /**
@@ -112,8 +110,9 @@ export async function planGroupedSearch(scope: QueryScope, reader: ShardReader, 
   if (!plan) throw new BadRequest('a query without prefetch needs a `query`');
   if (plan.kind === 'fusion') throw new BadRequest('Fusion queries require prefetches');
   if (isReadPlan(plan)) throw new BadRequest(`${plan.kind} queries cannot be grouped`);
-  const { spec } = searchStep(root, plan, root.filter, await planning(scope, reader, request, [root]));
-  return { spec, limit: root.limit, offset: root.offset };
+  const examples = await ExampleVectors.read([root], reader, scope.lookup);
+  const { spec } = searchStep(root, plan, root.filter, { reader, shape: request.shape, examples });
+  return { spec: { ...spec, query: searchQueryOf(plan, (e) => examples.vectorOf(root, e)) }, limit: root.limit, offset: root.offset };
 }
 
 /**

@@ -1,30 +1,19 @@
 // The query API's request as the collection layer takes it (converted once from the wire): a tree
 // of nodes, the request and its prefetches, whose examples may still name stored points.
 
-import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
+import type { VectorQuery } from '../shard/query-objective.js';
 import type { SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import type { OrderByRequest } from './order-by.js';
 import type { ShardKeySelector } from './shard-keys.js';
 
-/** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
-export type Example = { vector: number[] } | { pointId: PointId };
-
-export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
-
 /** What a node asks, before stored points' vectors are looked up. */
 export type QueryPlan =
-  | { kind: 'nearest'; input: Example }
-  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
-  | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
-  | { kind: 'context'; pairs: [Example, Example][] }
+  | VectorQuery
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null }
   | { kind: 'order_by'; orderBy: OrderByRequest }
   | { kind: 'sample' };
-
-/** Plans that score points against vectors. */
-export type VectorPlan = Extract<QueryPlan, { kind: 'nearest' | 'recommend' | 'discover' | 'context' }>;
 
 /** Plans that read points rather than score them (Qdrant runs them as scrolls). */
 export type ReadPlan = Extract<QueryPlan, { kind: 'order_by' | 'sample' }>;
@@ -33,7 +22,7 @@ export function isReadPlan(plan: QueryPlan | null): plan is ReadPlan {
   return plan !== null && (plan.kind === 'order_by' || plan.kind === 'sample');
 }
 
-export function isVectorPlan(plan: QueryPlan | null): plan is VectorPlan {
+export function isVectorPlan(plan: QueryPlan | null): plan is VectorQuery {
   return plan !== null && plan.kind !== 'fusion' && !isReadPlan(plan);
 }
 

@@ -8,6 +8,7 @@ import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
 import type { Distance } from '../engine/index.js';
 import type { RankedList } from '../shard/fusion.js';
+import type { StoredVectors } from '../shard/query-objective.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
 import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
@@ -156,6 +157,11 @@ export class ShardReader implements QueryBackend {
 
   distance(using: string): Distance {
     return this.vectorSpec(using).distance;
+  }
+
+  async storedVectors(ids: PointId[], using: string): Promise<StoredVectors> {
+    const points = await this.retrieve(ids, { withPayload: { all: false }, withVector: [using] });
+    return new Map(points.map((p) => [p.id, p.vectors?.[using]]));
   }
 
   /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */

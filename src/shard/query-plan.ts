@@ -10,6 +10,7 @@ import { dbsf, DEFAULT_RRF_K, rrf, type RankedList } from './fusion.js';
 import type { OrderBy } from './reads.js';
 import { ranksLargerFirst, type ScoredView, type SearchSpec } from './search.js';
 import type { PointView, ReadShape } from './selectors.js';
+import { exampleVector, searchQueryOf, storedIds, type StoredVectors, type VectorQuery } from './query-objective.js';
 
 /** One search with the paging of its results: `offset + limit` hits are found, `limit` kept. */
 export interface PagedSearch {
@@ -21,9 +22,19 @@ export interface PagedSearch {
 /** A read that ranks points by something other than a score: an order_by key, or chance. */
 export type PointOrder = { kind: 'order_by'; orderBy: OrderBy } | { kind: 'sample' };
 
+/**
+ * A search step: its query's examples are vectors, or points of the shards the plan runs on
+ * (their `using` vector is read where the plan runs; `lookup_from` examples arrive as vectors).
+ */
+export interface SearchStep {
+  kind: 'search';
+  query: VectorQuery;
+  spec: Omit<SearchSpec, 'top' | 'query'>;
+}
+
 /** What a node does with the points it considers (all matching points, or its prefetches' hits). */
 export type QueryStep =
-  | { kind: 'search'; spec: Omit<SearchSpec, 'top'> }
+  | SearchStep
   | { kind: 'read'; order: PointOrder; filter: Filter | null; shape: ReadShape }
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null; scoreThreshold: number | null }
   /** No query of its own: its single prefetch's hits, paged. */
@@ -43,6 +54,8 @@ export interface QueryBackend {
   search(searches: PagedSearch[]): Promise<ScoredView[][]>;
   /** Up to `limit` points in the order asked. */
   read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]>;
+  /** The `using` vectors of stored points; ids not found are absent. */
+  storedVectors(ids: PointId[], using: string): Promise<StoredVectors>;
   distance(using: string): Distance;
 }
 
@@ -56,31 +69,57 @@ function only(filter: Filter | null, ids: PointId[]): Filter {
   return both(filter, { must: [{ kind: 'hasId', ids: new Set(ids) }] })!;
 }
 
-/** The searches of nodes without prefetches: they depend on nothing, so they all run at once. */
-function leafSearches(query: ShardQuery): ShardQuery[] {
-  if (query.prefetches.length) return query.prefetches.flatMap(leafSearches);
-  return query.step.kind === 'search' ? [query] : [];
+function nodesOf(query: ShardQuery): ShardQuery[] {
+  return [query, ...query.prefetches.flatMap(nodesOf)];
 }
 
-function paged(query: ShardQuery, spec: Omit<SearchSpec, 'top'>): PagedSearch {
-  return { spec, limit: query.limit, offset: query.offset };
+function searchOf(query: ShardQuery): SearchStep | null {
+  return query.step.kind === 'search' ? query.step : null;
+}
+
+/** The stored examples of every search step, read once per vector name for all the trees. */
+async function readExamples(nodes: ShardQuery[], backend: QueryBackend): Promise<Map<string, StoredVectors>> {
+  const ids = new Map<string, Set<PointId>>();
+  for (const step of nodes.map(searchOf)) {
+    if (!step) continue;
+    const stored = storedIds(step.query);
+    if (!stored.length) continue;
+    const set = ids.get(step.spec.using) ?? new Set();
+    for (const id of stored) set.add(id);
+    ids.set(step.spec.using, set);
+  }
+  const read = await Promise.all([...ids].map(async ([using, set]) => [using, await backend.storedVectors([...set], using)] as const));
+  return new Map(read);
+}
+
+/** A search step's spec, its query's examples now vectors. */
+function specOf(step: SearchStep, examples: Map<string, StoredVectors>): Omit<SearchSpec, 'top'> {
+  const { using } = step.spec;
+  const query = searchQueryOf(step.query, (e) => exampleVector(e, examples.get(using) ?? new Map(), using));
+  return { ...step.spec, query };
 }
 
 /**
- * Runs query trees: first every leaf search of all of them together (one batch), then each tree
- * bottom-up, a node's prefetches before the node.
+ * Runs query trees: stored examples are read first, then every leaf search of all the trees
+ * together (one batch), then each tree bottom-up, a node's prefetches before the node.
  */
 export async function evaluateQueries(queries: ShardQuery[], backend: QueryBackend): Promise<RankedList[]> {
-  const leaves = queries.flatMap(leafSearches);
-  const specs = leaves.map((q) => paged(q, (q.step as Extract<QueryStep, { kind: 'search' }>).spec));
-  const results = specs.length ? await backend.search(specs) : [];
+  const nodes = queries.flatMap(nodesOf);
+  const examples = await readExamples(nodes, backend);
+  const specs = new Map(nodes.flatMap((q) => {
+    const step = searchOf(q);
+    return step ? [[q, specOf(step, examples)] as const] : [];
+  }));
+  // Nodes without prefetches depend on nothing, so their searches all run at once.
+  const leaves = nodes.filter((q) => q.prefetches.length === 0 && specs.has(q));
+  const results = leaves.length ? await backend.search(leaves.map((q) => ({ spec: specs.get(q)!, limit: q.limit, offset: q.offset }))) : [];
   const found = new Map(leaves.map((q, i) => [q, results[i]]));
-  return Promise.all(queries.map((q) => evaluate(q, backend, found)));
+  return Promise.all(queries.map((q) => evaluate(q, backend, found, specs)));
 }
 
-async function evaluate(query: ShardQuery, backend: QueryBackend, found: Map<ShardQuery, ScoredView[]>): Promise<RankedList> {
+async function evaluate(query: ShardQuery, backend: QueryBackend, found: Map<ShardQuery, ScoredView[]>, specs: Map<ShardQuery, Omit<SearchSpec, 'top'>>): Promise<RankedList> {
   const { step, limit, offset } = query;
-  const lists = await Promise.all(query.prefetches.map((p) => evaluate(p, backend, found)));
+  const lists = await Promise.all(query.prefetches.map((p) => evaluate(p, backend, found, specs)));
   switch (step.kind) {
     case 'pass':
       return { hits: lists[0].hits.slice(offset, offset + limit), largerBetter: lists[0].largerBetter };
@@ -91,14 +130,15 @@ async function evaluate(query: ShardQuery, backend: QueryBackend, found: Map<Sha
       return { hits: kept.slice(offset, offset + limit), largerBetter: true };
     }
     case 'search': {
-      const largerBetter = () => ranksLargerFirst(step.spec.query, backend.distance(step.spec.using));
+      const own = specs.get(query)!;
+      const largerBetter = () => ranksLargerFirst(own.query, backend.distance(own.using));
       const leaf = found.get(query);
       if (leaf) return { hits: leaf, largerBetter: largerBetter() };
       // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
       const candidates = candidatesOf(lists);
       if (candidates.length === 0) return { hits: [], largerBetter: true };
-      const spec = { ...step.spec, filter: only(step.spec.filter, candidates), params: { ...step.spec.params, exact: true } };
-      const [hits] = await backend.search([paged(query, spec)]);
+      const spec = { ...own, filter: only(own.filter, candidates), params: { ...own.params, exact: true } };
+      const [hits] = await backend.search([{ spec, limit, offset }]);
       return { hits, largerBetter: largerBetter() };
     }
     case 'read': {

@@ -17,6 +17,10 @@ function backendOf(shard: Shard): QueryBackend {
   };
   return {
     distance,
+    storedVectors: async (ids, using) => new Map(ids.flatMap((id) => {
+      const record = shard.record(id);
+      return record ? [[id, record.vectors[using]] as const] : [];
+    })),
     search: async (searches) => searches.map(({ spec, limit, offset }) => {
       checkDeadline();
       const hits = searchShard(shard, { ...spec, top: offset + limit });

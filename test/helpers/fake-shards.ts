@@ -77,6 +77,7 @@ class FakeShard {
   query(task: Extract<ShardTask, { type: 'query' }>) {
     return evaluateQueries(task.queries, {
       distance: () => this.distance,
+      storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, p.vector])),
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
       read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, order.orderBy),
     });
