@@ -5,7 +5,7 @@ import { BadRequest } from '../errors.js';
 import { DEFAULT_VECTOR } from '../model.js';
 import type { GroupSpec, PointGroup } from '../collection/groups.js';
 import type { MatrixRequest } from '../collection/matrix.js';
-import type { OrderByRequest } from '../collection/order-by.js';
+import type { OrderByRequest } from '../shard/order-by.js';
 import type { QueryNode, QueryPlan, QueryRequest } from '../collection/query-tree.js';
 import type { Example } from '../shard/query-objective.js';
 import type { ScoredView, SearchParams } from '../shard/search.js';

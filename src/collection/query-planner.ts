@@ -3,15 +3,13 @@
 // shards it reads; requests of a batch that read the same shards run together.
 
 import { BadRequest } from '../errors.js';
-import type { PointId } from '../model.js';
-import type { Filter } from '../shard/filter/index.js';
+import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
 import { searchQueryOf, storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
 import type { PagedSearch, SearchStep, ShardQuery } from '../shard/query-plan.js';
 import type { ScoredView } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { ExampleVectors } from './examples.js';
 import type { CollectionManager } from './manager.js';
-import { orderByOf } from './order-by.js';
 import { isReadPlan, type QueryNode, type QueryRequest } from './query-tree.js';
 import type { ShardKeySelector } from './shard-keys.js';
 import type { ShardReader } from './shard-reader.js';
@@ -33,23 +31,12 @@ export function collectionScope(collections: CollectionManager, name: string): Q
   };
 }
 
-function both(a: Filter | null, b: Filter | null): Filter | null {
-  if (!a) return b;
-  if (!b) return a;
-  return { must: [{ kind: 'filter', filter: a }, { kind: 'filter', filter: b }] };
-}
-
-function without(filter: Filter | null, ids: PointId[]): Filter | null {
-  return ids.length ? both(filter, { mustNot: [{ kind: 'hasId', ids: new Set(ids) }] }) : filter;
-}
-
 function nodesOf(node: QueryNode): QueryNode[] {
   return [node, ...node.prefetches.flatMap(nodesOf)];
 }
 
 /** What planning a tree needs besides the tree. */
 interface Planning {
-  reader: ShardReader;
   shape: ReadShape;
   /** The examples read here: those of `lookup_from` nodes (the shards read the others). */
   examples: ExampleVectors;
@@ -65,7 +52,7 @@ function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, {
     query: node.lookupFrom ? withVectors(plan, (e) => examples.vectorOf(node, e)) : plan,
     spec: {
       using: node.using,
-      filter: node.lookupFrom ? filter : without(filter, storedIds(plan)),
+      filter: node.lookupFrom ? filter : exceptIds(filter, storedIds(plan)),
       params: node.params,
       scoreThreshold: node.scoreThreshold,
       ...shape,
@@ -74,7 +61,7 @@ function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, {
 }
 
 function planNode(node: QueryNode, inherited: Filter | null, planning: Planning): ShardQuery {
-  const filter = both(inherited, node.filter);
+  const filter = allOf(inherited, node.filter);
   const prefetches = node.prefetches.map((p) => planNode(p, filter, planning));
   const plan = node.plan;
   const paging = { prefetches, limit: node.limit, offset: node.offset };
@@ -88,7 +75,7 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning)
     return { step: { kind: 'fusion', method: plan.method, k: plan.k, weights: plan.weights, scoreThreshold: node.scoreThreshold }, ...paging };
   }
   if (isReadPlan(plan)) {
-    const order = plan.kind === 'sample' ? { kind: 'sample' as const } : { kind: 'order_by' as const, orderBy: orderByOf(plan.orderBy, planning.reader.indexes) };
+    const order = plan.kind === 'sample' ? { kind: 'sample' as const } : { kind: 'order_by' as const, orderBy: plan.orderBy };
     return { step: { kind: 'read', order, filter, shape: planning.shape }, ...paging };
   }
   return { step: searchStep(node, plan, filter, planning), ...paging };
@@ -97,7 +84,7 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning)
 /** A request's tree as the shards run it. */
 async function planQuery(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<ShardQuery> {
   const examples = await ExampleVectors.read(nodesOf(request.root).filter((n) => n.lookupFrom), reader, scope.lookup);
-  return planNode(request.root, null, { reader, shape: request.shape, examples });
+  return planNode(request.root, null, { shape: request.shape, examples });
 }
 
 /**
@@ -111,7 +98,7 @@ export async function planGroupedSearch(scope: QueryScope, reader: ShardReader, 
   if (plan.kind === 'fusion') throw new BadRequest('Fusion queries require prefetches');
   if (isReadPlan(plan)) throw new BadRequest(`${plan.kind} queries cannot be grouped`);
   const examples = await ExampleVectors.read([root], reader, scope.lookup);
-  const { spec } = searchStep(root, plan, root.filter, { reader, shape: request.shape, examples });
+  const { spec } = searchStep(root, plan, root.filter, { shape: request.shape, examples });
   return { spec: { ...spec, query: searchQueryOf(plan, (e) => examples.vectorOf(root, e)) }, limit: root.limit, offset: root.offset };
 }
 

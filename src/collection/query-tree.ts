@@ -5,7 +5,7 @@ import type { Filter } from '../shard/filter/index.js';
 import type { VectorQuery } from '../shard/query-objective.js';
 import type { SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
-import type { OrderByRequest } from './order-by.js';
+import type { OrderByRequest } from '../shard/order-by.js';
 import type { ShardKeySelector } from './shard-keys.js';
 
 /** What a node asks, before stored points' vectors are looked up. */

@@ -14,6 +14,7 @@ import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js'
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
 import type { ShardWorkers } from '../worker/pool.js';
+import { orderByOf } from '../shard/order-by.js';
 import { compareOrdered, type OrderBy } from '../shard/reads.js';
 import type { ReadShape } from '../shard/selectors.js';
 import type { ShardTask, TaskResults } from '../worker/tasks.js';
@@ -152,7 +153,8 @@ export class ShardReader implements QueryBackend {
 
   /** Points in the order asked: by an order_by key, or drawn at random. */
   async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
-    return order.kind === 'order_by' ? (await this.scroll(filter, null, limit, shape, order.orderBy)).points : this.sample(filter, limit, shape);
+    if (order.kind === 'sample') return this.sample(filter, limit, shape);
+    return (await this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes))).points;
   }
 
   distance(using: string): Distance {

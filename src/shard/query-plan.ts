@@ -5,9 +5,9 @@
 
 import type { Distance } from '../engine/index.js';
 import type { PointId } from '../model.js';
-import type { Filter } from './filter/index.js';
+import { onlyIds, type Filter } from './filter/index.js';
 import { dbsf, DEFAULT_RRF_K, rrf, type RankedList } from './fusion.js';
-import type { OrderBy } from './reads.js';
+import type { OrderByRequest } from './order-by.js';
 import { ranksLargerFirst, type ScoredView, type SearchSpec } from './search.js';
 import type { PointView, ReadShape } from './selectors.js';
 import { exampleVector, searchQueryOf, storedIds, type StoredVectors, type VectorQuery } from './query-objective.js';
@@ -19,8 +19,11 @@ export interface PagedSearch {
   offset: number;
 }
 
-/** A read that ranks points by something other than a score: an order_by key, or chance. */
-export type PointOrder = { kind: 'order_by'; orderBy: OrderBy } | { kind: 'sample' };
+/**
+ * A read that ranks points by something other than a score: an order_by key (checked against
+ * the indexes where the read runs), or chance.
+ */
+export type PointOrder = { kind: 'order_by'; orderBy: OrderByRequest } | { kind: 'sample' };
 
 /**
  * A search step: its query's examples are vectors, or points of the shards the plan runs on
@@ -57,16 +60,6 @@ export interface QueryBackend {
   /** The `using` vectors of stored points; ids not found are absent. */
   storedVectors(ids: PointId[], using: string): Promise<StoredVectors>;
   distance(using: string): Distance;
-}
-
-function both(a: Filter | null, b: Filter | null): Filter | null {
-  if (!a) return b;
-  if (!b) return a;
-  return { must: [{ kind: 'filter', filter: a }, { kind: 'filter', filter: b }] };
-}
-
-function only(filter: Filter | null, ids: PointId[]): Filter {
-  return both(filter, { must: [{ kind: 'hasId', ids: new Set(ids) }] })!;
 }
 
 function nodesOf(query: ShardQuery): ShardQuery[] {
@@ -106,20 +99,28 @@ function specOf(step: SearchStep, examples: Map<string, StoredVectors>): Omit<Se
 export async function evaluateQueries(queries: ShardQuery[], backend: QueryBackend): Promise<RankedList[]> {
   const nodes = queries.flatMap(nodesOf);
   const examples = await readExamples(nodes, backend);
-  const specs = new Map(nodes.flatMap((q) => {
-    const step = searchOf(q);
-    return step ? [[q, specOf(step, examples)] as const] : [];
-  }));
   // Nodes without prefetches depend on nothing, so their searches all run at once.
-  const leaves = nodes.filter((q) => q.prefetches.length === 0 && specs.has(q));
-  const results = leaves.length ? await backend.search(leaves.map((q) => ({ spec: specs.get(q)!, limit: q.limit, offset: q.offset }))) : [];
-  const found = new Map(leaves.map((q, i) => [q, results[i]]));
-  return Promise.all(queries.map((q) => evaluate(q, backend, found, specs)));
+  const leaves = nodes.flatMap((q) => {
+    const step = searchOf(q);
+    return step && q.prefetches.length === 0 ? [{ q, spec: specOf(step, examples) }] : [];
+  });
+  const results = leaves.length ? await backend.search(leaves.map(({ q, spec }) => ({ spec, limit: q.limit, offset: q.offset }))) : [];
+  const found = new Map(leaves.map(({ q, spec }, i) => [q, { spec, hits: results[i] }]));
+  return Promise.all(queries.map((q) => evaluate(q, { backend, examples, found })));
 }
 
-async function evaluate(query: ShardQuery, backend: QueryBackend, found: Map<ShardQuery, ScoredView[]>, specs: Map<ShardQuery, Omit<SearchSpec, 'top'>>): Promise<RankedList> {
+/** What evaluating a node needs besides the node. */
+interface Evaluation {
+  backend: QueryBackend;
+  examples: Map<string, StoredVectors>;
+  /** The leaf searches' specs and hits. */
+  found: Map<ShardQuery, { spec: Omit<SearchSpec, 'top'>; hits: ScoredView[] }>;
+}
+
+async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<RankedList> {
+  const { backend, examples, found } = evaluation;
   const { step, limit, offset } = query;
-  const lists = await Promise.all(query.prefetches.map((p) => evaluate(p, backend, found, specs)));
+  const lists = await Promise.all(query.prefetches.map((p) => evaluate(p, evaluation)));
   switch (step.kind) {
     case 'pass':
       return { hits: lists[0].hits.slice(offset, offset + limit), largerBetter: lists[0].largerBetter };
@@ -130,23 +131,22 @@ async function evaluate(query: ShardQuery, backend: QueryBackend, found: Map<Sha
       return { hits: kept.slice(offset, offset + limit), largerBetter: true };
     }
     case 'search': {
-      const own = specs.get(query)!;
-      const largerBetter = () => ranksLargerFirst(own.query, backend.distance(own.using));
       const leaf = found.get(query);
-      if (leaf) return { hits: leaf, largerBetter: largerBetter() };
+      if (leaf) return { hits: leaf.hits, largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
       // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
       const candidates = candidatesOf(lists);
       if (candidates.length === 0) return { hits: [], largerBetter: true };
-      const spec = { ...own, filter: only(own.filter, candidates), params: { ...own.params, exact: true } };
+      const own = specOf(step, examples);
+      const spec = { ...own, filter: onlyIds(own.filter, candidates), params: { ...own.params, exact: true } };
       const [hits] = await backend.search([{ spec, limit, offset }]);
-      return { hits, largerBetter: largerBetter() };
+      return { hits, largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
     }
     case 'read': {
       let filter = step.filter;
       if (query.prefetches.length) {
         const candidates = candidatesOf(lists);
         if (candidates.length === 0) return { hits: [], largerBetter: true };
-        filter = only(filter, candidates);
+        filter = onlyIds(filter, candidates);
       }
       // Qdrant runs these as scrolls: every hit scores 1, version 0.
       const points = await backend.read(step.order, filter, offset + limit, step.shape);

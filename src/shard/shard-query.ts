@@ -4,6 +4,7 @@
 import type { RankedList } from './fusion.js';
 import { checkDeadline } from './deadline.js';
 import { evaluateQueries, type QueryBackend, type ShardQuery } from './query-plan.js';
+import { orderByOf } from './order-by.js';
 import { compareOrdered, samplePoints, scrollPoints } from './reads.js';
 import { rankHits, ranksLargerFirst, searchShard } from './search.js';
 import type { Shard } from './shard.js';
@@ -29,8 +30,9 @@ function backendOf(shard: Shard): QueryBackend {
     read: async (order, filter, limit, shape) => {
       if (order.kind === 'sample') return samplePoints(shard, filter, limit, shape).points;
       // One more than needed, ranked as shards' pages merge, so ties fall as they do on the main thread.
-      const page = scrollPoints(shard, filter, null, limit + 1, shape, order.orderBy);
-      return page.sort(compareOrdered(order.orderBy.direction)).slice(0, limit);
+      const orderBy = orderByOf(order.orderBy, shard.describe().indexes);
+      const page = scrollPoints(shard, filter, null, limit + 1, shape, orderBy);
+      return page.sort(compareOrdered(orderBy.direction)).slice(0, limit);
     },
   };
 }

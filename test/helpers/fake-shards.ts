@@ -10,6 +10,7 @@ import type { Distance } from '../../src/engine/index.js';
 import type { Payload, PointId } from '../../src/model.js';
 import { matchesPayload, type Filter } from '../../src/shard/filter/index.js';
 import { evaluateQueries, type PagedSearch, type PointOrder } from '../../src/shard/query-plan.js';
+import { orderByOf } from '../../src/shard/order-by.js';
 import { compareOrdered, type OrderBy } from '../../src/shard/reads.js';
 import { rankHits, ranksLargerFirst, type ScoredView, type SearchSpec } from '../../src/shard/search.js';
 import { selectPayload, selectVectors, type PointView, type ReadShape } from '../../src/shard/selectors.js';
@@ -29,7 +30,7 @@ export function scoreOf(distance: Distance, a: number[], b: number[]): number {
 }
 
 class FakeShard {
-  constructor(readonly points: FakePoint[], private readonly distance: Distance) {}
+  constructor(readonly points: FakePoint[], private readonly distance: Distance, private readonly indexes: readonly IndexSpec[]) {}
 
   private matches(filter: Filter | null): FakePoint[] {
     if (!filter) return this.points;
@@ -79,7 +80,7 @@ class FakeShard {
       distance: () => this.distance,
       storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, p.vector])),
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
-      read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, order.orderBy),
+      read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes)),
     });
   }
 }
@@ -95,7 +96,7 @@ export class FakeCollection implements ReaderSource {
     const placements: ShardPlacement[] = Array.from({ length: shardCount }, (_, id) => ({ id, key: `fake/${id}`, worker: 0, path: '' }));
     this.layout = { keys: null, shards: placements };
     this.vectors = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
-    for (const p of placements) this.shards.set(p.key, new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === p.id), distance));
+    for (const p of placements) this.shards.set(p.key, new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === p.id), distance, indexes));
   }
 
   /** How many points each shard holds. */

@@ -9,7 +9,7 @@ import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validat
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import { FormatError } from '../../errors.js';
 import type { RoutedOp } from '../../collection/collection.js';
-import { orderByOf } from '../../collection/order-by.js';
+import { orderByOf } from '../../shard/order-by.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';

@@ -1,11 +1,12 @@
 // Scroll's and the query API's order_by: a key with a range-capable payload index, a direction,
-// a start value; checked against the collection's indexes before any shard is asked.
+// a start value; checked against the indexes where it runs (a collection's, before any shard is
+// asked, or the shard's own when a whole query tree runs there).
 
 import { BadInput } from '../errors.js';
 import { missingRangeIndexForOrderBy } from '../messages.js';
-import { parseDatetime } from '../shard/filter/index.js';
-import type { OrderBy } from '../shard/reads.js';
-import type { IndexSpec } from '../shard/shard.js';
+import { parseDatetime } from './filter/index.js';
+import type { OrderBy } from './reads.js';
+import type { IndexSpec } from './shard.js';
 
 /** order_by as asked: the start may be a number or a datetime (RFC 3339 text). */
 export interface OrderByRequest {
