@@ -153,7 +153,13 @@ t.test('order_by and sample queries read points', async (t) => {
     const [sampled] = await runQueries(fakeScope(fake), [request(node({ kind: 'sample' }, { limit: 8, filter: odd }))]);
     t.equal(new Set(sampled.map((h) => h.id)).size, 8, `${shards} shard(s): 8 distinct points`);
     t.ok(sampled.every((h) => (h.id as number) % 2 === 0), 'all match the filter (odd n = even id)');
-    await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'order_by', orderBy: { key: 'group', direction: null, startFrom: null } }))]), { message: /No range index for `order_by` key: `group`/ }, 'order_by needs a range index');
+    const unindexed: QueryPlan = { kind: 'order_by', orderBy: { key: 'group', direction: null, startFrom: null } };
+    await t.rejects(runQueries(fakeScope(fake), [request(node(unindexed))]), { message: /No range index for `order_by` key: `group`/ }, 'order_by needs a range index');
+    const none = toFilter({ must: [{ key: 'parity', match: { value: 'neither' } }] });
+    const [empty] = await runQueries(fakeScope(fake), [request(node(unindexed, { prefetches: [node(nearest(QUERY), { filter: none })] }))]);
+    t.same(empty, [], `${shards} shard(s): rescoring no candidates answers nothing, before order_by is checked`);
+    const [emptyRecommend] = await runQueries(fakeScope(fake), [request(node({ kind: 'recommend', positives: [], negatives: [], strategy: 'average_vector' }, { prefetches: [node(nearest(QUERY), { filter: none })] }))]);
+    t.same(emptyRecommend, [], `${shards} shard(s): nor is the rescoring query built`);
   }
 });
 
