@@ -62,7 +62,7 @@ const brief = (hits: ScoredView[]) => hits.map((h) => ({ id: h.id, score: h.scor
 
 t.test('fan-out and top-k merge equal an exact search over all points', async (t) => {
   for (const distance of ['Dot', 'Euclid'] as const) {
-    const fake = new FakeCollection(POINTS, 3, distance);
+    const fake = await FakeCollection.open('c', POINTS, 3, distance);
     t.ok(fake.sizes.every((n) => n > 0), 'every shard holds points');
     const [hits] = await runQueries(fakeScope(fake), [request(node(nearest(QUERY), { limit: 7, offset: 3 }))]);
     t.same(brief(hits), reference(distance, QUERY, 7, 3), `${distance}: offset and limit over the merged list`);
@@ -74,7 +74,7 @@ t.test('fan-out and top-k merge equal an exact search over all points', async (t
 });
 
 t.test('stored examples: read only from the shards holding them, once per tree, and left out of the results', async (t) => {
-  const fake = new FakeCollection(POINTS, 3, 'Dot');
+  const fake = await FakeCollection.open('c', POINTS, 3, 'Dot');
   const example = POINTS[4];
   const tree = node({ kind: 'fusion', method: 'rrf', k: null, weights: null }, {
     prefetches: [node({ kind: 'nearest', input: { pointId: example.id } }), node({ kind: 'recommend', positives: [{ pointId: example.id }], negatives: [], strategy: 'average_vector' })],
@@ -84,19 +84,19 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
   t.same(brief(hits), referenceRrf([prefetch, prefetch]).slice(0, 10), 'both prefetches search by the stored vector, without the example');
   t.same(fake.takeTasks(), { retrieve: 1, search: 3 }, 'one retrieve (only the owning shard), then both prefetches in one search task per shard');
 
-  const single = new FakeCollection(POINTS, 1, 'Dot');
+  const single = await FakeCollection.open('c', POINTS, 1, 'Dot');
   const [alone] = await runQueries(fakeScope(single), [request(tree)]);
   t.same(brief(alone), brief(hits), 'one shard: the same answer');
   t.same(single.takeTasks(), { query: 1 }, 'one shard: the examples are read where the tree runs, in its one task');
 
-  const other = new FakeCollection([{ id: 'a6f0c2d4-1b3e-4f5a-8c7d-9e0f1a2b3c4d', vector: example.vector, payload: {} }], 1, 'Dot');
+  const other = await FakeCollection.open('c', [{ id: 'a6f0c2d4-1b3e-4f5a-8c7d-9e0f1a2b3c4d', vector: example.vector, payload: {} }], 1, 'Dot');
   const lookedUp = node({ kind: 'nearest', input: { pointId: 'a6f0c2d4-1b3e-4f5a-8c7d-9e0f1a2b3c4d' } }, { lookupFrom: { collection: 'other', vector: null, shardKey: null } });
   const [fromOther] = await runQueries(fakeScope(single, { other }), [request(lookedUp)]);
   t.same(brief(fromOther), reference('Dot', example.vector, 10), 'lookup_from: the other collection\'s vector, and no point left out');
   t.same([other.takeTasks(), single.takeTasks()], [{ retrieve: 1 }, { query: 1 }], 'lookup_from: read from the other collection first, then one task');
 
   for (const shards of [1, 3]) {
-    const missing = new FakeCollection(POINTS, shards, 'Dot');
+    const missing = await FakeCollection.open('c', POINTS, shards, 'Dot');
     await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
   }
   await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadRequest('Fusion queries require prefetches'));
@@ -119,25 +119,25 @@ t.test('a tree with fusion and rescoring: one task on one shard, step by step ov
   const candidates = new Set(fused.map((h) => h.id));
   const expected = reference('Dot', QUERY, 5, 1, (p) => candidates.has(p.id));
 
-  const single = new FakeCollection(POINTS, 1, 'Dot');
+  const single = await FakeCollection.open('c', POINTS, 1, 'Dot');
   const [one] = await runQueries(fakeScope(single), [request(tree())]);
   t.same(brief(one), expected, 'one shard: the exact answer');
   t.same(single.takeTasks(), { query: 1 }, 'one shard: the whole tree in one task');
 
-  const several = new FakeCollection(POINTS, 4, 'Dot');
+  const several = await FakeCollection.open('c', POINTS, 4, 'Dot');
   const [many] = await runQueries(fakeScope(several), [request(tree())]);
   t.same(brief(many), expected, 'four shards: the same answer');
   t.same(several.takeTasks(), { search: 8 }, 'four shards: the leaves in one task per shard, then the rescoring in one more');
 });
 
 t.test('a batch reading the same shards goes to them together', async (t) => {
-  const fake = new FakeCollection(POINTS, 3, 'Dot');
+  const fake = await FakeCollection.open('c', POINTS, 3, 'Dot');
   const vectors = [QUERY, [1, 0, 0, 0], [0, 0, -1, 0.5]];
   const results = await runQueries(fakeScope(fake), vectors.map((v) => request(node(nearest(v), { limit: 4 }))));
   results.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 4), `request ${i}`));
   t.same(fake.takeTasks(), { search: 3 }, 'one search task per shard for the whole batch');
 
-  const single = new FakeCollection(POINTS, 1, 'Dot');
+  const single = await FakeCollection.open('c', POINTS, 1, 'Dot');
   const trees = vectors.map((v) => request(node(null, { limit: 3, prefetches: [node(nearest(v), { limit: 6 })] })));
   const answers = await runQueries(fakeScope(single), trees);
   answers.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 3), `tree ${i}: its prefetch's hits, paged`));
@@ -146,7 +146,7 @@ t.test('a batch reading the same shards goes to them together', async (t) => {
 
 t.test('order_by and sample queries read points', async (t) => {
   for (const shards of [1, 3]) {
-    const fake = new FakeCollection(POINTS, shards, 'Dot', [{ key: 'n', schema: 'integer' }]);
+    const fake = await FakeCollection.open('c', POINTS, shards, 'Dot', [{ key: 'n', schema: 'integer' }]);
     const orderBy: QueryPlan = { kind: 'order_by', orderBy: { key: 'n', direction: 'desc', startFrom: null } };
     const [ordered] = await runQueries(fakeScope(fake), [request(node(orderBy, { limit: 4, offset: 2, filter: odd }))]);
     t.same(ordered.map((h) => [h.id, h.score, h.version]), [[56, 1, 0], [54, 1, 0], [52, 1, 0], [50, 1, 0]], `${shards} shard(s): largest n first, odd ones, past the offset`);
@@ -164,7 +164,7 @@ t.test('order_by and sample queries read points', async (t) => {
 });
 
 t.test('scroll pages across shards in id order; sample draws distinct points', async (t) => {
-  const fake = new FakeCollection(POINTS, 3, 'Dot');
+  const fake = await FakeCollection.open('c', POINTS, 3, 'Dot');
   const reader = fake.reader();
   const seen: PointId[] = [];
   let from: PointId | null = null;
@@ -180,8 +180,8 @@ t.test('scroll pages across shards in id order; sample draws distinct points', a
 });
 
 t.test('groups: best hits per group value, with each group looked up', async (t) => {
-  const fake = new FakeCollection(POINTS, 3, 'Dot');
-  const lookups = new FakeCollection(Array.from({ length: 7 }, (_, i) => ({ id: i, vector: [0, 0, 0, 0], payload: { name: `group ${i}` } })), 2, 'Dot');
+  const fake = await FakeCollection.open('c', POINTS, 3, 'Dot');
+  const lookups = await FakeCollection.open('c', Array.from({ length: 7 }, (_, i) => ({ id: i, vector: [0, 0, 0, 0], payload: { name: `group ${i}` } })), 2, 'Dot');
   const byN = new Map(POINTS.map((p) => [p.id, p]));
   const groups = await queryGroups(fakeScope(fake, { lookups }), request(node(nearest(QUERY))), {
     groupBy: 'n', groupSize: 1, limit: 4,
@@ -201,7 +201,7 @@ t.test('groups: best hits per group value, with each group looked up', async (t)
 });
 
 t.test('distance matrix: exact neighbours within the sample', async (t) => {
-  const fake = new FakeCollection(POINTS, 3, 'Euclid');
+  const fake = await FakeCollection.open('c', POINTS, 3, 'Euclid');
   const matrix = await searchMatrix(fakeScope(fake), { shardKey: null, filter: odd, using: '', sample: 9, limit: 2 });
   t.equal(matrix.ids.length, 9, 'the sample has the asked size');
   const sampled = new Set(matrix.ids);

@@ -1,21 +1,24 @@
-// A collection of in-memory shards for testing the collection layer without workers or a server:
-// it answers the shard tasks reads send (retrieve, scroll, sample, count, search, query) by brute
-// force over plain arrays, and logs every task so tests can count round trips.
+// In-memory shards for testing the collection layer without workers or a server: a real
+// Collection over real replica sets, each with one fake replica that answers the tasks reads send
+// (retrieve, scroll, sample, count, search, query) by brute force over plain arrays, and logs
+// every task so tests can count round trips.
 
+import { Collection } from '../../src/collection/collection.js';
 import type { QueryScope } from '../../src/collection/query-planner.js';
+import type { ShardReader } from '../../src/collection/shard-reader.js';
+import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
+import { ReplicaSet } from '../../src/replica/replica-set.js';
+import type { ShardId } from '../../src/replica/shard-id.js';
 import { shardOf } from '../../src/shard/routing.js';
-import { ShardReader, type ReaderSource } from '../../src/collection/shard-reader.js';
-import type { ShardLayout, ShardPlacement } from '../../src/collection/shard-keys.js';
 import type { Distance } from '../../src/engine/index.js';
 import type { Payload, PointId } from '../../src/model.js';
 import { matchesPayload, type Filter } from '../../src/shard/filter/index.js';
-import { evaluateQueries, type PagedSearch, type PointOrder } from '../../src/shard/query-plan.js';
+import { evaluateQueries, type PagedSearch, type PointOrder, type ShardQuery } from '../../src/shard/query-plan.js';
 import { orderByOf } from '../../src/shard/order-by.js';
 import { compareOrdered, type OrderBy } from '../../src/shard/reads.js';
 import { rankHits, ranksLargerFirst, type ScoredView, type SearchSpec } from '../../src/shard/search.js';
 import { selectPayload, selectVectors, type PointView, type ReadShape } from '../../src/shard/selectors.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../../src/shard/shard.js';
-import type { ShardTask, TaskResults } from '../../src/worker/tasks.js';
 
 export interface FakePoint {
   id: PointId;
@@ -75,8 +78,8 @@ class FakeShard {
   }
 
   /** What the worker's query task does: the whole tree over this shard alone. */
-  query(task: Extract<ShardTask, { type: 'query' }>) {
-    return evaluateQueries(task.queries, {
+  query(queries: ShardQuery[]) {
+    return evaluateQueries(queries, {
       distance: () => this.distance,
       storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, p.vector])),
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
@@ -85,56 +88,74 @@ class FakeShard {
   }
 }
 
-export class FakeCollection implements ReaderSource {
-  /** Every task sent, in order: its type and the shard it went to. */
-  readonly tasks: { type: ShardTask['type']; shard: string }[] = [];
-  readonly layout: ShardLayout;
-  readonly vectors: readonly VectorSpec[];
-  private readonly shards = new Map<string, FakeShard>();
+/** A replica of one fake shard: answers the read tasks of the query path, and logs every task. */
+class FakeShardReplica implements ShardReplica {
+  state: ReplicaState = 'Active';
 
-  constructor(points: FakePoint[], shardCount: number, distance: Distance, readonly indexes: readonly IndexSpec[] = []) {
-    const placements: ShardPlacement[] = Array.from({ length: shardCount }, (_, id) => ({ id, key: `fake/${id}`, worker: 0, path: '' }));
-    this.layout = { keys: null, shards: placements };
-    this.vectors = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
-    for (const p of placements) this.shards.set(p.key, new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === p.id), distance, indexes));
+  constructor(readonly shard: ShardId, private readonly fake: FakeShard, private readonly log: ReplicaTask['type'][]) {}
+
+  async run<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
+    this.log.push(task.type);
+    // What crosses to a real replica and back is structured-cloned data; so is this answer.
+    return structuredClone(await this.answer(task)) as ReplicaResult<T>;
   }
 
-  /** How many points each shard holds. */
-  get sizes(): number[] {
-    return [...this.shards.values()].map((s) => s.points.length);
-  }
-
-  async run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    this.tasks.push({ type: task.type, shard: shard.key });
-    const fake = this.shards.get(shard.key)!;
-    // Each task's answer is computed by one shard; the cast maps it to its task type.
-    const answer = (result: unknown) => structuredClone(result) as TaskResults[T['type']];
+  private async answer(task: ReplicaTask): Promise<unknown> {
+    const fake = this.fake;
     switch (task.type) {
+      case 'open':
+        return { lastOp: 0 };
       case 'retrieve':
-        return answer(fake.retrieve(task.ids, task.shape));
+        return fake.retrieve(task.ids, task.shape);
       case 'scroll':
-        return answer(fake.scroll(task.filter, task.from, task.limit, task.shape, task.orderBy));
+        return fake.scroll(task.filter, task.from, task.limit, task.shape, task.orderBy);
       case 'sample':
-        return answer(fake.sample(task.filter, task.limit, task.shape));
+        return fake.sample(task.filter, task.limit, task.shape);
       case 'count':
-        return answer(fake.points.filter((p) => !task.filter || matchesPayload(task.filter, { id: p.id, payload: p.payload, vectors: new Set(['']) })).length);
+        return fake.points.filter((p) => !task.filter || matchesPayload(task.filter, { id: p.id, payload: p.payload, vectors: new Set(['']) })).length;
       case 'search':
-        return answer(task.searches.map((s) => fake.search(s)));
+        return task.searches.map((s) => fake.search(s));
       case 'query':
-        return answer(await fake.query(task));
+        return fake.query(task.queries);
       default:
         throw new Error(`the fake shards do not run ${task.type} tasks`);
     }
   }
+}
 
-  reader(): ShardReader {
-    return new ShardReader(this, this.layout.shards);
+/** A real collection (and replica sets) over fake shards, one replica each. */
+export class FakeCollection {
+  readonly collection: Collection;
+  private readonly log: ReplicaTask['type'][] = [];
+  private readonly shards: FakeShard[];
+
+  private constructor(name: string, points: FakePoint[], shardCount: number, distance: Distance, indexes: readonly IndexSpec[]) {
+    this.shards = Array.from({ length: shardCount }, (_, id) => new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === id), distance, indexes));
+    const sets = this.shards.map((fake, id) => new ReplicaSet({ collection: name, shard: id }, [new FakeShardReplica({ collection: name, shard: id }, fake, this.log)]));
+    const vectors: VectorSpec[] = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
+    this.collection = new Collection(name, { keys: null, shards: sets }, vectors, [...indexes]);
   }
 
-  /** Tasks sent since the last call, by type. */
+  static async open(name: string, points: FakePoint[], shardCount: number, distance: Distance, indexes: readonly IndexSpec[] = []): Promise<FakeCollection> {
+    const fake = new FakeCollection(name, points, shardCount, distance, indexes);
+    await fake.collection.open();
+    fake.takeTasks();
+    return fake;
+  }
+
+  /** How many points each shard holds. */
+  get sizes(): number[] {
+    return this.shards.map((s) => s.points.length);
+  }
+
+  reader(): ShardReader {
+    return this.collection.reader();
+  }
+
+  /** Tasks sent since the last call, counted by type. */
   takeTasks(): Record<string, number> {
     const counts: Record<string, number> = {};
-    for (const t of this.tasks.splice(0)) counts[t.type] = (counts[t.type] ?? 0) + 1;
+    for (const type of this.log.splice(0)) counts[type] = (counts[type] ?? 0) + 1;
     return counts;
   }
 }
@@ -142,11 +163,11 @@ export class FakeCollection implements ReaderSource {
 /** A query scope over fake collections by name; the first is the one queried. */
 export function fakeScope(main: FakeCollection, others: Record<string, FakeCollection> = {}): QueryScope {
   return {
-    reader: () => main.reader(),
-    lookup: (name) => {
+    reader: (shardKey) => main.collection.reader(shardKey),
+    lookup: (name, shardKey) => {
       const other = others[name];
       if (!other) throw new Error(`no fake collection ${name}`);
-      return other.reader();
+      return other.collection.reader(shardKey);
     },
   };
 }

@@ -3,11 +3,7 @@
 
 import { nonZero, opt, seq, struct, uint, unitEnum } from './builders.js';
 import { SHARD_KEY } from './common.js';
-
-/** Qdrant's replica states, which `initial_state` may name. */
-export const REPLICA_STATES = [
-  'Active', 'Dead', 'Partial', 'Initializing', 'Listener', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead', 'ManualRecovery',
-] as const;
+import { REPLICA_STATES } from '../../replica/replica.js';
 
 export const CREATE_SHARDING_KEY = struct('CreateShardingKey', {
   shard_key: SHARD_KEY,
