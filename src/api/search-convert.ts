@@ -34,7 +34,7 @@ const DEFAULT_GROUP_LIMIT = 10;
 const DEFAULT_MATRIX_SAMPLE = 10;
 const DEFAULT_MATRIX_NEIGHBOURS = 3;
 
-export function toSearchParams(wire: WireSearchParams | null | undefined): SearchParams {
+function toSearchParams(wire: WireSearchParams | null | undefined): SearchParams {
   const q = wire?.quantization;
   return {
     hnswEf: wire?.hnsw_ef ?? null,
@@ -83,7 +83,7 @@ export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
   return { ...body, query: { context } };
 }
 
-export function toExample(input: WireVectorInput): Example {
+function toExample(input: WireVectorInput): Example {
   return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
 }
 

@@ -51,7 +51,7 @@ export function exampleVector(example: Example, stored: StoredVectors, name: str
 }
 
 /** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */
-export function averageVector(positives: number[][], negatives: number[][]): number[] {
+function averageVector(positives: number[][], negatives: number[][]): number[] {
   if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
   const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
   const pos = avg(positives);

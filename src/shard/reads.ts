@@ -16,7 +16,7 @@ export interface OrderBy {
   startFrom: number | null;
 }
 
-export function viewOf(shard: Shard, id: PointId, shape: ReadShape): PointView | null {
+function viewOf(shard: Shard, id: PointId, shape: ReadShape): PointView | null {
   const record = shard.record(id);
   if (!record) return null;
   const out: PointView = { id };
