@@ -1,5 +1,6 @@
-// The collection layer's query planning over fake shards (no workers, no server): routing of
-// example lookups, fan-out and top-k merge, whole trees in one task on a one-shard reader and
+// The collection layer's query planning over fake shard replicas (test/helpers/fake-shards.ts)
+// under a real Collection and its replica sets, with no workers and no server: routing of example
+// lookups, fan-out and top-k merge, whole trees in one task on a one-shard reader and
 // step by step over several shards (both equal to a brute-force reference over all points),
 // batching, scroll paging, sampling, groups and the distance matrix.
 
