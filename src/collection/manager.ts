@@ -15,7 +15,7 @@
 
 import { v4 as randomUUID } from 'uuid';
 import { BadRequest } from '../errors.js';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';

@@ -6,8 +6,14 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { QuotaConfig } from '../quota/config.js';
-import type { DownloadLimits } from '../snapshot/download.js';
 import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../worker/supervisor.js';
+
+/** `storage.snapshot_download`: bounds on a snapshot download for recovery, in seconds. */
+export interface DownloadLimits {
+  connect_timeout_sec: number;
+  response_timeout_sec: number;
+  read_timeout_sec: number;
+}
 
 export interface QuiverConfig {
   service: {
