@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Collection, type RoutedOp } from '../src/collection/collection.js';
 import { withDeadline } from '../src/collection/deadline-scope.js';
-import { shardOf } from '../src/collection/routing.js';
+import { shardOf } from '../src/shard/routing.js';
 import type { ShardKeyEntry } from '../src/collection/shard-keys.js';
 import { BadInput, ServiceError } from '../src/errors.js';
 import type { PointId, ShardKey } from '../src/model.js';

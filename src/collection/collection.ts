@@ -2,7 +2,7 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound } from '../api/messages.js';
+import { collectionNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
 import type { ShardKey } from '../model.js';
 import type { IndexSpec, VectorSpec } from '../shard/shard.js';
@@ -10,14 +10,15 @@ import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import { DEFAULT_WAL_SPEC, type WalSpec } from '../shard/op-log.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
-import type { ShardStats, TaskResults } from '../worker/tasks.js';
-import type { FileSlice } from '../snapshot/tar.js';
+import type { ShardStats } from '../shard/stats.js';
+import type { TaskResults } from '../worker/tasks.js';
+import type { FileSlice } from '../storage/tar.js';
 import { OperationClock } from '../replica/operation-clock.js';
 import type { ReadTask, ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
 import { applyAcross } from '../replica/shard-writes.js';
 import { activeDeadline } from './deadline-scope.js';
-import { shardOf } from './routing.js';
+import { shardOf } from '../shard/routing.js';
 import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySelector, type ShardLayout } from './shard-keys.js';
 import { ShardReader, type ReaderSource } from './shard-reader.js';
 import { SharedGate } from './shared-gate.js';

@@ -15,10 +15,10 @@
 
 import { v4 as randomUUID } from 'uuid';
 import { BadRequest } from '../errors.js';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
-import { ShardWorkers } from '../worker/pool.js';
+import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
 import { LocalPlacement } from '../replica/local-placement.js';
 import { ReplicaSet } from '../replica/replica-set.js';
 import type { ShardKey } from '../model.js';
@@ -60,9 +60,9 @@ export class CollectionManager {
    * opens), then removes the folders under <storage>/collections that no record names: what
    * creates, deletes and recoveries cut short by a crash left.
    */
-  static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
+  static async open(storagePath: string, workerCount: number, workerOptions?: ShardWorkerOptions): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
-    const manager = new CollectionManager(new LocalPlacement(storagePath, new ShardWorkers(workerCount)), meta);
+    const manager = new CollectionManager(new LocalPlacement(storagePath, new ShardWorkers(workerCount, workerOptions)), meta);
     for (const record of await meta.collections()) manager.register(record, await manager.start(record));
     manager.aliases = await meta.aliases();
     await manager.placement.removeOrphans(new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => s.id)])));
@@ -325,8 +325,19 @@ export class CollectionManager {
     });
   }
 
+  /** Closes every collection once the writes queued on it are done, then the workers and the metadata store. */
   async close(): Promise<void> {
     await Promise.all([...this.live.values()].map((c) => c.close()));
+    await this.workers.close();
+    await this.meta.close();
+  }
+
+  /**
+   * Closes without waiting for queued work (a shutdown past its bound): the worker threads end at
+   * once, each closing its shards' stores as it exits, and a task cut short fails; every write
+   * acknowledged is already on disk.
+   */
+  async terminate(): Promise<void> {
     await this.workers.close();
     await this.meta.close();
   }

@@ -6,13 +6,19 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
-import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
+import type { Distance } from '../engine/index.js';
+import type { RankedList } from '../shard/fusion.js';
+import type { StoredVectors } from '../shard/query-objective.js';
+import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
+import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
-import type { OrderBy, ReadShape } from '../worker/tasks.js';
+import { orderByOf } from '../shard/order-by.js';
+import { compareOrdered, type OrderBy } from '../shard/reads.js';
+import type { ReadShape } from '../shard/selectors.js';
 import type { ReadTask, ReplicaResult } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
-import { shardOf } from './routing.js';
+import { shardOf } from '../shard/routing.js';
 import { routeOf, type ShardLayout } from './shard-keys.js';
 
 export interface ScrollPage {
@@ -41,7 +47,7 @@ function uniqueIds<T extends PointView>(sorted: T[]): T[] {
   return sorted.filter((p) => !seen.has(p.id) && seen.add(p.id));
 }
 
-export class ShardReader {
+export class ShardReader implements QueryBackend {
   constructor(private readonly source: ReaderSource, readonly shards: readonly ReplicaSet[]) {}
 
   get vectors(): readonly VectorSpec[] {
@@ -80,8 +86,7 @@ export class ShardReader {
     const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', filter, from, limit: limit + 1, shape, orderBy }))));
     const merged = pages.flat();
     if (orderBy) {
-      const sign = orderBy.direction === 'desc' ? -1 : 1;
-      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
+      merged.sort(compareOrdered(orderBy.direction));
       return { points: merged.slice(0, limit), next_page_offset: null };
     }
     merged.sort((a, b) => compareIds(a.id, b.id));
@@ -114,16 +119,42 @@ export class ShardReader {
    * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */
-  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+  async search(searches: PagedSearch[]): Promise<ScoredView[][]> {
     for (const s of searches) this.vectorSpec(s.spec.using);
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', searches: specs })).map((hits) => labelled(sh, hits))));
     return searches.map((s, i) => {
-      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
-      const hits = perShard.flatMap((r) => r[i]);
-      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance));
       return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
     });
+  }
+
+  /**
+   * Runs query trees. A reader of one shard sends them whole in one task (so a shard elsewhere
+   * costs one round trip); over several shards, fusion and rescoring need every shard's
+   * candidates, so each step's searches fan out and merge here before the next step runs.
+   */
+  async query(queries: ShardQuery[]): Promise<RankedList[]> {
+    if (this.shards.length !== 1) return evaluateQueries(queries, this);
+    const [shard] = this.shards;
+    const lists = await this.run(shard, { type: 'query', queries });
+    for (const list of lists) labelled(shard, list.hits);
+    return lists;
+  }
+
+  /** Points in the order asked: by an order_by key, or drawn at random. */
+  async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
+    if (order.kind === 'sample') return this.sample(filter, limit, shape);
+    return (await this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes))).points;
+  }
+
+  distance(using: string): Distance {
+    return this.vectorSpec(using).distance;
+  }
+
+  async storedVectors(ids: PointId[], using: string): Promise<StoredVectors> {
+    const points = await this.retrieve(ids, { withPayload: { all: false }, withVector: [using] });
+    return new Map(points.map((p) => [p.id, p.vectors?.[using]]));
   }
 
   /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */

@@ -36,3 +36,9 @@ export function selectVectors(vectors: NamedVectors, selection: VectorSelection)
   for (const name of selection) if (vectors[name]) out[name] = vectors[name];
   return out;
 }
+
+/** The parts of each point a read returns. */
+export interface ReadShape {
+  withPayload: PayloadSelection;
+  withVector: VectorSelection;
+}

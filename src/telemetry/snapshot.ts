@@ -3,7 +3,7 @@
 
 import type { CollectionManager, CollectionRecord } from '../collection/manager.js';
 import type { ShardKey } from '../model.js';
-import type { ShardStats } from '../worker/tasks.js';
+import type { ShardStats } from '../shard/stats.js';
 
 /** A shard's statistics with its id and, in a custom-sharded collection, its shard key. */
 export interface ShardSnapshot extends ShardStats {

@@ -2,7 +2,7 @@
 // server or workers. It keeps points by id, records every task it receives, and can be told to
 // fail a task, or to hold one until released or until the deadline it carries runs out.
 
-import { pointNotFound } from '../../src/api/messages.js';
+import { pointNotFound } from '../../src/messages.js';
 import { ServiceError, type QuiverError } from '../../src/errors.js';
 import type { PointId } from '../../src/model.js';
 import { deadlineOf, timeoutError, type DeadlineBudget } from '../../src/shard/deadline.js';
