@@ -1,0 +1,147 @@
+// Property-based fuzzing of every route of the REST API, through a real server over raw HTTP.
+// The routes are the server's own route table (src/server/query-params.ts, which the server
+// checks every registered route against), each route's body schema is found by asking the server
+// (below) and the bodies are drawn from that schema (src/api/validator.ts) and broken. For every
+// request: the answer comes within a bound, it is never a 5xx, every error is in Qdrant's
+// envelope, and a refused (4xx) request leaves the observable state exactly as it was. A valid
+// request may change the state; the fixture is then put back.
+//
+// QUIVER_FUZZ_SEED (default 42) and QUIVER_FUZZ_RUNS (default below) choose the run; a failure
+// prints the seed and path that replay it (QUIVER_FUZZ_PATH replays that path alone).
+
+import t from 'tap';
+import fc from 'fast-check';
+import type { SchemaObject } from 'ajv';
+import { BODY_SCHEMAS, REFERENCED_SCHEMAS, validateBody, type BodyName } from '../src/api/validator.js';
+import { routeTable, type RouteEntry } from '../src/server/query-params.js';
+import { startServer } from './helpers/server.js';
+import { stopAtEnd } from './helpers/api-http.js';
+import { NoAnswer, rawRequest } from './helpers/fuzz-http.js';
+import { requestsFor, type FuzzRequest, type PathValues } from './helpers/fuzz-requests.js';
+import { BodyGenerator } from './helpers/fuzz-schema.js';
+import { ALIAS, createFixture, FIXTURE, restoreFixture, stateDifference, stateOf, VOCABULARY, type Answer, type Send, type ServerState } from './helpers/fuzz-state.js';
+import { bodyText } from './helpers/fuzz-values.js';
+
+const SEED = Number(process.env.QUIVER_FUZZ_SEED ?? 42);
+// About 40 s on a shared 2-core machine.
+const RUNS = Number(process.env.QUIVER_FUZZ_RUNS ?? 300);
+const REPLAY_PATH = process.env.QUIVER_FUZZ_PATH;
+/** No request may take longer than this to be answered, whatever it holds. */
+const ANSWER_BOUND_MS = 10_000;
+
+const server = await startServer({ workers: 2 });
+stopAtEnd(t, server);
+
+const send: Send = (method, path, body) => rawRequest(server.port, method, path, body === undefined ? undefined : bodyText(body), ANSWER_BOUND_MS);
+
+await createFixture(send);
+const collectionSnapshot = (await send('POST', `/collections/${FIXTURE[0].name}/snapshots?wait=true`)).body as { result: { name: string } };
+const fullSnapshot = (await send('POST', '/snapshots?wait=true')).body as { result: { name: string } };
+const pristine = await stateOf(send);
+
+const PATH_VALUES: PathValues = {
+  name: [...FIXTURE.map((f) => f.name), ALIAS.alias_name],
+  id: VOCABULARY.pointIds.map(String),
+  field: [...Object.keys(FIXTURE[0].indexes), 'odd.key', 'nested.arr[].x', 'missing'],
+  shard: ['0', '1'],
+  snapshot: [collectionSnapshot.result.name, fullSnapshot.result.name, 'missing.snapshot'],
+};
+
+/** The message of Qdrant's error envelope, or null when `answer` is not one. */
+function errorMessage(answer: Answer): string | null {
+  const body = answer.body as { status?: { error?: unknown }; time?: unknown } | null;
+  if (typeof body !== 'object' || body === null) return null;
+  const keys = Object.keys(body).sort().join();
+  if (keys !== 'status,time' || typeof body.time !== 'number' || typeof body.status !== 'object' || body.status === null) return null;
+  if (Object.keys(body.status).join() !== 'error' || typeof body.status.error !== 'string') return null;
+  return body.status.error;
+}
+
+// Which body schema a route reads, asked of the server: a body of the wrong JSON type is refused
+// with serde's description of the type the route expected, which names one body schema.
+const NOT_A_BODY = true;
+const byDescription = new Map<string, BodyName>();
+for (const name of Object.keys(BODY_SCHEMAS) as BodyName[]) {
+  let message = '';
+  try {
+    validateBody(name, NOT_A_BODY);
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  if (byDescription.has(message)) throw new Error(`bodies ${byDescription.get(message)} and ${name} are refused alike: the probe cannot tell them apart`);
+  byDescription.set(message, name);
+}
+
+function examplePath(url: string): string {
+  return url.split('/').map((part) => (part.startsWith(':') ? encodeURIComponent(PATH_VALUES[part.slice(1)][0]) : part)).join('/');
+}
+
+interface FuzzedRoute {
+  route: RouteEntry;
+  body: BodyName | undefined;
+}
+
+const routes: FuzzedRoute[] = [];
+await t.test('every route of the table is served, and each body schema is found on a route', async (t) => {
+  for (const route of routeTable()) {
+    const answer = await send(route.method, examplePath(route.url), NOT_A_BODY);
+    const message = errorMessage(answer);
+    t.notMatch(message ?? '', /^Not found: /, `${route.method} ${route.url} is routed`);
+    routes.push({ route, body: message === null ? undefined : byDescription.get(message) });
+    // The probe's body was not a body: where a route took it anyway (it reads none), the route acted.
+    if (answer.status < 400) await restoreFixture(send, pristine);
+  }
+  const found = new Set(routes.flatMap((r) => r.body ?? []));
+  t.same([...found].sort(), Object.keys(BODY_SCHEMAS).sort(), 'every body schema is some route\'s');
+});
+
+/** Qdrant's answer when a collection, alias or shard-key change outlives its `timeout`: a 500 by design, and the change may still complete. */
+const COMMIT_TIMEOUT = /^Waiting for consensus operation commit failed\. Timeout set at: \d+ seconds$/;
+
+function describe(request: FuzzRequest, answer: Answer): string {
+  const shown = (text: string | undefined) => (text === undefined ? '(none)' : text.length > 2000 ? `${text.slice(0, 2000)}... (${text.length} characters)` : text);
+  return `${request.method} ${shown(request.path)}\nbody: ${shown(request.body)}\nanswer ${answer.status}: ${shown(JSON.stringify(answer.body))}`;
+}
+
+const generator = new BodyGenerator(REFERENCED_SCHEMAS, VOCABULARY);
+let baseline: ServerState = await stateOf(send);
+
+async function check(request: FuzzRequest): Promise<void> {
+  let answer: Answer;
+  try {
+    answer = await rawRequest(server.port, request.method, request.path, request.body, ANSWER_BOUND_MS);
+  } catch (err) {
+    if (err instanceof NoAnswer) throw new Error(`${request.method} ${request.path}: ${err.message}`);
+    throw new Error(`${request.method} ${request.path}: the connection failed (${(err as Error).message}); server output:\n${server.output().slice(-3000)}`);
+  }
+  const message = errorMessage(answer);
+  if (answer.status >= 400 && message === null) throw new Error(`an error outside Qdrant's envelope:\n${describe(request, answer)}`);
+  const mayHaveActed = answer.status < 400 || (answer.status === 500 && COMMIT_TIMEOUT.test(message ?? ''));
+  if (answer.status >= 500 && !mayHaveActed) {
+    await restoreFixture(send, pristine);
+    baseline = await stateOf(send);
+    throw new Error(`a server error:\n${describe(request, answer)}\nserver output:\n${server.output().slice(-3000)}`);
+  }
+  if (mayHaveActed) {
+    if (request.method !== 'GET') {
+      await restoreFixture(send, pristine);
+      baseline = await stateOf(send);
+    }
+    return;
+  }
+  const after = await stateOf(send);
+  const difference = stateDifference(baseline, after);
+  if (difference !== null) {
+    await restoreFixture(send, pristine);
+    baseline = await stateOf(send);
+    throw new Error(`a refused request changed the state (${difference}):\n${describe(request, answer)}`);
+  }
+}
+
+await t.test(`fuzzed requests (seed ${SEED}, ${RUNS} runs)`, async (t) => {
+  const request = fc.oneof(...routes.map(({ route, body }) => requestsFor(route, body === undefined ? undefined : (BODY_SCHEMAS[body] as SchemaObject), generator, PATH_VALUES)));
+  const outcome = await fc.check(fc.asyncProperty(request, check), { seed: SEED, numRuns: RUNS, path: REPLAY_PATH });
+  if (outcome.failed) t.fail(fc.defaultReportMessage(outcome) ?? 'the property failed');
+  else t.pass(`${outcome.numRuns} requests answered in time, without a server error, refusals changing nothing`);
+});
+
