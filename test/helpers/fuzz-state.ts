@@ -69,8 +69,7 @@ export const FIXTURE: readonly FixtureCollection[] = [
   {
     name: 'fuzz_named',
     config: {
-      vectors: { img: { size: 3, distance: 'Dot' }, txt: { size: 2, distance: 'Euclid' }, multi: { size: 2, distance: 'Manhattan', multivector_config: { comparator: 'max_sim' } } },
-      sparse_vectors: { sp: {} },
+      vectors: { img: { size: 3, distance: 'Dot' }, txt: { size: 2, distance: 'Euclid' } },
     },
     indexes: { city: 'keyword', count: 'integer' },
     points: ids.map((id, i) => ({
@@ -79,8 +78,6 @@ export const FIXTURE: readonly FixtureCollection[] = [
       vector: {
         img: vectorOf(i + 1, 3),
         ...(i % 3 === 0 ? {} : { txt: vectorOf(i + 50, 2) }),
-        multi: [vectorOf(i + 70, 2), vectorOf(i + 90, 2)],
-        sp: { indices: [i % 5, 7 + (i % 3)], values: [0.5, -0.25 * i] },
       },
       payload: payloadOf(i + 3),
     })),
@@ -91,7 +88,7 @@ export const ALIAS = { alias_name: 'fuzz_alias', collection_name: 'fuzz_plain' }
 
 export const VOCABULARY: Vocabulary = {
   words: [
-    ...FIXTURE.map((c) => c.name), ALIAS.alias_name, 'fuzz_missing', 'img', 'txt', 'multi', 'sp', '',
+    ...FIXTURE.map((c) => c.name), ALIAS.alias_name, 'fuzz_missing', 'img', 'txt', '',
     ...Object.keys(payloadOf(0)), 'nested.arr[].x', 'nested.arr[].y[]', 'nested.arr[0].x', 'tags[]', 'loc.lon', '"odd.key"',
     ...CITIES, 'word1', 'shared text', '2024-03-13T10:00:00Z', 'keyword', 'integer', 'float', 'geo', 'text', 'datetime', 'uuid', 'bool',
   ],
