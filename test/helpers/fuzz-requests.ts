@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import type { SchemaObject } from 'ajv';
 import type { RouteEntry } from '../../src/server/query-params.js';
+import { parseQuery, type QueryParamSet } from '../../src/api/schemas/query.js';
 import { mutate, mutation } from './fuzz-mutate.js';
 import type { BodyGenerator } from './fuzz-schema.js';
 import { bodyText, RAW_BODIES } from './fuzz-values.js';
@@ -35,14 +36,33 @@ const ODD_QUERY_VALUES: readonly string[] = [
 
 const EXTRA_QUERY_KEYS: readonly string[] = ['__proto__', 'constructor', 'toString', 'wait[]', 'timeout[0]', '', '%00', 'x'];
 
-function queryString(names: readonly string[]): fc.Arbitrary<string> {
+function decoded(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function queryString(params: QueryParamSet): fc.Arbitrary<string> {
+  const names = Object.keys(params);
+  // The values each parameter's own parser takes, so that most query strings get past it.
+  const accepted = names.flatMap((name) => ODD_QUERY_VALUES.filter((value) => {
+    const text = decoded(value);
+    return text !== undefined && parseQuery(params, { [name]: text }).ok;
+  }).map((value) => `${name}=${value}`));
   const key = fc.oneof({ weight: 4, arbitrary: names.length > 0 ? fc.constantFrom(...names) : fc.constantFrom(...EXTRA_QUERY_KEYS) }, { weight: 1, arbitrary: fc.constantFrom(...EXTRA_QUERY_KEYS) });
-  const pair = fc.oneof(
+  const odd = fc.oneof(
     { weight: 8, arbitrary: fc.tuple(key, fc.constantFrom(...ODD_QUERY_VALUES)).map(([k, v]) => `${k}=${v}`) },
     { weight: 1, arbitrary: key },
     { weight: 1, arbitrary: fc.constantFrom('', '=', '&', '==', 'a=b=c') },
   );
-  return fc.array(pair, { maxLength: 3 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.join('&')}`));
+  const pairs = fc.oneof(
+    { weight: 6, arbitrary: fc.constant([]) },
+    ...(accepted.length > 0 ? [{ weight: 3, arbitrary: fc.uniqueArray(fc.constantFrom(...accepted), { maxLength: 2, selector: (pair) => pair.split('=')[0] }) }] : []),
+    { weight: 2, arbitrary: fc.array(odd, { minLength: 1, maxLength: 3 }) },
+  );
+  return pairs.map((list) => (list.length === 0 ? '' : `?${list.join('&')}`));
 }
 
 /** Path parameters of every route, by name, each from the fixture's values first. */
@@ -52,7 +72,7 @@ export interface PathValues {
 
 function segment(sensible: readonly string[]): fc.Arbitrary<string> {
   return fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...sensible).map(encodeURIComponent) },
+    { weight: 16, arbitrary: fc.constantFrom(...sensible).map(encodeURIComponent) },
     { weight: 3, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map(encodeURIComponent) },
     { weight: 1, arbitrary: fc.constant('') },
@@ -78,8 +98,8 @@ function bodyOf(schema: SchemaObject | undefined, generator: BodyGenerator): fc.
   const skeleton = generator.body(schema);
   return fc.oneof(
     // Well-formed bodies, so that the code behind validation runs too.
-    { weight: 3, arbitrary: skeleton.map(bodyText) },
-    { weight: 8, arbitrary: fc.tuple(skeleton, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([body, ms]) => bodyText(mutate(body, ms))) },
+    { weight: 4, arbitrary: skeleton.map(bodyText) },
+    { weight: 6, arbitrary: fc.tuple(skeleton, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([body, ms]) => bodyText(mutate(body, ms))) },
     { weight: 1, arbitrary: raw },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
@@ -90,7 +110,7 @@ export function requestsFor(route: RouteEntry, schema: SchemaObject | undefined,
   return fc.record({
     route: fc.constant(`${route.method} ${route.url}`),
     method: fc.constant(route.method),
-    path: fc.tuple(pathOf(route.url, values), queryString(Object.keys(route.params))).map(([path, query]) => path + query),
+    path: fc.tuple(pathOf(route.url, values), queryString(route.params)).map(([path, query]) => path + query),
     body: bodyOf(schema, generator),
   }, { requiredKeys: ['route', 'method', 'path'] });
 }
