@@ -12,7 +12,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import type { SchemaObject } from 'ajv';
-import { BODY_SCHEMAS, REFERENCED_SCHEMAS, validateBody, type BodyName } from '../src/api/validator.js';
+import { BODY_SCHEMAS, REFERENCED_SCHEMAS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, validateBody, type BodyName } from '../src/api/validator.js';
 import { routeTable, type RouteEntry } from '../src/server/query-params.js';
 import { startServer } from './helpers/server.js';
 import { stopAtEnd } from './helpers/api-http.js';
@@ -97,6 +97,17 @@ await t.test('every route of the table is served, and each body schema is found 
   t.same([...found].sort(), Object.keys(BODY_SCHEMAS).sort(), 'every body schema is some route\'s');
 });
 
+/**
+ * The one exclusion: snapshot jobs sent with wait=false. They are answered 202 and run on in the
+ * background, and the API never tells when one is done (a snapshot made in the same second as
+ * another takes its name, so not even the listing changes), so no state compare after one could
+ * be trusted. `wait` changes only when the answer comes; the jobs themselves are fuzzed with
+ * every other query string.
+ */
+function runsInBackground(route: RouteEntry): boolean {
+  return route.params === SNAPSHOT_PARAMS || route.params === SNAPSHOT_UPLOAD_PARAMS;
+}
+
 /** Qdrant's answer when a collection, alias or shard-key change outlives its `timeout`: a 500 by design, and the change may still complete. */
 const COMMIT_TIMEOUT = /^Waiting for consensus operation commit failed\. Timeout set at: \d+ seconds$/;
 
@@ -143,9 +154,12 @@ async function check(request: FuzzRequest): Promise<void> {
 
 await t.test(`fuzzed requests (seed ${SEED}, ${RUNS} runs)`, async (t) => {
   baseline = await stateOf(send);
-  const request = fc.oneof(...routes.map(({ route, body }) => requestsFor(route, body === undefined ? undefined : (BODY_SCHEMAS[body] as SchemaObject), generator, PATH_VALUES)));
-  const outcome = await fc.check(fc.asyncProperty(request, check), { seed: SEED, numRuns: RUNS, path: REPLAY_PATH });
-  if (outcome.failed) t.fail(fc.defaultReportMessage(outcome) ?? 'the property failed');
+  const request = fc.oneof(...routes.map(({ route, body }) => {
+    const requests = requestsFor(route, body === undefined ? undefined : (BODY_SCHEMAS[body] as SchemaObject), generator, PATH_VALUES);
+    return runsInBackground(route) ? requests.filter((r) => !/[?&]wait=false(&|$)/.test(r.path)) : requests;
+  }));
+  const outcome = await fc.check(fc.asyncProperty(request, check), { seed: SEED, numRuns: RUNS, ...(REPLAY_PATH === undefined ? {} : { path: REPLAY_PATH }) });
+  if (outcome.failed) t.fail(`${fc.defaultReportMessage(outcome) ?? 'the property failed'}\n${(outcome.errorInstance as Error | undefined)?.message ?? ''}`);
   else t.pass(`${outcome.numRuns} requests answered in time, without a server error, refusals changing nothing`);
 });
 

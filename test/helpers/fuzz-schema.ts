@@ -19,7 +19,8 @@ type Schema = SchemaObject | boolean;
 
 /** Past this many references followed (nested filters, prefetches), only the minimal form of a body part is drawn. */
 const MAX_REF_DEPTH = 3;
-const MAX_ITEMS = 3;
+const MAX_ITEMS = 4;
+const MAX_OPTIONAL = 2;
 
 export class BodyGenerator {
   private readonly memo = new Map<Schema, Map<string, fc.Arbitrary<unknown>>>();
@@ -113,7 +114,10 @@ export class BodyGenerator {
         return typeof schema.minLength === 'number' ? this.word.filter((s) => s.length >= (schema.minLength as number)) : this.word;
       case 'array': {
         const minLength = typeof schema.minItems === 'number' ? schema.minItems : 0;
-        return fc.array(this.of(schema.items ?? true, root, depth), { minLength, maxLength: Math.max(minLength, MAX_ITEMS) });
+        const items = schema.items ?? true;
+        // Lists of numbers are mostly vectors: the fixture's have 2 to 4 dimensions.
+        const vectorLike = typeof items === 'object' && items.type === 'number';
+        return fc.array(this.of(items, root, depth), { minLength: vectorLike ? Math.max(minLength, 2) : minLength, maxLength: Math.max(minLength, MAX_ITEMS) });
       }
       case 'object':
         return this.object(schema, root, depth);
@@ -124,9 +128,12 @@ export class BodyGenerator {
 
   private object(schema: SchemaObject, root: SchemaObject, depth: number): fc.Arbitrary<unknown> {
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
-    const required = (schema.required ?? []) as string[];
+    const required = ((schema.required ?? []) as string[]).filter((name) => name in properties);
+    const optional = Object.keys(properties).filter((name) => !required.includes(name));
     const fields = Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, this.of(sub, root, depth)]));
-    const record = fc.record(fields, { requiredKeys: required.filter((name) => name in fields) });
+    // Few optional fields at once: each is one more chance to be refused before the body is used.
+    const record = fc.tuple(fc.record(fields), fc.subarray(optional, { maxLength: Math.min(MAX_OPTIONAL, optional.length) })).map(([all, chosen]) =>
+      Object.fromEntries([...required, ...chosen].map((name) => [name, all[name]])));
     const extra = schema.additionalProperties;
     if (extra === undefined || extra === false) return record;
     const entries = fc.dictionary(this.word, this.of(extra as Schema, root, depth), { maxKeys: MAX_ITEMS });

@@ -121,6 +121,9 @@ async function collectionState(send: Send, name: string): Promise<unknown> {
   const info = check(`info of ${name}`, await send('GET', path)) as Record<string, unknown>;
   const count = check(`count of ${name}`, await send('POST', `${path}/points/count`, { exact: true }));
   const scroll = check(`scroll of ${name}`, await send('POST', `${path}/points/scroll`, { limit: 10_000, with_payload: true, with_vector: true })) as { points: unknown[] };
+  const shards = ((info.config as { params: { shard_number: number } }).params.shard_number);
+  const shardSnapshots: string[][] = [];
+  for (let shard = 0; shard < shards; shard++) shardSnapshots.push(snapshotNames(check(`snapshots of shard ${shard}`, await send('GET', `${path}/shards/${shard}/snapshots`))));
   return {
     // Status, segments and indexed vectors move with the optimizer on their own.
     config: info.config,
@@ -130,6 +133,7 @@ async function collectionState(send: Send, name: string): Promise<unknown> {
     points: createHash('sha256').update(JSON.stringify(scroll.points)).digest('hex'),
     shard_keys: check(`shard keys of ${name}`, await send('GET', `${path}/shards`)),
     snapshots: snapshotNames(check(`snapshots of ${name}`, await send('GET', `${path}/snapshots`))),
+    shard_snapshots: shardSnapshots,
   };
 }
 
@@ -202,6 +206,7 @@ export async function restoreFixture(send: Send, pristine: ServerState): Promise
 
 // Snapshots made by valid requests are kept: they are files, not the collections' content.
 function withoutSnapshots(state: unknown): unknown {
-  const { snapshots: _snapshots, ...rest } = state as Record<string, unknown>;
+  const { snapshots: _snapshots, shard_snapshots: _shardSnapshots, ...rest } = state as Record<string, unknown>;
   return rest;
 }
+
