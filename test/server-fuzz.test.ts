@@ -34,17 +34,26 @@ stopAtEnd(t, server);
 
 const send: Send = (method, path, body) => rawRequest(server.port, method, path, body === undefined ? undefined : bodyText(body), ANSWER_BOUND_MS);
 
-await createFixture(send);
-const collectionSnapshot = (await send('POST', `/collections/${FIXTURE[0].name}/snapshots?wait=true`)).body as { result: { name: string } };
-const fullSnapshot = (await send('POST', '/snapshots?wait=true')).body as { result: { name: string } };
-const pristine = await stateOf(send);
+/** The fixture, a snapshot of a collection and a full one, and the state they make. */
+async function setUp() {
+  await createFixture(send);
+  const collectionSnapshot = (await send('POST', `/collections/${FIXTURE[0].name}/snapshots?wait=true`)).body as { result: { name: string } };
+  const fullSnapshot = (await send('POST', '/snapshots?wait=true')).body as { result: { name: string } };
+  return { snapshots: [collectionSnapshot.result.name, fullSnapshot.result.name], pristine: await stateOf(send) };
+}
+
+// A failed set-up ends the file before tap's teardown would run: stop the server here.
+const { snapshots, pristine } = await setUp().catch(async (err: unknown) => {
+  await server.stop();
+  throw err;
+});
 
 const PATH_VALUES: PathValues = {
   name: [...FIXTURE.map((f) => f.name), ALIAS.alias_name],
   id: VOCABULARY.pointIds.map(String),
   field: [...Object.keys(FIXTURE[0].indexes), 'odd.key', 'nested.arr[].x', 'missing'],
   shard: ['0', '1'],
-  snapshot: [collectionSnapshot.result.name, fullSnapshot.result.name, 'missing.snapshot'],
+  snapshot: [...snapshots, 'missing.snapshot'],
 };
 
 /** The message of Qdrant's error envelope, or null when `answer` is not one. */
@@ -126,7 +135,7 @@ async function check(request: FuzzRequest): Promise<void> {
     answer = await rawRequest(server.port, request.method, request.path, request.body, ANSWER_BOUND_MS);
   } catch (err) {
     if (err instanceof NoAnswer) throw new Error(`${request.method} ${request.path}: ${err.message}`);
-    throw new Error(`${request.method} ${request.path}: the connection failed (${(err as Error).message}); server output:\n${server.output().slice(-3000)}`);
+    throw new Error(`${request.method} ${request.path}: the connection failed (${(err as Error).message}); server output:\n${server.output().slice(-1500)}`);
   }
   const message = errorMessage(answer);
   if (answer.status >= 400 && message === null) throw new Error(`an error outside Qdrant's envelope:\n${describe(request, answer)}`);
@@ -134,7 +143,7 @@ async function check(request: FuzzRequest): Promise<void> {
   if (answer.status >= 500 && !mayHaveActed) {
     await restoreFixture(send, pristine);
     baseline = await stateOf(send);
-    throw new Error(`a server error:\n${describe(request, answer)}\nserver output:\n${server.output().slice(-3000)}`);
+    throw new Error(`a server error:\n${describe(request, answer)}\nserver output:\n${server.output().slice(-1500)}`);
   }
   if (mayHaveActed) {
     if (request.method !== 'GET') {

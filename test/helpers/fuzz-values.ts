@@ -30,8 +30,9 @@ const RAW_NUMBER_TOKENS: readonly string[] = [
   '18446744073709551616', '9223372036854775808', '-9223372036854775809', '9007199254740993', '-0', '-0.0', '1.0', '1E2', '0e0',
 ];
 
-// A placeholder that survives JSON.stringify and is replaced by its raw token in the body text.
-const RAW_MARK = '\u0001raw:';
+// A placeholder that JSON.stringify writes as it is (a private-use character is not escaped),
+// replaced by its raw token in the body text.
+const RAW_MARK = '\uE000raw:';
 const RAW_PATTERN = new RegExp(`"${RAW_MARK}([^"]*)"`, 'g');
 
 /** The body text of `value`, with raw-number placeholders replaced by their tokens. */
