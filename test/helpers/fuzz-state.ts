@@ -21,6 +21,8 @@ interface FixtureCollection {
   config: Record<string, unknown>;
   indexes: Record<string, unknown>;
   points: Record<string, unknown>[];
+  /** A collection with custom sharding has its points under this key. */
+  shardKey?: string | number;
 }
 
 const CITIES = ['Berlin', 'Paris', 'Москва', '東京', ''];
@@ -82,13 +84,20 @@ export const FIXTURE: readonly FixtureCollection[] = [
       payload: payloadOf(i + 3),
     })),
   },
+  {
+    name: 'fuzz_keyed',
+    config: { vectors: { size: 2, distance: 'Euclid' }, sharding_method: 'custom', shard_number: 2 },
+    indexes: { count: 'integer' },
+    points: ids.slice(0, 6).map((id, i) => ({ id, vector: vectorOf(i + 200, 2), payload: payloadOf(i + 6) })),
+    shardKey: 'k1',
+  },
 ];
 
 export const ALIAS = { alias_name: 'fuzz_alias', collection_name: 'fuzz_plain' };
 
 export const VOCABULARY: Vocabulary = {
   words: [
-    ...FIXTURE.map((c) => c.name), ALIAS.alias_name, 'fuzz_missing', 'img', 'txt', '',
+    ...FIXTURE.map((c) => c.name), ALIAS.alias_name, 'fuzz_missing', 'img', 'txt', 'k1', '',
     ...Object.keys(payloadOf(0)), 'nested.arr[].x', 'nested.arr[].y[]', 'nested.arr[0].x', 'tags[]', 'loc.lon', '"odd.key"',
     ...CITIES, 'word1', 'shared text', '2024-03-13T10:00:00Z', 'keyword', 'integer', 'float', 'geo', 'text', 'datetime', 'uuid', 'bool',
   ],
@@ -103,10 +112,11 @@ function check(what: string, answer: Answer): unknown {
 async function createCollection(send: Send, fixture: FixtureCollection): Promise<void> {
   const path = `/collections/${fixture.name}`;
   check(`create ${fixture.name}`, await send('PUT', path, fixture.config));
+  if (fixture.shardKey !== undefined) check(`shard key of ${fixture.name}`, await send('PUT', `${path}/shards`, { shard_key: fixture.shardKey }));
   for (const [field_name, field_schema] of Object.entries(fixture.indexes)) {
     check(`index ${field_name}`, await send('PUT', `${path}/index?wait=true`, { field_name, field_schema }));
   }
-  check(`points of ${fixture.name}`, await send('PUT', `${path}/points?wait=true`, { points: fixture.points }));
+  check(`points of ${fixture.name}`, await send('PUT', `${path}/points?wait=true`, { points: fixture.points, shard_key: fixture.shardKey }));
 }
 
 /** Creates the fixture on an empty server. */
@@ -121,9 +131,11 @@ async function collectionState(send: Send, name: string): Promise<unknown> {
   const info = check(`info of ${name}`, await send('GET', path)) as Record<string, unknown>;
   const count = check(`count of ${name}`, await send('POST', `${path}/points/count`, { exact: true }));
   const scroll = check(`scroll of ${name}`, await send('POST', `${path}/points/scroll`, { limit: 10_000, with_payload: true, with_vector: true })) as { points: unknown[] };
-  const shards = ((info.config as { params: { shard_number: number } }).params.shard_number);
-  const shardSnapshots: string[][] = [];
-  for (let shard = 0; shard < shards; shard++) shardSnapshots.push(snapshotNames(check(`snapshots of shard ${shard}`, await send('GET', `${path}/shards/${shard}/snapshots`))));
+  const cluster = check(`cluster of ${name}`, await send('GET', `${path}/cluster`)) as { local_shards: { shard_id: number }[] };
+  const shardSnapshots: Record<number, string[]> = {};
+  for (const { shard_id } of cluster.local_shards) {
+    shardSnapshots[shard_id] = snapshotNames(check(`snapshots of shard ${shard_id}`, await send('GET', `${path}/shards/${shard_id}/snapshots`)));
+  }
   return {
     // Status, segments and indexed vectors move with the optimizer on their own.
     config: info.config,
@@ -187,7 +199,8 @@ export function stateDifference(before: ServerState, after: ServerState): string
 export async function restoreFixture(send: Send, pristine: ServerState): Promise<void> {
   const names = (check('collections', await send('GET', '/collections')) as { collections: { name: string }[] }).collections.map((c) => c.name);
   for (const name of names) {
-    if (FIXTURE.some((f) => f.name === name)) check(`barrier on ${name}`, await send('POST', `/collections/${name}/points/delete?wait=true`, { points: [] }));
+    const fixture = FIXTURE.find((f) => f.name === name);
+    if (fixture) check(`barrier on ${name}`, await send('POST', `/collections/${name}/points/delete?wait=true`, { points: [], shard_key: fixture.shardKey }));
     else check(`drop ${name}`, await send('DELETE', `/collections/${encodeURIComponent(name)}`));
   }
   for (const fixture of FIXTURE) {
