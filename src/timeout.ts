@@ -5,15 +5,9 @@
 
 import type { QuiverError } from './errors.js';
 
-/**
- * Node's longest timer (about 24.8 days); a longer delay fires at once. A limit past it is no
- * limit in practice: a `timeout` of u64::MAX seconds must not time out immediately.
- */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Resolves as `work` does, or rejects with `onTimeout()` once `seconds` pass first; no limit without `seconds`. */
 export function within<T>(work: Promise<T>, seconds: number | undefined, onTimeout: () => QuiverError): Promise<T> {
-  if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return work;
+  if (seconds === undefined) return work;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), seconds * 1000);

@@ -450,17 +450,3 @@ t.test('query parameters of the wrong type are refused on every route, before an
   t.equal((await send('GET', `${base}?timeout=abc&anything=1`)).status, 200, 'GET collection reads no parameter');
   t.equal((await send('POST', `${base}/points/scroll?wait=maybe`, {})).status, 200, 'a read ignores write parameters');
 });
-
-t.test('the largest timeout a query string can hold is no limit, not an instant timeout', async (t) => {
-  const name = await collection(t, 3);
-  const base = `/collections/${name}`;
-  const U64_MAX = '18446744073709551615';
-  const hits = await ok<{ id: number }[]>(t, 'POST', `${base}/points/search?timeout=${U64_MAX}`, { vector: [0, 1], limit: 2 });
-  t.same(hits.map((h) => h.id), [3, 2], 'the search is answered');
-  t.equal((await send('GET', `/metrics?timeout=${U64_MAX}`)).status, 200, 'metrics are answered');
-  t.equal((await send('GET', `/telemetry?timeout=${U64_MAX}`)).status, 200, 'telemetry is answered');
-  await ok(t, 'PUT', `${base}/points?wait=true&timeout=${U64_MAX}`, { points: [{ id: 9, vector: VECTOR }] });
-  const alias = `${name}_long`;
-  t.equal(await ok(t, 'POST', `/collections/aliases?timeout=${U64_MAX}`, { actions: [{ create_alias: { collection_name: name, alias_name: alias } }] }), true, 'an alias change is answered');
-  t.same(await ok(t, 'GET', `${base}/aliases`), { aliases: [{ alias_name: alias, collection_name: name }] }, 'and applied');
-});
