@@ -23,7 +23,7 @@ export interface FuzzRequest {
 /** Path segments (already percent-encoded where the text says so) that are not the fixture's names. */
 const ODD_SEGMENTS: readonly string[] = [
   'fuzz_missing', '..', '.', '%2E%2E', '%2e', '%2F', 'a%2Fb', '..%2F..%2Fetc', '%00', 'a%00b', '%20', '%C3%A9', '%F0%9F%98%80', '%E2%80%AE',
-  '%FF', '%C0%AF', '%', '%zz', 'x'.repeat(255), 'x'.repeat(256), 'é'.repeat(255).replace(/é/g, '%C3%A9'), 'x'.repeat(5000), '0', '-1', '1.5', '1e3',
+  '%FF', '%C0%AF', '%', '%zz', 'x'.repeat(255), 'x'.repeat(256), '%C3%A9'.repeat(255), 'x'.repeat(5000), '0', '-1', '1.5', '1e3',
   '18446744073709551616', '99999999999999999999999', '00000000-0000-0000-0000-000000000000', 'NaN', '__proto__', 'constructor', '*', '%3Cscript%3E',
   '..%5C..%5Cwindows', 'a;b', 'a,b', 'snap.snapshot', '..snapshot', '.snapshot', '%2E%2E%2Fstorage',
 ];

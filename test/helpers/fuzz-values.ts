@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { MAX_JSON_NESTING } from '../../src/api/json-syntax.js';
 
 /** Strings that have broken parsers before: payload path syntax, encodings, names of Object's own properties. */
-export const ODD_STRINGS: readonly string[] = [
+const ODD_STRINGS: readonly string[] = [
   '', ' ', '\u0000', 'a\u0000b', '\t\n', '.', '..', '../..', 'a..b', 'a.', '.a', 'a.b.c.d.e.f.g.h',
   '[', ']', '[]', 'a[]', 'a[0]', 'a[-1]', 'a[1.5]', 'a[99999999999999999999]', 'a[]b', 'a[].b[]', '[0]', 'a[x]',
   '"', '""', '"a"."b"', '"a.b"', 'a"b', '\\', '\\"', '$', '$.a', '*', '%', '%2F', '%00', '/', 'a/b',
@@ -19,7 +19,7 @@ export const ODD_STRINGS: readonly string[] = [
 ];
 
 /** Numbers outside what the fields hold: beyond u64, i64, f32, f64's integers; negative; fractional; zero. */
-export const ODD_NUMBERS: readonly number[] = [
+const ODD_NUMBERS: readonly number[] = [
   0, -0, -1, 1.5, -2.5, 0.1, 1e-7, 5e-324, 255, 256, 65_535, 65_536, 2 ** 31, 2 ** 32, 2 ** 32 + 1, 2 ** 53, 2 ** 53 + 2,
   2 ** 63, 2 ** 64, 1e12, 1e15, 1e20, 3.5e38, 1e39, -1e39, 1e300, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_SAFE_INTEGER,
 ];
