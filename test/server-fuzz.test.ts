@@ -118,7 +118,13 @@ function runsInBackground(route: RouteEntry): boolean {
 }
 
 /** Qdrant's answer when a collection, alias or shard-key change outlives its `timeout`: a 500 by design, and the change may still complete. */
-const COMMIT_TIMEOUT = /^Waiting for consensus operation commit failed\. Timeout set at: \d+ seconds$/;
+const COMMIT_TIMEOUT = /^Service internal error: Waiting for consensus operation commit failed\. Timeout set at: \d+ seconds$/;
+
+/** Whether `answer` is the commit timeout, given after the request's `timeout` really passed. */
+function isCommitTimeout(request: FuzzRequest, answer: Answer, message: string | null, elapsedMs: number): boolean {
+  const timeout = Number(new URLSearchParams(request.path.split('?')[1] ?? '').get('timeout'));
+  return answer.status === 500 && COMMIT_TIMEOUT.test(message ?? '') && timeout > 0 && elapsedMs >= timeout * 1000;
+}
 
 function describe(request: FuzzRequest, answer: Answer): string {
   const shown = (text: string | undefined) => (text === undefined ? '(none)' : text.length > 2000 ? `${text.slice(0, 2000)}... (${text.length} characters)` : text);
@@ -131,15 +137,17 @@ let baseline: ServerState = pristine;
 
 async function check(request: FuzzRequest): Promise<void> {
   let answer: Answer;
+  const start = performance.now();
   try {
     answer = await rawRequest(server.port, request.method, request.path, request.body, ANSWER_BOUND_MS);
   } catch (err) {
     if (err instanceof NoAnswer) throw new Error(`${request.method} ${request.path}: ${err.message}`);
     throw new Error(`${request.method} ${request.path}: the connection failed (${(err as Error).message}); server output:\n${server.output().slice(-1500)}`);
   }
+  const elapsedMs = performance.now() - start;
   const message = errorMessage(answer);
   if (answer.status >= 400 && message === null) throw new Error(`an error outside Qdrant's envelope:\n${describe(request, answer)}`);
-  const mayHaveActed = answer.status < 400 || (answer.status === 500 && COMMIT_TIMEOUT.test(message ?? ''));
+  const mayHaveActed = answer.status < 400 || isCommitTimeout(request, answer, message, elapsedMs);
   if (answer.status >= 500 && !mayHaveActed) {
     await restoreFixture(send, pristine);
     baseline = await stateOf(send);

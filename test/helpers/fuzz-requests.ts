@@ -44,9 +44,15 @@ function decoded(value: string): string | undefined {
   }
 }
 
-function queryString(params: QueryParamSet): fc.Arbitrary<string> {
+/** A request part in two kinds: as a careful client sends it, and broken. */
+interface Part<T> {
+  sound: fc.Arbitrary<T>;
+  broken: fc.Arbitrary<T>;
+}
+
+function queryString(params: QueryParamSet): Part<string> {
   const names = Object.keys(params);
-  // The values each parameter's own parser takes, so that most query strings get past it.
+  // The values each parameter's own parser takes.
   const accepted = names.flatMap((name) => ODD_QUERY_VALUES.filter((value) => {
     const text = decoded(value);
     return text !== undefined && parseQuery(params, { [name]: text }).ok;
@@ -57,12 +63,9 @@ function queryString(params: QueryParamSet): fc.Arbitrary<string> {
     { weight: 1, arbitrary: key },
     { weight: 1, arbitrary: fc.constantFrom('', '=', '&', '==', 'a=b=c') },
   );
-  const pairs = fc.oneof(
-    { weight: 6, arbitrary: fc.constant([]) },
-    ...(accepted.length > 0 ? [{ weight: 3, arbitrary: fc.uniqueArray(fc.constantFrom(...accepted), { maxLength: 2, selector: (pair) => pair.split('=')[0] }) }] : []),
-    { weight: 2, arbitrary: fc.array(odd, { minLength: 1, maxLength: 3 }) },
-  );
-  return pairs.map((list) => (list.length === 0 ? '' : `?${list.join('&')}`));
+  const text = (list: readonly string[]) => (list.length === 0 ? '' : `?${list.join('&')}`);
+  const sound = accepted.length === 0 ? fc.constant([]) : fc.oneof(fc.constant([]), fc.uniqueArray(fc.constantFrom(...accepted), { maxLength: 2, selector: (pair) => pair.split('=')[0] }));
+  return { sound: sound.map(text), broken: fc.array(odd, { minLength: 1, maxLength: 3 }).map(text) };
 }
 
 /** Path parameters of every route, by name, each from the fixture's values first. */
@@ -70,46 +73,59 @@ export interface PathValues {
   [param: string]: readonly string[];
 }
 
-function segment(sensible: readonly string[]): fc.Arbitrary<string> {
-  return fc.oneof(
-    { weight: 16, arbitrary: fc.constantFrom(...sensible).map(encodeURIComponent) },
-    { weight: 3, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
-    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map(encodeURIComponent) },
-    { weight: 1, arbitrary: fc.constant('') },
-  );
-}
+const ODD_SEGMENT = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }).map(encodeURIComponent) },
+  { weight: 1, arbitrary: fc.constant('') },
+);
 
-function pathOf(url: string, values: PathValues): fc.Arbitrary<string> {
+function pathOf(url: string, values: PathValues): Part<string> {
   const parts = url.split('/').map((part) => {
-    if (!part.startsWith(':')) return fc.constant(part);
+    if (!part.startsWith(':')) return { sound: fc.constant(part), broken: fc.constant(part) };
     const sensible = values[part.slice(1)];
     if (!sensible) throw new Error(`fuzz: no values for path parameter ${part}`);
-    return segment(sensible);
+    const sound = fc.constantFrom(...sensible).map(encodeURIComponent);
+    return { sound, broken: fc.oneof({ weight: 1, arbitrary: sound }, { weight: 2, arbitrary: ODD_SEGMENT }) };
   });
-  return fc.tuple(...parts).map((p) => p.join('/'));
+  const join = (p: string[]) => p.join('/');
+  return { sound: fc.tuple(...parts.map((p) => p.sound)).map(join), broken: fc.tuple(...parts.map((p) => p.broken)).map(join) };
 }
 
-function bodyOf(schema: SchemaObject | undefined, generator: BodyGenerator): fc.Arbitrary<string | undefined> {
+function bodyOf(schema: SchemaObject | undefined, generator: BodyGenerator): Part<string | undefined> {
   const raw = fc.constantFrom(...RAW_BODIES);
-  if (!schema) {
-    // Routes without a JSON body must ignore (or refuse) whatever is sent.
-    return fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: raw }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map(bodyText) });
-  }
+  // Routes without a JSON body must ignore (or refuse) whatever is sent.
+  if (!schema) return { sound: fc.constant(undefined), broken: fc.oneof(raw, fc.jsonValue({ maxDepth: 2 }).map(bodyText)) };
   const skeleton = generator.body(schema);
-  return fc.oneof(
-    // Well-formed bodies, so that the code behind validation runs too.
-    { weight: 4, arbitrary: skeleton.map(bodyText) },
-    { weight: 6, arbitrary: fc.tuple(skeleton, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([body, ms]) => bodyText(mutate(body, ms))) },
-    { weight: 1, arbitrary: fc.oneof(raw, fc.constant(undefined)) },
-  );
+  return {
+    sound: skeleton.map(bodyText),
+    broken: fc.oneof(
+      { weight: 8, arbitrary: fc.tuple(skeleton, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([body, ms]) => bodyText(mutate(body, ms))) },
+      { weight: 1, arbitrary: fc.oneof(raw, fc.constant(undefined)) },
+    ),
+  };
 }
 
-/** Requests for `route`, whose JSON body (if any) has `schema`. */
+/**
+ * Requests for `route`, whose JSON body (if any) has `schema`. Most break one part only, so that
+ * the checks behind the first one are reached too; some are sound throughout, so that the code
+ * behind validation runs; some break everything.
+ */
 export function requestsFor(route: RouteEntry, schema: SchemaObject | undefined, generator: BodyGenerator, values: PathValues): fc.Arbitrary<FuzzRequest> {
-  return fc.record({
-    route: fc.constant(`${route.method} ${route.url}`),
-    method: fc.constant(route.method),
-    path: fc.tuple(pathOf(route.url, values), queryString(route.params)).map(([path, query]) => path + query),
-    body: bodyOf(schema, generator),
-  }, { requiredKeys: ['route', 'method', 'path'] });
+  const path = pathOf(route.url, values);
+  const query = queryString(route.params);
+  const body = bodyOf(schema, generator);
+  const request = (p: fc.Arbitrary<string>, q: fc.Arbitrary<string>, b: fc.Arbitrary<string | undefined>): fc.Arbitrary<FuzzRequest> =>
+    fc.tuple(p, q, b).map(([pathText, queryText, bodyText]) => ({
+      route: `${route.method} ${route.url}`,
+      method: route.method,
+      path: pathText + queryText,
+      ...(bodyText === undefined ? {} : { body: bodyText }),
+    }));
+  return fc.oneof(
+    { weight: 3, arbitrary: request(path.sound, query.sound, body.sound) },
+    { weight: 1, arbitrary: request(path.broken, query.sound, body.sound) },
+    { weight: 1, arbitrary: request(path.sound, query.broken, body.sound) },
+    { weight: 4, arbitrary: request(path.sound, query.sound, body.broken) },
+    { weight: 1, arbitrary: request(path.broken, query.broken, body.broken) },
+  );
 }

@@ -102,7 +102,9 @@ export class BodyGenerator {
       case 'integer': {
         const min = typeof schema.minimum === 'number' ? schema.minimum : -10;
         const max = typeof schema.maximum === 'number' ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : 100;
-        return fc.oneof(fc.integer({ min, max: Math.min(max, min + 20) }), fc.constantFrom(min, max));
+        // Mostly small counts (limits, sizes), the bounds now and then.
+        const low = Math.min(Math.max(min, 1), max);
+        return fc.oneof({ weight: 6, arbitrary: fc.integer({ min: low, max: Math.min(max, low + 10) }) }, { weight: 1, arbitrary: fc.constantFrom(min, max) });
       }
       case 'number': {
         const min = typeof schema.minimum === 'number' ? schema.minimum : -10;
