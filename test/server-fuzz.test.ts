@@ -23,8 +23,8 @@ import { ALIAS, createFixture, FIXTURE, restoreFixture, stateDifference, stateOf
 import { bodyText } from './helpers/fuzz-values.js';
 
 const SEED = Number(process.env.QUIVER_FUZZ_SEED ?? 42);
-// About 40 s on a shared 2-core machine.
-const RUNS = Number(process.env.QUIVER_FUZZ_RUNS ?? 300);
+// About 25 s for the whole file on a shared 2-core machine (a few times that under load).
+const RUNS = Number(process.env.QUIVER_FUZZ_RUNS ?? 600);
 const REPLAY_PATH = process.env.QUIVER_FUZZ_PATH;
 /** No request may take longer than this to be answered, whatever it holds. */
 const ANSWER_BOUND_MS = 10_000;
