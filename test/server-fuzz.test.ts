@@ -7,7 +7,8 @@
 // request may change the state; the fixture is then put back.
 //
 // QUIVER_FUZZ_SEED (default 42) and QUIVER_FUZZ_RUNS (default below) choose the run; a failure
-// prints the seed and path that replay it (QUIVER_FUZZ_PATH replays that path alone).
+// prints its seed and path: QUIVER_FUZZ_PATH=<path> with that seed starts the run at the failing
+// request, shrunk as reported.
 
 import t from 'tap';
 import fc from 'fast-check';
@@ -28,6 +29,21 @@ const RUNS = Number(process.env.QUIVER_FUZZ_RUNS ?? 600);
 const REPLAY_PATH = process.env.QUIVER_FUZZ_PATH;
 /** No request may take longer than this to be answered, whatever it holds. */
 const ANSWER_BOUND_MS = 10_000;
+
+// Which body schema a route reads, asked of the server: a body of the wrong JSON type is refused
+// with serde's description of the type the route expected, which names one body schema.
+const NOT_A_BODY = true;
+const byDescription = new Map<string, BodyName>();
+for (const name of Object.keys(BODY_SCHEMAS) as BodyName[]) {
+  let message = '';
+  try {
+    validateBody(name, NOT_A_BODY);
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  if (byDescription.has(message)) throw new Error(`bodies ${byDescription.get(message)} and ${name} are refused alike: the probe cannot tell them apart`);
+  byDescription.set(message, name);
+}
 
 const server = await startServer({ workers: 2 });
 stopAtEnd(t, server);
@@ -64,21 +80,6 @@ function errorMessage(answer: Answer): string | null {
   if (keys !== 'status,time' || typeof body.time !== 'number' || typeof body.status !== 'object' || body.status === null) return null;
   if (Object.keys(body.status).join() !== 'error' || typeof body.status.error !== 'string') return null;
   return body.status.error;
-}
-
-// Which body schema a route reads, asked of the server: a body of the wrong JSON type is refused
-// with serde's description of the type the route expected, which names one body schema.
-const NOT_A_BODY = true;
-const byDescription = new Map<string, BodyName>();
-for (const name of Object.keys(BODY_SCHEMAS) as BodyName[]) {
-  let message = '';
-  try {
-    validateBody(name, NOT_A_BODY);
-  } catch (err) {
-    message = (err as Error).message;
-  }
-  if (byDescription.has(message)) throw new Error(`bodies ${byDescription.get(message)} and ${name} are refused alike: the probe cannot tell them apart`);
-  byDescription.set(message, name);
 }
 
 function examplePath(url: string): string {
