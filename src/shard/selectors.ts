@@ -33,6 +33,7 @@ export function selectVectors(vectors: NamedVectors, selection: VectorSelection)
   if (selection === false) return undefined;
   if (selection === true) return vectors;
   const out: NamedVectors = {};
-  for (const name of selection) if (vectors[name]) out[name] = vectors[name];
+  // Own names only: a name such as "toString" is not a vector.
+  for (const name of selection) if (Object.hasOwn(vectors, name)) out[name] = vectors[name];
   return out;
 }
