@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
-import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
+import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { close, compareIds, normalised, uniqueName, uuidOf, vectorOf, type Id } from './helpers/api-data.js';
 import { rng } from './helpers/data.js';
 
@@ -206,6 +206,16 @@ t.test('payload keys and vector names such as __proto__ and toString are plain n
   resultOf(t, await call(server.url, 'POST', `${path}/payload?wait=true`, { points: [1], key: 'constructor', payload: { c: 1 } }));
   resultOf(t, await call(server.url, 'POST', `${path}/payload/delete?wait=true`, { points: [1], keys: ['__proto__.x', 'toString', 'hasOwnProperty'] }));
   t.equal(await payloadText(true), '{"__proto__":{"y":2,"__proto__":{"z":3}},"a":1,"constructor":{"c":1}}', 'delete_payload and a set under "constructor"');
+
+  assertError(t, await call(server.url, 'PUT', path, '{"points":[{"id":2,"vector":{"__proto__":[1,1]}}]}'), 400, 'Wrong input: Not existing vector name error: __proto__', 'a vector named __proto__ is a name');
+  assertError(t, await call(server.url, 'PUT', path, '{"batch":{"ids":[2],"vectors":{"__proto__":[[1,1]]}}}'), 400, 'Wrong input: Not existing vector name error: __proto__', 'in a batch too');
+  const odd = uniqueName('odd_names');
+  resultOf(t, await call(server.url, 'PUT', `/collections/${odd}`, { vectors: { toString: { size: 2, distance: 'Dot' }, b: { size: 2, distance: 'Dot' } } }));
+  resultOf(t, await call(server.url, 'PUT', `/collections/${odd}/points?wait=true`, { points: [{ id: 1, vector: { b: [1, 0] } }, { id: 2, vector: { toString: [0, 1], b: [0, 1] } }] }));
+  const [first] = resultOf<{ vector: unknown }[]>(t, await call(server.url, 'POST', `/collections/${odd}/points`, { ids: [1], with_vector: true }));
+  t.same(first.vector, { b: [1, 0] }, 'a point without the vector named toString has none');
+  const hits = resultOf<{ id: number }[]>(t, await call(server.url, 'POST', `/collections/${odd}/points/search`, { vector: { name: 'toString', vector: [0, 1] }, limit: 5 }));
+  t.same(hits.map((h) => h.id), [2], 'a search of that vector finds only the point that has it');
 });
 
 t.test('a batch applies every kind of operation in order', async (t) => {

@@ -360,7 +360,8 @@ export class Shard implements FilterSource {
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
-      const v = record.vectors[name];
+      // Own names only: a vector named "toString" is not Object's method.
+      const v = Object.hasOwn(record.vectors, name) ? record.vectors[name] : undefined;
       if (v) index.stash(offset, v);
       else index.delete(offset);
     }
