@@ -2,6 +2,7 @@
 // delete_payload of nested keys, and include/exclude selectors of with_payload.
 
 import type { JsonValue, Payload } from '../model.js';
+import { ownField, setOwnField } from '../own-fields.js';
 
 type Step = string | number;
 
@@ -26,22 +27,12 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-// Payload keys are any strings, "__proto__" and "toString" included: they are read as own
-// fields only and written as fields, never reaching (or replacing) an object's prototype.
-function field(object: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setField(object: JsonObject, key: string, value: JsonValue): void {
-  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** The object at `key` of `object`, made (or replacing what is there) when it is not one. */
 function objectAt(object: JsonObject, key: string): JsonObject {
-  const value = field(object, key);
+  const value = ownField(object, key);
   if (isObject(value)) return value;
   const made: JsonObject = {};
-  setField(object, key, made);
+  setOwnField(object, key, made);
   return made;
 }
 
@@ -59,7 +50,7 @@ export function setAtPath(payload: Payload, path: string, values: Payload): void
     }
   }
   if (Array.isArray(node)) return;
-  for (const [key, value] of Object.entries(values)) setField(node, key, value);
+  for (const [key, value] of Object.entries(values)) setOwnField(node, key, value);
 }
 
 /** Removes the value at `path` (a top-level key or a nested one). */
@@ -68,7 +59,7 @@ export function deleteAtPath(payload: Payload, path: string): void {
   let node: JsonValue | undefined = payload;
   for (const step of steps.slice(0, -1)) {
     if (typeof step === 'number') node = Array.isArray(node) ? node[step] : undefined;
-    else node = isObject(node) ? field(node, step) : undefined;
+    else node = isObject(node) ? ownField(node, step) : undefined;
     if (node === undefined) return;
   }
   const last = steps[steps.length - 1];
@@ -80,7 +71,7 @@ function getAtPath(payload: Payload, steps: Step[]): JsonValue | undefined {
   let node: JsonValue | undefined = payload;
   for (const step of steps) {
     if (typeof step === 'number') node = Array.isArray(node) ? node[step] : undefined;
-    else node = isObject(node) ? field(node, step) : undefined;
+    else node = isObject(node) ? ownField(node, step) : undefined;
     if (node === undefined) return undefined;
   }
   return node;
@@ -95,7 +86,7 @@ export function includePaths(payload: Payload, paths: string[]): Payload {
     if (value === undefined) continue;
     let node: JsonObject = out;
     for (const step of steps.slice(0, -1)) node = objectAt(node, step);
-    setField(node, steps[steps.length - 1], structuredClone(value));
+    setOwnField(node, steps[steps.length - 1], structuredClone(value));
   }
   return out;
 }

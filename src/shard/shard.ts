@@ -20,6 +20,7 @@ import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from './optimizer/plan.js'
 import type { ShardOptimizations } from './optimizer/report.js';
 import { ShardOptimizer } from './optimizer/shard-optimizer.js';
 import type { PointRecord, Target, WriteOp } from './write-ops.js';
+import { ownField } from '../own-fields.js';
 
 export interface VectorSpec {
   name: string;
@@ -360,8 +361,7 @@ export class Shard implements FilterSource {
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
-      // Own names only: a vector named "toString" is not Object's method.
-      const v = Object.hasOwn(record.vectors, name) ? record.vectors[name] : undefined;
+      const v = ownField(record.vectors, name);
       if (v) index.stash(offset, v);
       else index.delete(offset);
     }
