@@ -1,9 +1,11 @@
 // `npm start`: loads the configuration, opens the storage, serves the REST API, and shuts down
-// gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the stores).
+// gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests within
+// service.shutdown_timeout_sec or cut them short, close the stores).
 
 import { CollectionManager } from './collection/manager.js';
 import { isLoopback, loadConfig } from './config/config.js';
 import { buildServer } from './server/app.js';
+import { shutDown } from './server/shutdown.js';
 import { hasApiKeys } from './server/auth/keys.js';
 import { prepareSnapshots } from './snapshot/startup.js';
 import { openNodeState } from './telemetry/node.js';
@@ -17,7 +19,9 @@ if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthen
   process.exit(2);
 }
 
-const collections = await CollectionManager.open(config.storage.storage_path, config.workers);
+// Test-only (src/worker/faults.ts): read once, here, so nothing else can turn it on.
+const faults = process.env.QUIVER_TEST_FAULTS === '1';
+const collections = await CollectionManager.open(config.storage.storage_path, config.workers, { limits: config.worker_limits, faults });
 const node = await openNodeState(collections.meta, config);
 const recovered = await prepareSnapshots(collections, config, node.peerId).catch(async (err: Error) => {
   console.error(`Cannot recover the storage snapshot ${config.recover.storage_snapshot}: ${err.message}`);
@@ -25,9 +29,11 @@ const recovered = await prepareSnapshots(collections, config, node.peerId).catch
   process.exit(2);
 });
 const app = buildServer({ config, collections, node }, logger);
+collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));
 await app.listen({ host: config.service.host, port: config.service.http_port });
 app.log.info(`Quiver ${VERSION} (Qdrant REST API) on ${config.service.enable_tls ? 'https' : 'http'}://${config.service.host}:${config.service.http_port}, storage ${config.storage.storage_path}, ${config.workers} shard workers`);
 if (recovered.length > 0) app.log.info(`recovered collections ${recovered.join(', ')} from ${config.recover.storage_snapshot}`);
+if (faults) app.log.warn('QUIVER_TEST_FAULTS=1: test-only fault injection is on; never run a production node this way');
 if (!keyed) app.log.warn(`no API key configured: listening on ${config.service.host} only; every request is served without authentication`);
 
 let stopping = false;
@@ -35,9 +41,14 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   app.log.info(`${signal}: shutting down`);
-  await app.close();
-  await collections.close();
-  process.exit(0);
+  try {
+    const outcome = await shutDown(app, collections, config.service.shutdown_timeout_sec);
+    if (outcome === 'forced') app.log.warn(`requests still running after ${config.service.shutdown_timeout_sec}s (service.shutdown_timeout_sec) were cut short`);
+    process.exit(0);
+  } catch (err) {
+    app.log.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -8,6 +8,9 @@ export type Payload = { [key: string]: JsonValue };
 /** A numeric id (non-negative safe integer) or a UUID in canonical lowercase hyphenated form. */
 export type PointId = number | string;
 
+/** A shard key of a custom-sharded collection as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
+export type ShardKey = string | number;
+
 /** Dense vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. */
 export type NamedVectors = Record<string, number[]>;
 

@@ -1,21 +1,8 @@
 // Qdrant's wording and status codes for the errors other layers report.
 
 import t from 'tap';
-import {
-  aliasNotFound,
-  collectionAlreadyExists,
-  collectionNameIsAlias,
-  collectionNotFound,
-  defaultVectorNotFound,
-  formatError,
-  missingIndexForFacet,
-  missingRangeIndexForOrderBy,
-  pointNotFound,
-  validationError,
-  vectorDimensionMismatch,
-  vectorNameNotFound,
-  vectorParamsNotInConfig,
-} from '../src/api/messages.js';
+import { formatError, validationError } from '../src/api/messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound, defaultVectorNotFound, missingIndexForFacet, missingRangeIndexForOrderBy, pointNotFound, vectorDimensionMismatch, vectorNameNotFound, vectorParamsNotInConfig } from '../src/messages.js';
 import type { QuiverError } from '../src/errors.js';
 
 function shape(err: QuiverError): [string, number, string] {

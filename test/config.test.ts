@@ -47,6 +47,20 @@ t.test('bad values are refused', async (t) => {
   t.throws(() => loadConfig(['--bogus'], {}));
 });
 
+t.test('worker limits and the shutdown bound: defaults, environment, refusals', async (t) => {
+  const defaults = loadConfig([], {});
+  t.same(defaults.worker_limits, { memory_mb: null, task_timeout_sec: 600, deadline_grace_sec: 5 });
+  t.equal(defaults.service.shutdown_timeout_sec, 30);
+  const set = loadConfig([], { QDRANT__WORKER_LIMITS__MEMORY_MB: '512', QDRANT__WORKER_LIMITS__TASK_TIMEOUT_SEC: '60', QDRANT__WORKER_LIMITS__DEADLINE_GRACE_SEC: '0.5', QDRANT__SERVICE__SHUTDOWN_TIMEOUT_SEC: '10' });
+  t.same(set.worker_limits, { memory_mb: 512, task_timeout_sec: 60, deadline_grace_sec: 0.5 });
+  t.equal(set.service.shutdown_timeout_sec, 10);
+  t.throws(() => loadConfig([], { QDRANT__WORKER_LIMITS__MEMORY_MB: '0' }), /invalid worker_limits.memory_mb: 0/);
+  t.throws(() => loadConfig([], { QDRANT__WORKER_LIMITS__MEMORY_MB: '1.5' }), /invalid worker_limits.memory_mb: 1.5/);
+  t.throws(() => loadConfig([], { QDRANT__WORKER_LIMITS__TASK_TIMEOUT_SEC: '0' }), /invalid worker_limits.task_timeout_sec: 0/);
+  t.throws(() => loadConfig([], { QDRANT__WORKER_LIMITS__DEADLINE_GRACE_SEC: 'soon' }), /invalid worker_limits.deadline_grace_sec: soon/);
+  t.throws(() => loadConfig([], { QDRANT__SERVICE__SHUTDOWN_TIMEOUT_SEC: '-1' }), /invalid service.shutdown_timeout_sec: -1/);
+});
+
 t.test('loopback detection', async (t) => {
   t.ok(isLoopback('127.0.0.1'));
   t.ok(isLoopback('localhost'));

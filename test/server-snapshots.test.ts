@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { shardOf } from '../src/collection/routing.js';
+import { shardOf } from '../src/shard/routing.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 

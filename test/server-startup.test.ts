@@ -5,7 +5,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { isLoopback } from '../src/config/config.js';
 import { call, stopAtEnd } from './helpers/api-http.js';
-import { startServer, tempStorage } from './helpers/server.js';
+import { outputMatch, startServer, tempStorage } from './helpers/server.js';
 
 /**
  * An address the server does not count as loopback, though it is one (IPv4-mapped 127.0.0.1), so
@@ -33,14 +33,14 @@ t.test('no key: listens on 127.0.0.1 and says so', async (t) => {
   const server = await startServer({ workers: 1 });
   stopAtEnd(t, server);
   t.equal((await call(server.url, 'GET', '/collections')).status, 200, 'served without a key');
-  t.equal(NO_KEY_WARNING.exec(server.output())?.[1], '127.0.0.1', 'the start-up log names the loopback address');
+  t.equal((await outputMatch(server, NO_KEY_WARNING))?.[1], '127.0.0.1', 'the start-up log names the loopback address');
 });
 
 t.test('no key, another address and --allow-unauthenticated-bind: starts, open, and says so', async (t) => {
   const server = await startServer({ workers: 1, args: ['--host', OTHER_ADDRESS, '--allow-unauthenticated-bind'] });
   stopAtEnd(t, server);
   t.equal((await call(server.url, 'GET', '/collections')).status, 200, 'served without a key');
-  t.equal(NO_KEY_WARNING.exec(server.output())?.[1], OTHER_ADDRESS, 'the start-up log warns that requests are unauthenticated');
+  t.equal((await outputMatch(server, NO_KEY_WARNING))?.[1], OTHER_ADDRESS, 'the start-up log warns that requests are unauthenticated');
 });
 
 t.test('a key and another address: starts without the flag, and requires the key', async (t) => {

@@ -5,7 +5,7 @@
 // restart.
 
 import t, { type Test } from 'tap';
-import { shardOf } from '../src/collection/routing.js';
+import { shardOf } from '../src/shard/routing.js';
 import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { startServer, type RunningServer } from './helpers/server.js';

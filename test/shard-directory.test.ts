@@ -7,7 +7,7 @@ import t from 'tap';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { settleShardDirectory } from '../src/snapshot/shard-part.js';
+import { settleShardDirectory } from '../src/shard/snapshot-part.js';
 import { Shard } from '../src/shard/shard.js';
 import { DEFAULT_OPTIMIZER_SPEC } from '../src/shard/optimizer/plan.js';
 import type { PointRecord } from '../src/shard/write-ops.js';

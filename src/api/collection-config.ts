@@ -1,23 +1,17 @@
-// A collection's configuration: built from a CreateCollection body with every default Qdrant
-// 1.19 applies, patched by UpdateCollection bodies, and rendered back as Qdrant's CollectionInfo.
-// The parts Quiver acts on are plain fields; the parts it only keeps and reports back (sparse
-// vectors, strict mode, storage placement, quantization) stay in Qdrant's shapes.
+// A collection's configuration (the model is src/collection/config-model.ts): built from a
+// CreateCollection body with every default Qdrant 1.19 applies, patched by UpdateCollection
+// bodies, and rendered back as Qdrant's CollectionInfo.
 
-import type { Distance } from '../engine/index.js';
 import type { JsonValue, Payload } from '../model.js';
-import { vectorParamsNotInConfig } from './messages.js';
+import { vectorParamsNotInConfig } from '../messages.js';
 import type {
   WireCollectionParamsDiff,
   WireCreateCollection,
-  WireDatatype,
   WireHnswConfigDiff,
-  WireMemory,
   WireOptimizersConfigDiff,
-  WirePayloadStorageParams,
   WireQuantizationConfig,
   WireQuantizationConfigDiff,
   WireSparseVectorParams,
-  WireStrictModeConfig,
   WireUpdateCollection,
   WireVectorParams,
   WireVectorParamsDiff,
@@ -25,80 +19,8 @@ import type {
   WireWalConfigDiff,
 } from './types.js';
 import type { IndexSchema } from '../shard/payload-index/schema.js';
+import type { CollectionConfig, CollectionParams, HnswConfig, HnswOverrides, OptimizersConfig, VectorParams, VectorsConfig, WalConfig } from '../collection/config-model.js';
 import { ownField, setOwnField } from '../own-fields.js';
-
-export interface HnswConfig {
-  m: number;
-  efConstruct: number;
-  fullScanThreshold: number;
-  maxIndexingThreads: number;
-  onDisk: boolean | null;
-  payloadM: number | null;
-  inlineStorage: boolean | null;
-  memory: WireMemory | null;
-}
-
-/** Per-vector HNSW overrides: only the fields that were set. */
-export type HnswOverrides = Partial<HnswConfig>;
-
-export interface OptimizersConfig {
-  deletedThreshold: number;
-  vacuumMinVectorNumber: number;
-  defaultSegmentNumber: number;
-  maxSegmentSize: number | null;
-  memmapThreshold: number | null;
-  indexingThreshold: number | null;
-  flushIntervalSec: number;
-  /** null: no limit ("auto"). */
-  maxOptimizationThreads: number | null;
-  preventUnoptimized: boolean | null;
-}
-
-export interface WalConfig {
-  walCapacityMb: number;
-  walSegmentsAhead: number;
-  walRetainClosed: number;
-}
-
-export interface VectorParams {
-  size: number;
-  distance: Distance;
-  hnsw: HnswOverrides | null;
-  quantization: WireQuantizationConfig | null;
-  onDisk: boolean | null;
-  memory: WireMemory | null;
-  datatype: WireDatatype | null;
-  multivector: { comparator: 'max_sim' } | null;
-}
-
-export interface VectorsConfig {
-  /** One unnamed vector (stored under DEFAULT_VECTOR), as opposed to a map of named ones. */
-  unnamed: boolean;
-  byName: Record<string, VectorParams>;
-}
-
-export interface CollectionParams {
-  vectors: VectorsConfig;
-  shardNumber: number;
-  shardingMethod: 'auto' | 'custom' | null;
-  replicationFactor: number;
-  writeConsistencyFactor: number;
-  readFanOutFactor: number | null;
-  readFanOutDelayMs: number | null;
-  onDiskPayload: boolean;
-  payloadStorage: WirePayloadStorageParams | null;
-  sparseVectors: Record<string, WireSparseVectorParams> | null;
-}
-
-export interface CollectionConfig {
-  params: CollectionParams;
-  hnsw: HnswConfig;
-  optimizer: OptimizersConfig;
-  wal: WalConfig;
-  quantization: WireQuantizationConfig | null;
-  strictMode: WireStrictModeConfig;
-  metadata: Payload | null;
-}
 
 // Qdrant's defaults (config/config.yaml); indexing_threshold went from 20000 to 10000 in 2025.
 const DEFAULT_HNSW: HnswConfig = {

@@ -1,22 +1,40 @@
-// Search and query bodies -> the shards' SearchSpec; hits -> Qdrant's ScoredPoint.
+// Search, query, groups and matrix bodies -> the collection layer's requests (converted once per
+// request); hits and groups -> Qdrant's ScoredPoint and PointGroup.
 
-import { BadInput } from '../errors.js';
-import type { Filter } from '../shard/filter/index.js';
-import { DEFAULT_VECTOR, type PointId } from '../model.js';
-import type { ScoredView, SearchParams, SearchQuery, SearchSpec } from '../shard/search.js';
+import { BadRequest } from '../errors.js';
+import { DEFAULT_VECTOR } from '../model.js';
+import type { GroupSpec, PointGroup } from '../collection/groups.js';
+import type { MatrixRequest } from '../collection/matrix.js';
+import type { OrderByRequest } from '../shard/order-by.js';
+import type { QueryNode, QueryPlan, QueryRequest } from '../collection/query-tree.js';
+import type { Example } from '../shard/query-objective.js';
+import type { ScoredView, SearchParams } from '../shard/search.js';
+import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
 import { renderRecord, toPayloadSelection, toPointId, toVectorSelection, type WireRecord } from './point-convert.js';
-import type { WireContextInput, WireOrderBy, WireQueryRequest, WireSearchParams, WireSearchRequest, WireVectorInput, WireWithPayload, WireWithVector } from './types.js';
-
-export interface PlannedSearch {
-  spec: Omit<SearchSpec, 'top'>;
-  limit: number;
-  offset: number;
-}
+import type {
+  WireContextInput,
+  WireDiscoverRequest,
+  WireGrouping,
+  WireOrderBy,
+  WirePrefetch,
+  WireQueryRequest,
+  WireRecommendRequest,
+  WireSearchMatrixRequest,
+  WireSearchParams,
+  WireSearchRequest,
+  WireVectorInput,
+  WireWithPayload,
+  WireWithVector,
+} from './types.js';
 
 const DEFAULT_QUERY_LIMIT = 10;
+const DEFAULT_GROUP_SIZE = 3;
+const DEFAULT_GROUP_LIMIT = 10;
+const DEFAULT_MATRIX_SAMPLE = 10;
+const DEFAULT_MATRIX_NEIGHBOURS = 3;
 
-export function toSearchParams(wire: WireSearchParams | null | undefined): SearchParams {
+function toSearchParams(wire: WireSearchParams | null | undefined): SearchParams {
   const q = wire?.quantization;
   return {
     hnswEf: wire?.hnsw_ef ?? null,
@@ -27,115 +45,120 @@ export function toSearchParams(wire: WireSearchParams | null | undefined): Searc
 }
 
 /** Search results carry no payload and no vector unless asked (unlike retrieve and scroll). */
-function readShape(withPayload: WireWithPayload | null | undefined, withVector: WireWithVector | null | undefined) {
+function resultShape(withPayload: WireWithPayload | null | undefined, withVector: WireWithVector | null | undefined): ReadShape {
   return { withPayload: toPayloadSelection(withPayload ?? false), withVector: toVectorSelection(withVector ?? false) };
 }
 
-export function fromSearchRequest(body: WireSearchRequest): PlannedSearch {
+/** A v1.18 search: one nearest query on a vector given as such. */
+export function fromSearchRequest(body: WireSearchRequest): QueryRequest {
   const named = !Array.isArray(body.vector);
   const vector = named ? (body.vector as { vector: number[] }).vector : (body.vector as number[]);
   return {
-    spec: {
-      using: named ? (body.vector as { name: string }).name : DEFAULT_VECTOR,
-      query: { kind: 'nearest', vector },
+    root: {
+      plan: { kind: 'nearest', input: { vector } },
+      prefetches: [],
       filter: body.filter ? toFilter(body.filter) : null,
+      using: named ? (body.vector as { name: string }).name : DEFAULT_VECTOR,
+      lookupFrom: null,
       params: toSearchParams(body.params),
       scoreThreshold: body.score_threshold ?? null,
-      ...readShape(body.with_payload, body.with_vector),
+      limit: body.limit,
+      offset: body.offset ?? 0,
     },
-    limit: body.limit,
-    offset: body.offset ?? 0,
+    shape: resultShape(body.with_payload, body.with_vector),
+    shardKey: body.shard_key ?? null,
   };
 }
 
-/** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
-export type Example = { vector: number[] } | { pointId: PointId };
-
-export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
-
-/** What a request asks, before stored points' vectors are looked up. */
-export type QueryPlan =
-  | { kind: 'nearest'; input: Example }
-  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
-  | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
-  | { kind: 'context'; pairs: [Example, Example][] }
-  | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null }
-  | { kind: 'order_by'; orderBy: string | WireOrderBy }
-  | { kind: 'sample' };
-
-/** Plans that score points against vectors. */
-export type VectorPlan = Extract<QueryPlan, { kind: 'nearest' | 'recommend' | 'discover' | 'context' }>;
-
-/** Plans that read points rather than score them (Qdrant runs them as scrolls). */
-export type ReadPlan = Extract<QueryPlan, { kind: 'order_by' | 'sample' }>;
-
-export function isReadPlan(plan: QueryPlan | null): plan is ReadPlan {
-  return plan !== null && (plan.kind === 'order_by' || plan.kind === 'sample');
+/** A v1.18 recommend body as a query with a recommend query. */
+export function recommendQuery(body: WireRecommendRequest): WireQueryRequest {
+  return { ...body, query: { recommend: { positive: body.positive, negative: body.negative, strategy: body.strategy } } };
 }
 
-export function toExample(input: WireVectorInput): Example {
+/** A v1.18 discover body as a query: discover with a target, context search without one. */
+export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
+  const context = body.context ?? [];
+  if (body.target !== null && body.target !== undefined) return { ...body, query: { discover: { target: body.target, context } } };
+  if (context.length === 0) throw new BadRequest('target or context must be provided');
+  return { ...body, query: { context } };
+}
+
+function toExample(input: WireVectorInput): Example {
   return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
 }
 
+export function toOrderByRequest(wire: string | WireOrderBy): OrderByRequest {
+  const spec = typeof wire === 'string' ? { key: wire } : wire;
+  return { key: spec.key, direction: spec.direction ?? null, startFrom: spec.start_from ?? null };
+}
+
+function contextPairs(input: WireContextInput): [Example, Example][] {
+  const pairs = input === null ? [] : Array.isArray(input) ? input : [input];
+  return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
+}
+
 /** The plan of a query or prefetch; null when it has no query (its prefetches are then merged as they are). */
-export function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
+function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
   const q = body.query;
   if (q === null || q === undefined) return null;
   if (typeof q === 'object' && !Array.isArray(q)) {
-    if ('recommend' in q) return recommendPlan(q.recommend.positive ?? [], q.recommend.negative ?? [], q.recommend.strategy ?? null);
+    if ('recommend' in q) {
+      const r = q.recommend;
+      return { kind: 'recommend', positives: (r.positive ?? []).map(toExample), negatives: (r.negative ?? []).map(toExample), strategy: r.strategy ?? 'average_vector' };
+    }
     if ('discover' in q) return { kind: 'discover', target: toExample(q.discover.target), pairs: contextPairs(q.discover.context) };
     if ('context' in q) return { kind: 'context', pairs: contextPairs(q.context) };
     if ('fusion' in q) return { kind: 'fusion', method: q.fusion, k: null, weights: null };
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
-    if ('order_by' in q) return { kind: 'order_by', orderBy: q.order_by };
+    if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };
 }
 
-export function contextPairs(input: WireContextInput): [Example, Example][] {
-  const pairs = input === null ? [] : Array.isArray(input) ? input : [input];
-  return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
-}
-
-export function recommendPlan(positive: WireVectorInput[], negative: WireVectorInput[], strategy: RecommendStrategy | null): QueryPlan {
-  return { kind: 'recommend', positives: positive.map(toExample), negatives: negative.map(toExample), strategy: strategy ?? 'average_vector' };
-}
-
-/** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */
-export function averageVector(positives: number[][], negatives: number[][]): number[] {
-  if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
-  const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
-  const pos = avg(positives);
-  if (negatives.length === 0) return pos;
-  const neg = avg(negatives);
-  return pos.map((p, j) => p + p - neg[j]);
-}
-
-/** The parts of a query or prefetch that shape its own search. */
-export type QueryNode = Pick<WireQueryRequest, 'using' | 'lookup_from' | 'params' | 'score_threshold' | 'limit' | 'offset'>;
-
-/** The search of one query node, with the filter and result shape its caller settled on. */
-export function fromQueryNode(node: QueryNode, query: SearchQuery, filter: Filter | null, shape: ResultShape): PlannedSearch {
+function toQueryNode(wire: WirePrefetch | WireQueryRequest): QueryNode {
+  const prefetches = !wire.prefetch ? [] : Array.isArray(wire.prefetch) ? wire.prefetch : [wire.prefetch];
+  const from = wire.lookup_from;
   return {
-    spec: {
-      using: node.using ?? DEFAULT_VECTOR,
-      query,
-      filter,
-      params: toSearchParams(node.params),
-      scoreThreshold: node.score_threshold ?? null,
-      ...shape,
-    },
-    limit: node.limit ?? DEFAULT_QUERY_LIMIT,
-    offset: node.offset ?? 0,
+    plan: queryPlan(wire),
+    prefetches: prefetches.map(toQueryNode),
+    filter: wire.filter ? toFilter(wire.filter) : null,
+    using: wire.using ?? DEFAULT_VECTOR,
+    lookupFrom: from ? { collection: from.collection, vector: from.vector ?? null, shardKey: from.shard_key ?? null } : null,
+    params: toSearchParams(wire.params),
+    scoreThreshold: wire.score_threshold ?? null,
+    limit: wire.limit ?? DEFAULT_QUERY_LIMIT,
+    offset: ('offset' in wire ? wire.offset : null) ?? 0,
   };
 }
 
-export type ResultShape = ReturnType<typeof readShape>;
+export function toQueryRequest(body: WireQueryRequest): QueryRequest {
+  return { root: toQueryNode(body), shape: resultShape(body.with_payload, body.with_vector), shardKey: body.shard_key ?? null };
+}
 
-export function resultShape(body: Pick<WireQueryRequest, 'with_payload' | 'with_vector'>): ResultShape {
-  return readShape(body.with_payload, body.with_vector);
+export function toGroupSpec(body: WireGrouping): GroupSpec {
+  const lookup = body.with_lookup;
+  const target = typeof lookup === 'string' ? { collection: lookup } : lookup;
+  return {
+    groupBy: body.group_by,
+    groupSize: body.group_size ?? DEFAULT_GROUP_SIZE,
+    limit: body.limit ?? DEFAULT_GROUP_LIMIT,
+    lookup: target ? {
+      collection: target.collection,
+      shape: { withPayload: toPayloadSelection(target.with_payload ?? true), withVector: toVectorSelection(target.with_vectors ?? false) },
+    } : null,
+  };
+}
+
+export function toMatrixRequest(body: WireSearchMatrixRequest): MatrixRequest {
+  return {
+    shardKey: body.shard_key ?? null,
+    filter: body.filter ? toFilter(body.filter) : null,
+    using: body.using ?? DEFAULT_VECTOR,
+    sample: body.sample ?? DEFAULT_MATRIX_SAMPLE,
+    limit: body.limit ?? DEFAULT_MATRIX_NEIGHBOURS,
+  };
 }
 
 export interface WireScoredPoint extends WireRecord {
@@ -149,4 +172,20 @@ export function renderScored(hit: ScoredView): WireScoredPoint {
   if (shard_key !== undefined) out.shard_key = shard_key;
   if (order_value !== undefined) out.order_value = order_value;
   return out;
+}
+
+export interface WirePointGroup {
+  id: string | number;
+  hits: WireScoredPoint[];
+  lookup?: WireRecord;
+}
+
+export function renderGroups(groups: PointGroup[]): { groups: WirePointGroup[] } {
+  return {
+    groups: groups.map((g) => {
+      const out: WirePointGroup = { id: g.id, hits: g.hits.map(renderScored) };
+      if (g.lookup) out.lookup = renderRecord(g.lookup);
+      return out;
+    }),
+  };
 }

@@ -7,11 +7,13 @@ import type { WireFilter } from './filter.js';
 
 export type { ParsedQuery, ReadConsistencyValue } from './schemas/query.js';
 
+// The configuration parts a collection keeps in Qdrant's shape are typed once, where the model is.
+export type { QuantizationConfig as WireQuantizationConfig, SparseVectorParams as WireSparseVectorParams } from '../collection/kept-config.js';
+import type { Memory as WireMemory, Datatype as WireDatatype, QuantizationConfig as WireQuantizationConfig, SparseVectorParams as WireSparseVectorParams, StrictModeConfig as WireStrictModeConfig, PayloadStorageParams as WirePayloadStorageParams } from '../collection/kept-config.js';
+
 type Opt<T> = T | null | undefined;
 
 export type WireDistance = 'Cosine' | 'Euclid' | 'Dot' | 'Manhattan';
-export type WireMemory = 'cold' | 'cached' | 'pinned';
-export type WireDatatype = 'float32' | 'uint8' | 'float16' | 'turbo4';
 
 /** A point id as sent: a non-negative integer or a UUID in any form Qdrant reads. */
 export type WirePointId = number | string;
@@ -65,31 +67,6 @@ export interface WireOptimizersConfigDiff {
   prevent_unoptimized?: Opt<boolean>;
 }
 
-interface WireQuantizationStorage {
-  always_ram?: Opt<boolean>;
-  memory?: Opt<WireMemory>;
-}
-
-export interface WireScalarQuantization {
-  scalar: WireQuantizationStorage & { type: 'int8'; quantile?: Opt<number> };
-}
-export interface WireProductQuantization {
-  product: WireQuantizationStorage & { compression: 'x4' | 'x8' | 'x16' | 'x32' | 'x64' };
-}
-export interface WireBinaryQuantization {
-  binary: WireQuantizationStorage & {
-    encoding?: Opt<'one_bit' | 'two_bits' | 'one_and_half_bits'>;
-    query_encoding?: Opt<'default' | 'binary' | 'scalar4bits' | 'scalar8bits'>;
-  };
-}
-export interface WireTurboQuantization {
-  turbo: WireQuantizationStorage & { bits?: Opt<'bits1' | 'bits1_5' | 'bits2' | 'bits4'> };
-}
-export type WireQuantizationConfig =
-  | WireScalarQuantization
-  | WireProductQuantization
-  | WireBinaryQuantization
-  | WireTurboQuantization;
 export type WireQuantizationConfigDiff = WireQuantizationConfig | 'Disabled';
 
 export interface WireVectorParams {
@@ -105,44 +82,6 @@ export interface WireVectorParams {
 
 /** One unnamed vector's params, or params by vector name. */
 export type WireVectorsConfig = WireVectorParams | Record<string, WireVectorParams>;
-
-export interface WireSparseVectorParams {
-  index?: Opt<{
-    full_scan_threshold?: Opt<number>;
-    on_disk?: Opt<boolean>;
-    memory?: Opt<WireMemory>;
-    datatype?: Opt<WireDatatype>;
-  }>;
-  modifier?: Opt<'none' | 'idf'>;
-}
-
-export interface WireStrictModeConfig {
-  enabled?: Opt<boolean>;
-  max_query_limit?: Opt<number>;
-  max_timeout?: Opt<number>;
-  unindexed_filtering_retrieve?: Opt<boolean>;
-  unindexed_filtering_update?: Opt<boolean>;
-  search_max_hnsw_ef?: Opt<number>;
-  search_allow_exact?: Opt<boolean>;
-  search_max_oversampling?: Opt<number>;
-  upsert_max_batchsize?: Opt<number>;
-  search_max_batchsize?: Opt<number>;
-  max_collection_vector_size_bytes?: Opt<number>;
-  read_rate_limit?: Opt<number>;
-  write_rate_limit?: Opt<number>;
-  max_collection_payload_size_bytes?: Opt<number>;
-  max_points_count?: Opt<number>;
-  filter_max_conditions?: Opt<number>;
-  condition_max_size?: Opt<number>;
-  multivector_config?: Opt<Record<string, { max_vectors?: Opt<number> }>>;
-  sparse_config?: Opt<Record<string, { max_length?: Opt<number> }>>;
-  max_payload_index_count?: Opt<number>;
-  max_resident_memory_percent?: Opt<number>;
-}
-
-export interface WirePayloadStorageParams {
-  memory?: Opt<WireMemory>;
-}
 
 export interface WireCreateCollection {
   vectors?: WireVectorsConfig;

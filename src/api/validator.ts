@@ -263,7 +263,8 @@ function describeError(error: ErrorObject): string {
       return `unknown variant \`${String(error.data)}\`, ${oneOf((schema.enum as unknown[]).filter((v) => v !== null).map(String), 'variants')}`;
     case 'minimum':
     case 'maximum':
-      return `invalid value: ${unexpected(error.data)}, expected ${expected(schema)}`;
+      // An integer beyond 64 bits is a float to serde_json: a wrong type rather than a wrong value.
+      return `invalid ${isSerdeInteger(error.data) ? 'value' : 'type'}: ${unexpected(error.data)}, expected ${expected(schema)}`;
     case 'pointId':
       return `value ${showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'pointsOrFilter':
@@ -273,11 +274,31 @@ function describeError(error: ErrorObject): string {
   }
 }
 
+// serde_json reads an integer as i64 or u64; past their range it parses a float instead.
+const I64_MIN = -(2 ** 63);
+const U64_LIMIT = 2 ** 64;
+
+function isSerdeInteger(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= I64_MIN && value <= U64_LIMIT;
+}
+
+// A whole float as Rust prints it: the shortest digits that read back, zeros up to the point,
+// then ".0" (1e21 is "1000000000000000000000.0", where JavaScript writes "1e+21").
+function wholeFloatText(value: number): string {
+  const [mantissa, exponent] = String(Math.abs(value)).split('e+');
+  const digits = mantissa.replace('.', '');
+  const zeros = exponent === undefined ? 0 : Number(exponent) - (digits.length - mantissa.split('.')[0].length);
+  return `${value < 0 ? '-' : ''}${digits}${'0'.repeat(zeros)}.0`;
+}
+
 // serde's wording of what it found (serde_json names null "null").
 function unexpected(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'boolean') return `boolean \`${value}\``;
-  if (typeof value === 'number') return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  if (typeof value === 'number') {
+    if (isSerdeInteger(value)) return `integer \`${value}\``;
+    return `floating point \`${Number.isInteger(value) ? wholeFloatText(value) : value}\``;
+  }
   if (typeof value === 'string') return `string ${JSON.stringify(value)}`;
   return Array.isArray(value) ? 'sequence' : 'map';
 }

@@ -1,21 +1,26 @@
-// A collection as the main thread sees it: its configuration, where its shards live, and the
-// routing of every write. It never holds point data itself; reads go through a ShardReader over
-// the shards a request selects.
+// A collection as the main thread sees it: its configuration, the replica sets of its shards,
+// and the routing of every write. It never holds point data itself, nor knows where its shards
+// live; reads go through a ShardReader over the shards a request selects.
 
-import { rm } from 'node:fs/promises';
-import { collectionNotFound } from '../api/messages.js';
+import { collectionNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
-import type { IndexSpec, ShardSpec, VectorSpec } from '../shard/shard.js';
+import type { ShardKey } from '../model.js';
+import type { IndexSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
-import type { ShardWorkers } from '../worker/pool.js';
-import type { ShardStats, ShardTask, TaskResults } from '../worker/tasks.js';
-import type { FileSlice } from '../snapshot/tar.js';
-import { shardOf } from './routing.js';
-import { readShards, routeOf, writeGroups, type ShardKey, type ShardKeyEntry, type ShardKeySelector, type ShardLayout, type ShardPlacement } from './shard-keys.js';
-import { runOnShard, ShardReader, type ReaderSource } from './shard-reader.js';
-import { WriteQueue } from './write-queue.js';
+import type { ShardStats } from '../shard/stats.js';
+import type { TaskResults } from '../worker/tasks.js';
+import type { FileSlice } from '../storage/tar.js';
+import { OperationClock } from '../replica/operation-clock.js';
+import type { ReadTask, ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
+import type { ReplicaSet } from '../replica/replica-set.js';
+import { applyAcross } from '../replica/shard-writes.js';
+import { activeDeadline } from './deadline-scope.js';
+import { shardOf } from '../shard/routing.js';
+import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySelector, type ShardLayout } from './shard-keys.js';
+import { ShardReader, type ReaderSource } from './shard-reader.js';
+import { SharedGate } from './shared-gate.js';
 
 export interface UpdateResult {
   operation_id: number;
@@ -28,13 +33,13 @@ export interface RoutedOp {
   shardKey?: ShardKeySelector | null;
 }
 
-/** Where a new shard of a custom key goes: its id decides its directory and worker. */
-export type PlaceShard = (id: number, shardKey: ShardKey) => ShardPlacement;
+/** The replica set of a new shard of a custom key, placed by the node (not opened yet). */
+export type PlaceShard = (id: number, shardKey: ShardKey) => ReplicaSet;
 
 /**
  * Stores a change of the collection's record (its owner, the manager, may refuse it: the
- * collection was deleted or replaced meanwhile). Called from inside the collection's write queue,
- * so the change and the shards' state go together.
+ * collection was deleted or replaced meanwhile). Called while the collection's writes wait, so
+ * the change and the shards' state go together.
  */
 export type Persist<T> = (value: T) => Promise<void>;
 
@@ -42,15 +47,15 @@ export type Persist<T> = (value: T) => Promise<void>;
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
 export class Collection implements ReaderSource {
-  private operationId = 0;
-  private readonly writes = new WriteQueue();
+  /** Numbers the collection's operations: one sequence over all its shards (src/replica/operation-clock.ts). */
+  private readonly clock = new OperationClock();
+  private readonly gate = new SharedGate();
   /** Set by the drop or close job: every job queued after it fails as if the collection did not exist. */
   private ended = false;
 
   constructor(
     readonly name: string,
-    readonly workers: ShardWorkers,
-    private shardLayout: ShardLayout,
+    private shardLayout: ShardLayout<ReplicaSet>,
     private vectorSpecs: VectorSpec[],
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
@@ -64,11 +69,11 @@ export class Collection implements ReaderSource {
     return this.indexSpecs;
   }
 
-  get layout(): ShardLayout {
+  get layout(): ShardLayout<ReplicaSet> {
     return this.shardLayout;
   }
 
-  get shards(): readonly ShardPlacement[] {
+  get shards(): readonly ReplicaSet[] {
     return this.shardLayout.shards;
   }
 
@@ -78,26 +83,36 @@ export class Collection implements ReaderSource {
   }
 
   /**
-   * Runs a task on one of the collection's shards. A task that fails because the collection was
-   * dropped meanwhile (a read racing a delete or replacement) fails as Qdrant reports a missing
-   * collection, not with the closed shard's error.
+   * A task that fails because the collection was dropped meanwhile (a read racing a delete or
+   * replacement) fails as Qdrant reports a missing collection, not with the closed shard's error.
    */
-  async run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
+  private async guarded<T>(work: Promise<T>): Promise<T> {
     try {
-      return await runOnShard(this.workers, shard, task);
+      return await work;
     } catch (err) {
       if (this.ended) throw collectionNotFound(this.name);
       throw err;
     }
   }
 
+  /** Runs a read on one of the collection's shards, within the deadline of the request it serves. */
+  read<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
+    return this.guarded(shard.read(task, activeDeadline()));
+  }
+
+  /** Runs an update (of data, indexes or settings) on every shard. */
+  private updateAll<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>[]> {
+    return this.guarded(Promise.all(this.shards.map((s) => s.update(task))));
+  }
+
   /**
-   * Queues a job with the collection's writes. A job queued before the collection is dropped
-   * completes before the drop; one queued after it fails cleanly (Qdrant's 404), so no write is
+   * Queues a job that needs the whole collection still: it waits for the writes already under
+   * way and later ones wait for it. A job queued before the collection is dropped completes
+   * before the drop; one queued after it fails cleanly (Qdrant's 404), so no write is
    * acknowledged and then lost to a delete or replacement that was already under way.
    */
   private serial<T>(job: () => Promise<T>): Promise<T> {
-    return this.writes.enqueue(async () => {
+    return this.gate.exclusive(async () => {
       if (this.ended) throw collectionNotFound(this.name);
       return job();
     });
@@ -105,66 +120,66 @@ export class Collection implements ReaderSource {
 
   /** Closes (or drops) every shard once the jobs queued before have finished; later jobs are refused. */
   private end(type: 'close' | 'drop'): Promise<void> {
-    return this.writes.enqueue(async () => {
+    return this.gate.exclusive(async () => {
       if (this.ended) return;
       this.ended = true;
-      await Promise.all(this.shards.map((s) => runOnShard(this.workers, s, { type, shard: s.key })));
+      await Promise.all(this.shards.map((s) => s.each({ type })));
     });
   }
 
-  /** Opens every shard in its worker; the operation counter resumes after the highest applied id. */
+  /** Opens every shard; the operation counter resumes after the highest applied id. */
   async open(): Promise<void> {
-    const opened = await Promise.all(this.shards.map((s) => this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) })));
-    this.operationId = Math.max(0, ...opened.map((o) => o.lastOp));
+    const opened = await this.updateAll({ type: 'open', spec: this.content() });
+    for (const { lastOp } of opened) this.clock.observe(lastOp);
   }
 
-  private specOf(shard: ShardPlacement): ShardSpec {
-    return { path: shard.path, vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
+  private content(): ShardContent {
+    return { vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
   }
 
   /**
-   * A configuration change, queued with the writes: `persist` stores the new record and answers
-   * the optimizer and vector parameters it implies; the shards then take those that changed. New
-   * optimizer settings apply at once; new vector parameters (hnsw_config or quantization_config)
-   * reopen each shard from its store in one worker task (its persisted graphs no longer match, so
-   * its optimizer links the vectors again in the background), and writes wait for the reopen.
+   * A configuration change, run alone: `persist` stores the new record and answers the optimizer
+   * and vector parameters it implies; the shards then take those that changed. New optimizer
+   * settings apply at once; new vector parameters (hnsw_config or quantization_config) reopen
+   * each shard from its store in one task (its persisted graphs no longer match, so its
+   * optimizer links the vectors again in the background), and writes wait for the reopen.
    */
   reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[] }>): Promise<void> {
     return this.serial(async () => {
       const { optimizer, vectors } = await persist();
       if (JSON.stringify(optimizer) !== JSON.stringify(this.optimizerSpec)) {
         this.optimizerSpec = optimizer;
-        await Promise.all(this.shards.map((s) => this.run(s, { type: 'configure_optimizer', shard: s.key, optimizer })));
+        await this.updateAll({ type: 'configure_optimizer', optimizer });
       }
       if (JSON.stringify(vectors) !== JSON.stringify(this.vectorSpecs)) {
         this.vectorSpecs = vectors;
-        await Promise.all(this.shards.map((s) => this.run(s, { type: 'reopen', shard: s.key, spec: this.specOf(s) })));
+        await this.updateAll({ type: 'reopen', spec: this.content() });
       }
     });
   }
 
   /** What each shard's optimizer is doing and has done. */
   optimizations(): Promise<ShardOptimizations[]> {
-    return Promise.all(this.shards.map((s) => this.run(s, { type: 'optimizations', shard: s.key })));
+    return Promise.all(this.shards.map((s) => this.guarded(s.read({ type: 'optimizations' }, null))));
   }
 
   /** Writes listed shards' points to files between two writes, so together they are one point in time. */
   snapshotShards(targets: { index: number; path: string }[]): Promise<TaskResults['snapshot'][]> {
-    return this.serial(() => Promise.all(targets.map(({ index, path }) => this.run(this.shards[index], { type: 'snapshot', shard: this.shards[index].key, path }))));
+    return this.serial(() => Promise.all(targets.map(({ index, path }) => this.guarded(this.shards[index].read({ type: 'snapshot', path }, null)))));
   }
 
   /**
-   * Replaces shards' data with snapshot parts (opening shards not open yet). Each worker builds the
-   * new store beside the live one and swaps it in as one task; a shard whose part fails keeps its
-   * data. Queued with the writes, so no write is half-applied across it.
+   * Replaces shards' data with snapshot parts (opening shards not open yet). Each replica builds
+   * the new store beside the live one and swaps it in as one task; a shard whose part fails keeps
+   * its data. Run alone, so no write is half-applied across it.
    */
   restoreShards(parts: { index: number; part: FileSlice; lastOp: number }[]): Promise<void> {
     return this.serial(async () => {
       const outcomes = await Promise.allSettled(parts.map(({ index, part, lastOp }) => {
         const shard = this.shards[index];
-        return this.run(shard, { type: 'restore', shard: shard.key, spec: this.specOf(shard), part, lastOp, route: routeOf(this.shardLayout, shard) });
+        return this.guarded(shard.update({ type: 'restore', spec: this.content(), part, lastOp, route: routeOf(this.shardLayout, shard) }));
       }));
-      for (const outcome of outcomes) if (outcome.status === 'fulfilled') this.operationId = Math.max(this.operationId, outcome.value.lastOp);
+      for (const outcome of outcomes) if (outcome.status === 'fulfilled') this.clock.observe(outcome.value.lastOp);
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       if (failed) throw failed.reason;
     });
@@ -177,12 +192,6 @@ export class Collection implements ReaderSource {
   /** Removes every shard's data, after the jobs already queued. */
   drop(): Promise<void> {
     return this.end('drop');
-  }
-
-  private vectorSpec(name: string): VectorSpec {
-    const spec = this.vectorSpecs.find((v) => v.name === name);
-    if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
-    return spec;
   }
 
   /** Checks vector names and dimensions of every operation before anything is sent to a shard. */
@@ -205,33 +214,28 @@ export class Collection implements ReaderSource {
   }
 
   /**
-   * Applies a list of operations as one collection operation. Writes of one collection are
-   * serialised, so operation ids follow the order of application on every shard. Each operation
-   * goes to the shard groups its keys select and, within a group, to the shard its ids hash to.
+   * Applies a list of operations as one collection operation. Each operation goes to the shard
+   * groups its keys select and, within a group, to the shard its ids hash to; the shards' parts
+   * are then applied all or none (src/replica/shard-writes.ts). Writes to different shards run
+   * side by side; those to one shard in order.
    */
   write(ops: RoutedOp[], wait: boolean): Promise<UpdateResult[]> {
     this.checkVectors(ops.map((r) => r.op));
-    return this.serial(async () => {
-      const perShard = new Map<ShardPlacement, WriteOp[]>(this.shards.map((s) => [s, []]));
+    return this.gate.shared(async () => {
+      if (this.ended) throw collectionNotFound(this.name);
+      const parts = new Map<ReplicaSet, WriteOp[]>();
       for (const { op, shardKey } of ops) {
         const byFilter = namedIds(op) === null;
         for (const group of writeGroups(this.shardLayout, shardKey)) {
           group.forEach((shard, i) => {
             const part = byFilter ? op : restrictOp(op, (id) => shardOf(id, group.length) === i);
-            if (part) perShard.get(shard)!.push(part);
+            if (part) parts.set(shard, [...(parts.get(shard) ?? []), part]);
           });
         }
       }
-      // One operation id per operation (Qdrant answers a batch with one result each); the
-      // shards record the last, so the counter resumes after all of them on restart.
-      const first = this.operationId + 1;
-      this.operationId += ops.length;
-      const opId = this.operationId;
-      const involved = [...perShard].filter(([, o]) => o.length > 0);
-      if (involved.length > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind))) {
-        await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: true })));
-      }
-      await Promise.all(involved.map(([s, o]) => this.run(s, { type: 'apply', shard: s.key, ops: o, opId, dryRun: false })));
+      const mayFail = parts.size > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind));
+      // One operation id per operation (Qdrant answers a batch with one result each).
+      const first = await applyAcross(parts, this.clock, ops.length, mayFail);
       const status = wait ? 'completed' : 'acknowledged';
       return ops.map((_, i) => ({ operation_id: first + i, status }));
     });
@@ -243,10 +247,10 @@ export class Collection implements ReaderSource {
 
   /**
    * Creates `count` shards for a new key of a custom-sharded collection, numbered after the
-   * highest shard id, with the collection's payload indexes. A directory left at a new shard's
-   * path by a key dropped before a crash is cleared first, so no old point comes back. The new
-   * shards exist on disk before `persist` stores the key list, so a crash between the two leaves
-   * only directories the start-up sweep removes; if `persist` fails, they are dropped.
+   * highest shard id, with the collection's payload indexes. Whatever a key dropped before a
+   * crash left where a new shard goes is dropped first, so no old point comes back. The new
+   * shards exist before `persist` stores the key list, so a crash between the two leaves only
+   * shards no record names, which the start-up sweep removes; if `persist` fails, they are dropped.
    */
   createShardKey(key: ShardKey, count: number, place: PlaceShard, persist: Persist<ShardKeyEntry[]>): Promise<void> {
     return this.serial(async () => {
@@ -254,14 +258,14 @@ export class Collection implements ReaderSource {
       const next = Math.max(0, ...this.shards.map((s) => s.id)) + 1;
       const added = Array.from({ length: count }, (_, i) => place(next + i, key));
       await Promise.all(added.map(async (s) => {
-        await rm(s.path, { recursive: true, force: true });
-        await this.run(s, { type: 'open', shard: s.key, spec: this.specOf(s) });
+        await s.each({ type: 'drop' });
+        await s.update({ type: 'open', spec: this.content() });
       }));
       const keys = [...(this.shardLayout.keys ?? []), { key, shards: added.map((s) => s.id) }];
       try {
         await persist(keys);
       } catch (err) {
-        await Promise.all(added.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+        await Promise.all(added.map((s) => s.each({ type: 'drop' })));
         throw err;
       }
       this.shardLayout = { keys, shards: [...this.shards, ...added] };
@@ -279,25 +283,25 @@ export class Collection implements ReaderSource {
       const dropped = this.shards.filter((s) => s.shardKey === key);
       await persist(keys);
       this.shardLayout = { keys, shards: this.shards.filter((s) => s.shardKey !== key) };
-      await Promise.all(dropped.map((s) => this.run(s, { type: 'drop', shard: s.key })));
+      await Promise.all(dropped.map((s) => s.each({ type: 'drop' })));
     });
   }
 
-  async stats(): Promise<ShardStats[]> {
-    return Promise.all(this.shards.map((s) => this.run(s, { type: 'stats', shard: s.key })));
+  stats(): Promise<ShardStats[]> {
+    return Promise.all(this.shards.map((s) => this.guarded(s.read({ type: 'stats' }, null))));
   }
 
   /** Builds a payload index on every shard; `persist` then stores the new index list with the record. */
   createIndex(index: IndexSpec, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
     return this.serial(async () => {
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'create_index', shard: s.key, index })));
+      await this.updateAll({ type: 'create_index', index });
       return this.changeIndexes([...this.indexSpecs.filter((i) => i.key !== index.key), index], persist);
     });
   }
 
   dropIndex(key: string, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
     return this.serial(async () => {
-      await Promise.all(this.shards.map((s) => this.run(s, { type: 'drop_index', shard: s.key, key })));
+      await this.updateAll({ type: 'drop_index', key });
       return this.changeIndexes(this.indexSpecs.filter((i) => i.key !== key), persist);
     });
   }
@@ -305,6 +309,6 @@ export class Collection implements ReaderSource {
   private async changeIndexes(indexes: IndexSpec[], persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
     await persist(indexes);
     this.indexSpecs = indexes;
-    return { operation_id: ++this.operationId, status: 'completed' };
+    return { operation_id: this.clock.take(1), status: 'completed' };
   }
 }

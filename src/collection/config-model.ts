@@ -1,21 +1,95 @@
-// What the engine and the shards need from a collection's configuration: the shard count and,
-// per named vector, the index parameters with per-vector overrides applied (as Qdrant applies
-// a vector's own hnsw_config and quantization_config over the collection's).
+// A collection's configuration as Quiver persists it, and what the engine and the shards need of
+// it: the shard count and, per named vector, the index parameters with per-vector overrides
+// applied (as Qdrant applies a vector's own hnsw_config and quantization_config over the
+// collection's). The parts Quiver acts on are plain fields; the parts it only keeps and reports
+// back (sparse vectors, strict mode, storage placement, quantization) stay in Qdrant's shapes.
 
 import { BadInput } from '../errors.js';
-import type { CollectionConfig } from '../api/collection-config.js';
-import type { WireQuantizationConfig } from '../api/types.js';
-import type { ScalarQuantization } from '../engine/index.js';
+import type { Distance, ScalarQuantization } from '../engine/index.js';
+import type { Payload } from '../model.js';
 import type { VectorSpec } from '../shard/shard.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
+import type { Datatype, Memory, PayloadStorageParams, QuantizationConfig, SparseVectorParams, StrictModeConfig } from './kept-config.js';
 
-export type { CollectionConfig };
+export interface HnswConfig {
+  m: number;
+  efConstruct: number;
+  fullScanThreshold: number;
+  maxIndexingThreads: number;
+  onDisk: boolean | null;
+  payloadM: number | null;
+  inlineStorage: boolean | null;
+  memory: Memory | null;
+}
+
+/** Per-vector HNSW overrides: only the fields that were set. */
+export type HnswOverrides = Partial<HnswConfig>;
+
+export interface OptimizersConfig {
+  deletedThreshold: number;
+  vacuumMinVectorNumber: number;
+  defaultSegmentNumber: number;
+  maxSegmentSize: number | null;
+  memmapThreshold: number | null;
+  indexingThreshold: number | null;
+  flushIntervalSec: number;
+  /** null: no limit ("auto"). */
+  maxOptimizationThreads: number | null;
+  preventUnoptimized: boolean | null;
+}
+
+export interface WalConfig {
+  walCapacityMb: number;
+  walSegmentsAhead: number;
+  walRetainClosed: number;
+}
+
+export interface VectorParams {
+  size: number;
+  distance: Distance;
+  hnsw: HnswOverrides | null;
+  quantization: QuantizationConfig | null;
+  onDisk: boolean | null;
+  memory: Memory | null;
+  datatype: Datatype | null;
+  multivector: { comparator: 'max_sim' } | null;
+}
+
+export interface VectorsConfig {
+  /** One unnamed vector (stored under DEFAULT_VECTOR), as opposed to a map of named ones. */
+  unnamed: boolean;
+  byName: Record<string, VectorParams>;
+}
+
+export interface CollectionParams {
+  vectors: VectorsConfig;
+  shardNumber: number;
+  shardingMethod: 'auto' | 'custom' | null;
+  replicationFactor: number;
+  writeConsistencyFactor: number;
+  readFanOutFactor: number | null;
+  readFanOutDelayMs: number | null;
+  onDiskPayload: boolean;
+  payloadStorage: PayloadStorageParams | null;
+  sparseVectors: Record<string, SparseVectorParams> | null;
+}
+
+export interface CollectionConfig {
+  params: CollectionParams;
+  hnsw: HnswConfig;
+  optimizer: OptimizersConfig;
+  wal: WalConfig;
+  quantization: QuantizationConfig | null;
+  strictMode: StrictModeConfig;
+  metadata: Payload | null;
+}
+
 
 export function shardCountOf(config: CollectionConfig): number {
   return config.params.shardNumber;
 }
 
-function engineQuantization(config: WireQuantizationConfig | null): ScalarQuantization | null {
+function engineQuantization(config: QuantizationConfig | null): ScalarQuantization | null {
   if (config === null) return null;
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
   throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 quantization`);

@@ -7,21 +7,32 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import { canonicalUuid, flatten, parseJsonPath, valuesAt, type Filter } from '../shard/filter/index.js';
 import type { ScoredView } from '../shard/search.js';
-import { selectPayload, type PayloadSelection } from '../shard/selectors.js';
+import { selectPayload, type PayloadSelection, type PointView, type ReadShape } from '../shard/selectors.js';
 import type { ShardReader } from './shard-reader.js';
-import type { PlannedSearch } from '../api/search-convert.js';
+import type { PagedSearch } from '../shard/query-plan.js';
+import { planGroupedSearch, type QueryScope } from './query-planner.js';
+import type { QueryRequest } from './query-tree.js';
 
 export type GroupId = string | number;
 
 export interface PointGroup {
   id: GroupId;
   hits: ScoredView[];
+  /** The point the group id names in the `with_lookup` collection, when asked and found. */
+  lookup?: PointView;
+}
+
+/** Where each group's own record is read (`with_lookup`): a collection, and what of its points. */
+export interface GroupLookup {
+  collection: string;
+  shape: ReadShape;
 }
 
 export interface GroupSpec {
   groupBy: string;
   groupSize: number;
   limit: number;
+  lookup: GroupLookup | null;
 }
 
 const MAX_CANDIDATES = 1 << 20;
@@ -32,7 +43,7 @@ function groupIds(hit: ScoredView, path: NonNullable<ReturnType<typeof parseJson
   return [...new Set(values.filter((v): v is GroupId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))))];
 }
 
-export async function searchGroups(collection: ShardReader, planned: PlannedSearch, spec: GroupSpec): Promise<PointGroup[]> {
+async function searchGroups(collection: ShardReader, planned: PagedSearch, spec: GroupSpec): Promise<PointGroup[]> {
   const path = parseJsonPath(spec.groupBy);
   if (!path) throw new BadInput(`Invalid group_by key: ${spec.groupBy}`);
   const wanted: PayloadSelection = planned.spec.withPayload;
@@ -76,7 +87,23 @@ export async function searchGroups(collection: ShardReader, planned: PlannedSear
 }
 
 /** The point id a group id names in a lookup collection, if it is one (a UUID or a non-negative integer). */
-export function lookupId(id: GroupId): PointId | undefined {
+function lookupId(id: GroupId): PointId | undefined {
   if (typeof id === 'number') return Number.isSafeInteger(id) && id >= 0 ? id : undefined;
   return canonicalUuid(id);
+}
+
+/** The groups of a request's search, each with its record from the `with_lookup` collection if asked. */
+export async function queryGroups(scope: QueryScope, request: QueryRequest, spec: GroupSpec): Promise<PointGroup[]> {
+  const reader = scope.reader(request.shardKey);
+  const groups = await searchGroups(reader, await planGroupedSearch(scope, reader, request), spec);
+  if (!spec.lookup) return groups;
+  const ids = groups.flatMap((g) => lookupId(g.id) ?? []);
+  const records = await scope.lookup(spec.lookup.collection, null).retrieve(ids, spec.lookup.shape);
+  const found = new Map(records.map((r) => [r.id, r]));
+  for (const group of groups) {
+    const id = lookupId(group.id);
+    const record = id === undefined ? undefined : found.get(id);
+    if (record) group.lookup = record;
+  }
+  return groups;
 }

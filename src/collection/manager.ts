@@ -1,30 +1,31 @@
 // The node's collections and aliases: creation, lookup by name or alias, configuration
-// changes, deletion. Metadata lives in the MetaStore; point data in the shard workers, under
-// <storage>/collections/<storage id>/<shard id>.
+// changes, deletion. Metadata lives in the MetaStore; point data in the shards' replicas, placed
+// on this node by a LocalPlacement.
 //
 // Every operation that checks the name table (collection records, aliases) and then changes it
 // runs in one serial queue, the check and the change in the same job, so no two such operations
 // interleave: two creates of one name cannot both succeed, a delete cannot slip between a
 // create's check and its registration, alias changes see the collections as they are.
-// Lock order: a collection's own write queue, then the name table; a job of the name table never
-// waits for a collection's queue (a collection's drop is queued there and awaited outside).
+// Lock order: a collection's gate (src/collection/shared-gate.ts), then the name table; a job of
+// the name table never waits for a collection's gate (a collection's drop is queued there and
+// awaited outside).
 // On disk every change keeps one rule: a collection's folder exists before the record naming it
 // is stored, and a record is removed before its folder, so a crash leaves the old or the new state
 // plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { BadRequest } from '../errors.js';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../api/messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
-import { ShardWorkers } from '../worker/pool.js';
+import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
+import { LocalPlacement } from '../replica/local-placement.js';
+import { ReplicaSet } from '../replica/replica-set.js';
+import type { ShardKey } from '../model.js';
 import { Collection, type UpdateResult } from './collection.js';
-import { WriteQueue } from './write-queue.js';
+import { WriteQueue } from '../write-queue.js';
 import { optimizerSpecOf, shardCountOf, vectorSpecsOf, type CollectionConfig } from './config-model.js';
-import { removeOrphanFolders } from './orphan-folders.js';
-import type { ShardKey, ShardKeyEntry, ShardPlacement } from './shard-keys.js';
+import type { ShardKeyEntry } from './shard-keys.js';
 
 export interface CollectionRecord {
   name: string;
@@ -48,19 +49,23 @@ export class CollectionManager {
   /** The one queue of every check-then-change of the name table (see the top of this file). */
   private readonly nameTable = new WriteQueue();
 
-  private constructor(private readonly storagePath: string, readonly meta: MetaStore<CollectionRecord>, readonly workers: ShardWorkers) {}
+  private constructor(private readonly placement: LocalPlacement, readonly meta: MetaStore<CollectionRecord>) {}
+
+  get workers(): ShardWorkers {
+    return this.placement.workers;
+  }
 
   /**
    * Opens every stored collection (each shard settles a recovery a crash interrupted as it
    * opens), then removes the folders under <storage>/collections that no record names: what
    * creates, deletes and recoveries cut short by a crash left.
    */
-  static async open(storagePath: string, workerCount: number): Promise<CollectionManager> {
+  static async open(storagePath: string, workerCount: number, workerOptions?: ShardWorkerOptions): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
-    const manager = new CollectionManager(storagePath, meta, new ShardWorkers(workerCount));
+    const manager = new CollectionManager(new LocalPlacement(storagePath, new ShardWorkers(workerCount, workerOptions)), meta);
     for (const record of await meta.collections()) manager.register(record, await manager.start(record));
     manager.aliases = await meta.aliases();
-    await removeOrphanFolders(join(storagePath, 'collections'), new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => String(s.id))])));
+    await manager.placement.removeOrphans(new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => s.id)])));
     return manager;
   }
 
@@ -70,14 +75,10 @@ export class CollectionManager {
     return collection;
   }
 
-  private folderOf(storageId: string): string {
-    return join(this.storagePath, 'collections', storageId);
-  }
-
-  /** Where shard `id` of a collection lives: its directory, and the worker that owns it. */
-  private placement(storageId: string, id: number, shardKey?: ShardKey): ShardPlacement {
-    const place = { id, key: `${storageId}/${id}`, worker: id % this.workers.count, path: join(this.folderOf(storageId), String(id)) };
-    return shardKey === undefined ? place : { ...place, shardKey };
+  /** Shard `id` of a collection: its replica set, of this node's one replica. */
+  private replicaSet(record: CollectionRecord, id: number, shardKey?: ShardKey): ReplicaSet {
+    const shard = { collection: record.name, shard: id };
+    return new ReplicaSet(shard, [this.placement.replica(shard, record.storageId)], shardKey);
   }
 
   /** The collection a record describes, its shards placed but not opened. */
@@ -85,15 +86,15 @@ export class CollectionManager {
     const custom = record.config.params.shardingMethod === 'custom';
     const keys = custom ? record.shardKeys ?? [] : null;
     const shards = keys
-      ? keys.flatMap((entry) => entry.shards.map((id) => this.placement(record.storageId, id, entry.key)))
-      : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.placement(record.storageId, i));
-    return new Collection(record.name, this.workers, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
+      ? keys.flatMap((entry) => entry.shards.map((id) => this.replicaSet(record, id, entry.key)))
+      : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.replicaSet(record, i));
+    return new Collection(record.name, { keys, shards }, vectorSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config));
   }
 
   /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */
   private async discard(record: CollectionRecord, collection: Collection): Promise<void> {
     await collection.drop();
-    await rm(this.folderOf(record.storageId), { recursive: true, force: true });
+    await this.placement.removeCollection(record.storageId);
   }
 
   private register(record: CollectionRecord, collection: Collection): void {
@@ -226,7 +227,7 @@ export class CollectionManager {
     const { record, collection } = this.entry(nameOrAlias);
     if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be created with Auto sharding method`);
     const count = shardsNumber ?? shardCountOf(record.config);
-    await collection.createShardKey(key, count, (id, k) => this.placement(record.storageId, id, k), (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
+    await collection.createShardKey(key, count, (id, k) => this.replicaSet(record, id, k), (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
   }
 
   /** Drops shard key `key` and every point stored under it. */
@@ -324,8 +325,19 @@ export class CollectionManager {
     });
   }
 
+  /** Closes every collection once the writes queued on it are done, then the workers and the metadata store. */
   async close(): Promise<void> {
     await Promise.all([...this.live.values()].map((c) => c.close()));
+    await this.workers.close();
+    await this.meta.close();
+  }
+
+  /**
+   * Closes without waiting for queued work (a shutdown past its bound): the worker threads end at
+   * once, each closing its shards' stores as it exits, and a task cut short fails; every write
+   * acknowledged is already on disk.
+   */
+  async terminate(): Promise<void> {
     await this.workers.close();
     await this.meta.close();
   }

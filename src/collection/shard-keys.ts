@@ -1,11 +1,9 @@
 // Custom sharding (Qdrant's `sharding_method: custom`): the user names shard keys, each key owns
-// its own shards, and every write says which key(s) it goes to. This module holds the key types
+// its own shards, and every write says which key(s) it goes to. This module holds the selectors
 // and the one routing rule both reads and writes follow: which shards a selector reaches.
 
 import { BadInput, BadRequest, NotFound } from '../errors.js';
-
-/** A shard key as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
-export type ShardKey = string | number;
+import type { ShardKey } from '../model.js';
 
 /** One key, many keys, or a key with a fallback key used while the target key does not exist. */
 export type ShardKeySelector = ShardKey | ShardKey[] | { target: ShardKey; fallback: ShardKey };
@@ -16,15 +14,11 @@ export interface ShardKeyEntry {
   shards: number[];
 }
 
-/** Where a shard lives and, in a custom-sharded collection, the key it belongs to. */
-export interface ShardPlacement {
+/** What routing needs of a shard: its id and, in a custom-sharded collection, the key it belongs to. */
+export interface RoutedShard {
   /** Qdrant's shard id: 0..n-1 with automatic sharding; numbered from 1 as custom keys are created. */
-  id: number;
-  /** Node-unique key of the shard (collection storage id + shard id). */
-  key: string;
-  worker: number;
-  path: string;
-  shardKey?: ShardKey;
+  readonly id: number;
+  readonly shardKey?: ShardKey;
 }
 
 /**
@@ -32,9 +26,9 @@ export interface ShardPlacement {
  * hash of its id over all shards; with custom sharding each key has its own shards and the hash
  * picks among the shards of the key the request names.
  */
-export interface ShardLayout {
+export interface ShardLayout<S extends RoutedShard = RoutedShard> {
   keys: ShardKeyEntry[] | null;
-  shards: readonly ShardPlacement[];
+  shards: readonly S[];
 }
 
 /** Keys compare by type and value: the string "1" and the number 1 are different keys. */
@@ -42,7 +36,7 @@ function entryOf(layout: ShardLayout, key: ShardKey): ShardKeyEntry | undefined 
   return layout.keys?.find((e) => e.key === key);
 }
 
-function shardsOf(layout: ShardLayout, entry: ShardKeyEntry): ShardPlacement[] {
+function shardsOf<S extends RoutedShard>(layout: ShardLayout<S>, entry: ShardKeyEntry): S[] {
   return entry.shards.map((id) => layout.shards.find((s) => s.id === id)!);
 }
 
@@ -58,11 +52,11 @@ function fallbackEntry(layout: ShardLayout, { target, fallback }: { target: Shar
 }
 
 /** The shards a read reaches: all of them without a selector, else those of the selected keys. */
-export function readShards(layout: ShardLayout, selector: ShardKeySelector | null | undefined): ShardPlacement[] {
+export function readShards<S extends RoutedShard>(layout: ShardLayout<S>, selector: ShardKeySelector | null | undefined): S[] {
   if (selector === null || selector === undefined) return [...layout.shards];
   if (isFallback(selector)) return shardsOf(layout, fallbackEntry(layout, selector));
   const keys = Array.isArray(selector) ? selector : [selector];
-  const out: ShardPlacement[] = [];
+  const out: S[] = [];
   for (const key of keys) {
     const entry = entryOf(layout, key);
     if (!entry) throw new BadRequest(`Shard key ${key} not found`);
@@ -76,7 +70,7 @@ export function readShards(layout: ShardLayout, selector: ShardKeySelector | nul
  * key it names), or all shards as one group with automatic sharding. Within a group a point's
  * shard is the hash of its id.
  */
-export function writeGroups(layout: ShardLayout, selector: ShardKeySelector | null | undefined): ShardPlacement[][] {
+export function writeGroups<S extends RoutedShard>(layout: ShardLayout<S>, selector: ShardKeySelector | null | undefined): S[][] {
   if (selector === null || selector === undefined) {
     if (layout.keys !== null) throw new BadInput('Shard key not specified');
     return [[...layout.shards]];
@@ -84,7 +78,7 @@ export function writeGroups(layout: ShardLayout, selector: ShardKeySelector | nu
   if (isFallback(selector)) return [shardsOf(layout, fallbackEntry(layout, selector))];
   const keys = Array.isArray(selector) ? selector : [selector];
   if (keys.length === 0) throw new BadInput('Empty shard keys selection');
-  const groups: ShardPlacement[][] = [];
+  const groups: S[][] = [];
   const seen: ShardKeyEntry[] = [];
   for (const key of keys) {
     const entry = entryOf(layout, key);
@@ -97,7 +91,7 @@ export function writeGroups(layout: ShardLayout, selector: ShardKeySelector | nu
 }
 
 /** A shard's position in the group that routes to it: which of how many (snapshot parts are checked against it). */
-export function routeOf(layout: ShardLayout, shard: ShardPlacement): { index: number; count: number } {
+export function routeOf<S extends RoutedShard>(layout: ShardLayout<S>, shard: S): { index: number; count: number } {
   const group = shard.shardKey === undefined ? layout.shards : shardsOf(layout, entryOf(layout, shard.shardKey)!);
   return { index: group.indexOf(shard), count: group.length };
 }

@@ -1,27 +1,25 @@
 // Reads over a chosen set of a collection's shards (all of them, or those of the shard keys a
-// request names): fan-out to the shard workers and merging of what they answer. Points read
+// request names): fan-out to their replica sets and merging of what they answer. Points read
 // from a custom-sharded collection carry the key of the shard they came from.
 
 import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
-import { ranksLargerFirst, type ScoredView, type SearchSpec } from '../shard/search.js';
+import type { Distance } from '../engine/index.js';
+import type { RankedList } from '../shard/fusion.js';
+import type { StoredVectors } from '../shard/query-objective.js';
+import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
+import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
-import type { ShardWorkers } from '../worker/pool.js';
-import type { OrderBy, ReadShape, ShardTask, TaskResults } from '../worker/tasks.js';
-import { activeDeadline } from './deadline-scope.js';
-import { shardOf } from './routing.js';
-import { routeOf, type ShardLayout, type ShardPlacement } from './shard-keys.js';
-
-/** Tasks that only read, and so may be cut short by a deadline (a write never is: it would half-apply). */
-const READS = new Set<ShardTask['type']>(['retrieve', 'scroll', 'count', 'search', 'facet', 'sample']);
-
-/** Sends a task to the shard's worker; reads carry the deadline of the request they serve. */
-export function runOnShard<T extends ShardTask>(workers: ShardWorkers, shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-  return workers.run(shard.worker, task, READS.has(task.type) ? activeDeadline() : null);
-}
+import { orderByOf } from '../shard/order-by.js';
+import { compareOrdered, type OrderBy } from '../shard/reads.js';
+import type { ReadShape } from '../shard/selectors.js';
+import type { ReadTask, ReplicaResult } from '../replica/replica.js';
+import type { ReplicaSet } from '../replica/replica-set.js';
+import { shardOf } from '../shard/routing.js';
+import { routeOf, type ShardLayout } from './shard-keys.js';
 
 export interface ScrollPage {
   points: PointView[];
@@ -30,15 +28,15 @@ export interface ScrollPage {
 
 /** What a reader needs of its collection, read when it runs (the configuration may change). */
 export interface ReaderSource {
-  /** Runs a task on one of the collection's shards. */
-  run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]>;
-  readonly layout: ShardLayout;
+  /** Runs a read on one of the collection's shards, within the deadline of the request it serves. */
+  read<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>>;
+  readonly layout: ShardLayout<ReplicaSet>;
   readonly vectors: readonly VectorSpec[];
   readonly indexes: readonly IndexSpec[];
 }
 
 /** Marks points with the key of the custom shard they were read from. */
-function labelled<T extends PointView>(shard: ShardPlacement, points: T[]): T[] {
+function labelled<T extends PointView>(shard: ReplicaSet, points: T[]): T[] {
   if (shard.shardKey !== undefined) for (const p of points) p.shardKey = shard.shardKey;
   return points;
 }
@@ -49,8 +47,8 @@ function uniqueIds<T extends PointView>(sorted: T[]): T[] {
   return sorted.filter((p) => !seen.has(p.id) && seen.add(p.id));
 }
 
-export class ShardReader {
-  constructor(private readonly source: ReaderSource, readonly shards: readonly ShardPlacement[]) {}
+export class ShardReader implements QueryBackend {
+  constructor(private readonly source: ReaderSource, readonly shards: readonly ReplicaSet[]) {}
 
   get vectors(): readonly VectorSpec[] {
     return this.source.vectors;
@@ -60,8 +58,8 @@ export class ShardReader {
     return this.source.indexes;
   }
 
-  private run<T extends ShardTask>(shard: ShardPlacement, task: T): Promise<TaskResults[T['type']]> {
-    return this.source.run(shard, task);
+  private run<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>> {
+    return this.source.read(shard, task);
   }
 
   private vectorSpec(name: string): VectorSpec {
@@ -76,7 +74,7 @@ export class ShardReader {
     const found = await Promise.all(this.shards.map(async (shard) => {
       const { index, count } = routeOf(this.source.layout, shard);
       const mine = unique.filter((id) => shardOf(id, count) === index);
-      return mine.length ? labelled(shard, await this.run(shard, { type: 'retrieve', shard: shard.key, ids: mine, shape })) : [];
+      return mine.length ? labelled(shard, await this.run(shard, { type: 'retrieve', ids: mine, shape })) : [];
     }));
     const byId = new Map<PointId, PointView>();
     for (const list of found) for (const p of list) if (!byId.has(p.id)) byId.set(p.id, p);
@@ -85,11 +83,10 @@ export class ShardReader {
 
   async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): Promise<ScrollPage> {
     // One extra point per shard tells whether a next page exists and where it starts.
-    const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', shard: s.key, filter, from, limit: limit + 1, shape, orderBy }))));
+    const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', filter, from, limit: limit + 1, shape, orderBy }))));
     const merged = pages.flat();
     if (orderBy) {
-      const sign = orderBy.direction === 'desc' ? -1 : 1;
-      merged.sort((a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id));
+      merged.sort(compareOrdered(orderBy.direction));
       return { points: merged.slice(0, limit), next_page_offset: null };
     }
     merged.sort((a, b) => compareIds(a.id, b.id));
@@ -103,7 +100,7 @@ export class ShardReader {
    * to the matches it has left, which makes the draw uniform over the whole collection.
    */
   async sample(filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
-    const draws = await Promise.all(this.shards.map((s) => this.run(s, { type: 'sample', shard: s.key, filter, limit, shape })));
+    const draws = await Promise.all(this.shards.map((s) => this.run(s, { type: 'sample', filter, limit, shape })));
     this.shards.forEach((s, i) => labelled(s, draws[i].points));
     const left = draws.map((d) => d.matching);
     const out: PointView[] = [];
@@ -122,21 +119,47 @@ export class ShardReader {
    * Runs a batch of searches with one task per shard (all shards in parallel), then merges each
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */
-  async search(searches: { spec: Omit<SearchSpec, 'top'>; limit: number; offset: number }[]): Promise<ScoredView[][]> {
+  async search(searches: PagedSearch[]): Promise<ScoredView[][]> {
     for (const s of searches) this.vectorSpec(s.spec.using);
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
-    const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', shard: sh.key, searches: specs })).map((hits) => labelled(sh, hits))));
+    const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', searches: specs })).map((hits) => labelled(sh, hits))));
     return searches.map((s, i) => {
-      const larger = ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance);
-      const hits = perShard.flatMap((r) => r[i]);
-      hits.sort((a, b) => (larger ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance));
       return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
     });
   }
 
+  /**
+   * Runs query trees. A reader of one shard sends them whole in one task (so a shard elsewhere
+   * costs one round trip); over several shards, fusion and rescoring need every shard's
+   * candidates, so each step's searches fan out and merge here before the next step runs.
+   */
+  async query(queries: ShardQuery[]): Promise<RankedList[]> {
+    if (this.shards.length !== 1) return evaluateQueries(queries, this);
+    const [shard] = this.shards;
+    const lists = await this.run(shard, { type: 'query', queries });
+    for (const list of lists) labelled(shard, list.hits);
+    return lists;
+  }
+
+  /** Points in the order asked: by an order_by key, or drawn at random. */
+  async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
+    if (order.kind === 'sample') return this.sample(filter, limit, shape);
+    return (await this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes))).points;
+  }
+
+  distance(using: string): Distance {
+    return this.vectorSpec(using).distance;
+  }
+
+  async storedVectors(ids: PointId[], using: string): Promise<StoredVectors> {
+    const points = await this.retrieve(ids, { withPayload: { all: false }, withVector: [using] });
+    return new Map(points.map((p) => [p.id, p.vectors?.[using]]));
+  }
+
   /** Facet counts summed over shards, by count (descending) then value (ascending), as Qdrant orders them. */
   async facet(key: string, filter: Filter | null, limit: number): Promise<{ value: FacetValue; count: number }[]> {
-    const perShard = await Promise.all(this.shards.map((s) => this.run(s, { type: 'facet', shard: s.key, key, filter })));
+    const perShard = await Promise.all(this.shards.map((s) => this.run(s, { type: 'facet', key, filter })));
     const totals = new Map<FacetValue, number>();
     for (const pairs of perShard) for (const [value, n] of pairs) totals.set(value, (totals.get(value) ?? 0) + n);
     return [...totals]
@@ -147,7 +170,7 @@ export class ShardReader {
   }
 
   async count(filter: Filter | null): Promise<number> {
-    const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', shard: s.key, filter })));
+    const counts = await Promise.all(this.shards.map((s) => this.run(s, { type: 'count', filter })));
     return counts.reduce((a, b) => a + b, 0);
   }
 }

@@ -6,7 +6,14 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { QuotaConfig } from '../quota/config.js';
-import type { DownloadLimits } from '../snapshot/download.js';
+import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../worker/supervisor.js';
+
+/** `storage.snapshot_download`: bounds on a snapshot download for recovery, in seconds. */
+export interface DownloadLimits {
+  connect_timeout_sec: number;
+  response_timeout_sec: number;
+  read_timeout_sec: number;
+}
 
 export interface QuiverConfig {
   service: {
@@ -21,6 +28,8 @@ export interface QuiverConfig {
     max_request_size_mb: number;
     /** Quiver's own limit on a snapshot upload (multipart), which max_request_size_mb does not cover. */
     max_snapshot_upload_mb: number;
+    /** Quiver's own: how long a shutdown waits for in-flight requests before it cuts them short. */
+    shutdown_timeout_sec: number;
   };
   storage: {
     storage_path: string;
@@ -36,6 +45,8 @@ export interface QuiverConfig {
   };
   /** Shard worker threads (Quiver's own key); defaults to the number of cores. */
   workers: number;
+  /** Quiver's own bounds on each shard worker thread: memory, task duration. */
+  worker_limits: WorkerLimits;
   log_level: string;
   /** Qdrant's --storage-snapshot / --force-snapshot: a full-storage snapshot to recover at start-up. */
   recover: { storage_snapshot: string | null; force_snapshot: boolean };
@@ -55,6 +66,7 @@ export function defaultConfig(): QuiverConfig {
       allow_unauthenticated_bind: false,
       max_request_size_mb: 32,
       max_snapshot_upload_mb: 16384,
+      shutdown_timeout_sec: 30,
     },
     storage: {
       storage_path: './storage',
@@ -65,6 +77,7 @@ export function defaultConfig(): QuiverConfig {
     },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
+    worker_limits: { ...DEFAULT_WORKER_LIMITS },
     log_level: 'INFO',
     recover: { storage_snapshot: null, force_snapshot: false },
   };
@@ -138,9 +151,16 @@ function validate(config: QuiverConfig): void {
   const port = config.service.http_port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid service.http_port: ${port}`);
   if (!Number.isInteger(config.workers) || config.workers < 1) throw new Error(`invalid workers: ${config.workers}`);
-  for (const [key, value] of Object.entries(config.storage.snapshot_download)) {
-    if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new Error(`invalid storage.snapshot_download.${key}: ${value} (a positive number of seconds)`);
-  }
+  for (const [key, value] of Object.entries(config.storage.snapshot_download)) checkSeconds(`storage.snapshot_download.${key}`, value);
+  checkSeconds('service.shutdown_timeout_sec', config.service.shutdown_timeout_sec);
+  const limits = config.worker_limits;
+  checkSeconds('worker_limits.task_timeout_sec', limits.task_timeout_sec);
+  checkSeconds('worker_limits.deadline_grace_sec', limits.deadline_grace_sec);
+  if (limits.memory_mb !== null && !(Number.isInteger(limits.memory_mb) && limits.memory_mb > 0)) throw new Error(`invalid worker_limits.memory_mb: ${limits.memory_mb} (a positive number of MiB, or null)`);
+}
+
+function checkSeconds(key: string, value: unknown): void {
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new Error(`invalid ${key}: ${value} (a positive number of seconds)`);
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);

@@ -50,6 +50,22 @@ export interface SearchResult {
 
 const DEFAULTS = { m: 16, efConstruct: 100, fullScanThreshold: 10000, seed: 0x5eed };
 
+// Counts cross into the engine as i32: a larger number would wrap (2^32 + 5 arrives as 5, 1e12
+// as a negative count), so every size is bounded here, whatever layer it came from.
+const I32_MAX = 0x7fffffff;
+
+/**
+ * The largest m the engine lays out: each node reserves room for 2m level-0 links up front, so
+ * a larger m would cost memory for links no graph of a few million points needs (Qdrant accepts
+ * any m; past this bound Quiver links as if given this one).
+ */
+const MAX_ENGINE_M = 1024;
+
+/** A count the engine can take: an integer from `min` to `max`. */
+function bounded(value: number, min: number, max: number): number {
+  return Math.min(Math.max(Math.floor(value), min), max);
+}
+
 export class VectorIndex {
   private readonly views: MemoryViews;
   private bitsPtr = 0;
@@ -67,7 +83,7 @@ export class VectorIndex {
       quantization: config.quantization ?? null,
     } as VectorIndex['config'];
     const wasm = await instantiate(module);
-    wasm.init(full.dim, metricCode(full.distance), full.m, full.efConstruct, full.seed >>> 0, 0);
+    wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0);
     if (full.quantization) wasm.enableQuantization(full.quantization.quantile ?? 1);
     return new VectorIndex(wasm, full);
   }
@@ -176,16 +192,20 @@ export class VectorIndex {
   }
 
   search(query: ArrayLike<number>, options: SearchOptions): SearchResult {
-    const { limit } = options;
     this.writeQuery(query);
-    if (limit <= 0 || this.offsetCount === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
+    // No search can return, keep as candidates or visit more than every offset, so limit, pool
+    // and beam are capped there: a request may ask for any number (Qdrant serves a huge limit
+    // with every match) without the engine allocating by it.
+    const all = this.offsetCount;
+    const limit = Math.min(Math.floor(options.limit), all);
+    if (!(limit >= 1)) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
     const rescore = quant.rescore ?? true;
-    const pool = Math.ceil(limit * Math.max(quant.oversampling ?? 1, 1));
+    const pool = bounded(Math.ceil(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
-    const ef = Math.max(options.ef ?? this.config.efConstruct, limit);
+    const ef = bounded(Math.max(options.ef ?? this.config.efConstruct, limit), limit, all);
     const n = this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);
     const ids = this.views.u32;
     const dist = this.views.f32;

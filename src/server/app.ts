@@ -11,6 +11,7 @@ import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
 import { registerQueryCheck } from './query-params.js';
 import { errorBody, markStart, sendError } from './reply.js';
+import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
@@ -68,7 +69,10 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerPathNameCheck(app);
   registerQueryCheck(app);
   registerRequestTelemetry(app, context.node.requests);
-  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setErrorHandler(async (error, request, reply) => {
+    if ((error as { code?: unknown }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') await discardUnreadBody(request.raw);
+    return sendError(error, request, reply);
+  });
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(`Not found: ${request.method} ${request.url}`, 0)));
   registerServiceRoutes(app, context);
   registerCollectionRoutes(app, context);

@@ -5,13 +5,36 @@
 
 import { Timeout } from '../errors.js';
 
-/** Plain data, so it crosses to the worker threads with the task. */
+/**
+ * A deadline on this node's clock: plain data, so it crosses to the worker threads with the task
+ * (threads of one process share the clock).
+ */
 export interface Deadline {
   /** Epoch milliseconds. */
   at: number;
   seconds: number;
   /** The operation named in the error, as Qdrant names it. */
   operation: string;
+}
+
+/**
+ * A deadline as it travels to a shard replica: the time left when it was sent, not an instant,
+ * so it means the same to a receiver whose clock differs from the sender's.
+ */
+export interface DeadlineBudget {
+  remainingMs: number;
+  seconds: number;
+  operation: string;
+}
+
+/** What is left of `deadline` now (nothing, once it passed). */
+export function budgetOf(deadline: Deadline): DeadlineBudget {
+  return { remainingMs: Math.max(0, deadline.at - Date.now()), seconds: deadline.seconds, operation: deadline.operation };
+}
+
+/** Pins a received budget to this node's clock, at receipt. */
+export function deadlineOf(budget: DeadlineBudget): Deadline {
+  return { at: Date.now() + budget.remainingMs, seconds: budget.seconds, operation: budget.operation };
 }
 
 export function timeoutError(deadline: Deadline): Timeout {
@@ -35,9 +58,9 @@ export async function underDeadline<T>(deadline: Deadline | null, work: () => Pr
   }
 }
 
-/** For loops whose every iteration is costly: reads the clock each time. */
+/** For loops whose every iteration is costly: reads the clock each time. A budget of nothing left has passed on receipt. */
 export function checkDeadline(): void {
-  if (current !== null && Date.now() > current.at) throw timeoutError(current);
+  if (current !== null && Date.now() >= current.at) throw timeoutError(current);
 }
 
 /** For tight loops: reads the clock once every STRIDE calls. */

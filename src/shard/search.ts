@@ -6,7 +6,7 @@ import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
-import type { Shard } from './shard.js';
+import { compareIds, type Shard } from './shard.js';
 import { checkDeadline, pollDeadline } from './deadline.js';
 
 export interface SearchParams {
@@ -167,4 +167,9 @@ function customScored(index: VectorIndex, objective: Objective, spec: SearchSpec
   });
   scored.sort((a, b) => b.score - a.score || a.offset - b.offset);
   return scored.slice(0, spec.top);
+}
+
+/** Hits best first (by score in the search's direction), ties by id: the order results merge in. */
+export function rankHits(hits: ScoredView[], largerFirst: boolean): ScoredView[] {
+  return hits.sort((a, b) => (largerFirst ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
 }

@@ -40,3 +40,9 @@ export function selectVectors(vectors: NamedVectors, selection: VectorSelection)
   }
   return out;
 }
+
+/** The parts of each point a read returns. */
+export interface ReadShape {
+  withPayload: PayloadSelection;
+  withVector: VectorSelection;
+}

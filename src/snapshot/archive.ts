@@ -10,7 +10,7 @@ import type { ShardKeyEntry } from '../collection/shard-keys.js';
 import { vectorSpecsOf } from '../collection/config-model.js';
 import { isQuiverError } from '../errors.js';
 import type { IndexSpec, VectorSpec } from '../shard/shard.js';
-import { InvalidArchive, readEntry, readTar, TarWriter, type FileSlice, type TarEntry } from './tar.js';
+import { InvalidArchive, readEntry, readTar, TarWriter, type FileSlice, type TarEntry } from '../storage/tar.js';
 
 const FORMAT = 'quiver-snapshot';
 const VERSION = 1;

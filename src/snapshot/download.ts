@@ -11,14 +11,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Agent, fetch } from 'undici';
+import type { DownloadLimits } from '../config/config.js';
 import { BadInput, ServiceError } from '../errors.js';
 
-/** `storage.snapshot_download` in the configuration: seconds. */
-export interface DownloadLimits {
-  connect_timeout_sec: number;
-  response_timeout_sec: number;
-  read_timeout_sec: number;
-}
 
 /** The undici error code of a failure, looking through the TypeError fetch wraps it in. */
 function codeOf(err: unknown): string | undefined {

@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFound } from '../errors.js';
-import type { FileSlice } from './tar.js';
+import type { FileSlice } from '../storage/tar.js';
 
 /** Qdrant's SnapshotDescription. */
 export interface SnapshotDescription {

@@ -5,7 +5,8 @@
 import { realpath, rm, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { BadRequest, ChecksumMismatch, Forbidden } from '../errors.js';
-import { downloadTo, type DownloadLimits } from './download.js';
+import type { DownloadLimits } from '../config/config.js';
+import { downloadTo } from './download.js';
 import { sha256 } from './files.js';
 
 /** A snapshot file ready to read; `temporary` ones are removed by `release`. */

@@ -5,7 +5,7 @@
 
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectionNotFound } from '../api/messages.js';
+import { collectionNotFound } from '../messages.js';
 import type { Collection } from '../collection/collection.js';
 import type { CollectionManager } from '../collection/manager.js';
 import { BadInput, NotFound } from '../errors.js';
@@ -21,7 +21,7 @@ import {
 } from './archive.js';
 import { safeName, snapshotTimestamp, SnapshotFiles, type SnapshotDescription } from './files.js';
 import { release, verifyChecksum, type LocalSnapshot } from './location.js';
-import type { FileSlice } from './tar.js';
+import type { FileSlice } from '../storage/tar.js';
 
 async function wholeFile(path: string): Promise<FileSlice> {
   return { path, offset: 0, size: (await stat(path)).size };

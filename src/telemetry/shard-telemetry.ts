@@ -1,7 +1,7 @@
 // Per-shard figures shared by `/telemetry` (a local shard) and `/cluster/telemetry` (a replica):
 // every Quiver shard is a single local replica, always Active, never being optimized.
 
-import type { ShardStats } from '../worker/tasks.js';
+import type { ShardStats } from '../shard/stats.js';
 import { vectorCount, vectorsByName } from './snapshot.js';
 
 export function localShardFigures(shard: ShardStats) {

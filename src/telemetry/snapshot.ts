@@ -2,8 +2,8 @@
 // collection's record and the statistics of each of its shards (in shard id order).
 
 import type { CollectionManager, CollectionRecord } from '../collection/manager.js';
-import type { ShardKey } from '../collection/shard-keys.js';
-import type { ShardStats } from '../worker/tasks.js';
+import type { ShardKey } from '../model.js';
+import type { ShardStats } from '../shard/stats.js';
 
 /** A shard's statistics with its id and, in a custom-sharded collection, its shard key. */
 export interface ShardSnapshot extends ShardStats {

@@ -1,41 +1,50 @@
-// The shard workers: one Piscina pool of exactly one thread per worker, so that a task can be
-// sent to the thread that owns its shard (a plain pool would hand it to any idle thread).
+// The shard workers: one supervised thread per worker (src/worker/supervisor.ts), so that a task
+// can be sent to the thread that owns its shard and a failed thread is replaced with its shards.
 
-import { Piscina } from 'piscina';
-import { fromWire, ServiceError } from '../errors.js';
+import { fromWire } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
-import type { ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
+import { DEFAULT_WORKER_LIMITS, WorkerSupervisor, type WorkerLimits } from './supervisor.js';
+import type { ShardTask, TaskResults } from './tasks.js';
 
-const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
+export interface ShardWorkerOptions {
+  limits: WorkerLimits;
+  /** Test-only fault injection (src/worker/faults.ts). */
+  faults: boolean;
+}
+
+/** Told which worker failed and why, as its replacement starts. */
+export type FaultListener = (worker: number, reason: string) => void;
 
 export class ShardWorkers {
-  private readonly pools: Piscina[];
+  private readonly supervisors: WorkerSupervisor[];
+  private readonly listeners: FaultListener[] = [];
 
-  constructor(readonly count: number) {
-    this.pools = Array.from({ length: count }, () => new Piscina({
-      filename: WORKER_FILE,
-      minThreads: 1,
-      maxThreads: 1,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: Infinity,
-      // An idle worker must keep its event loop running: shard optimizers work between tasks.
-      atomics: 'disabled',
+  constructor(readonly count: number, options: ShardWorkerOptions = { limits: DEFAULT_WORKER_LIMITS, faults: false }) {
+    this.supervisors = Array.from({ length: count }, (_, i) => new WorkerSupervisor(i, {
+      limits: options.limits,
+      settings: { faults: options.faults },
+      onFault: (reason) => {
+        for (const listener of this.listeners) listener(i, reason);
+      },
     }));
   }
 
-  /** Runs `task` in its worker; with a deadline, the worker refuses it or stops it once it passes. */
-  async run<T extends ShardTask>(worker: number, task: T, deadline: Deadline | null = null): Promise<TaskResults[T['type']]> {
-    let reply: TaskReply<TaskResults[T['type']]>;
-    try {
-      reply = await this.pools[worker].run({ task, deadline } satisfies TaskMessage);
-    } catch (err) {
-      throw new ServiceError(err instanceof Error ? err.message : String(err));
-    }
-    if ('error' in reply) throw fromWire(reply.error);
-    return reply.ok;
+  onFault(listener: FaultListener): void {
+    this.listeners.push(listener);
   }
 
+  /**
+   * Runs `task` in its worker; with a deadline, the worker refuses it or stops it once it passes.
+   * A task whose worker fails under it is answered with a ServiceError (500).
+   */
+  async run<T extends ShardTask>(worker: number, task: T, deadline: Deadline | null = null): Promise<TaskResults[T['type']]> {
+    const reply = await this.supervisors[worker].run({ task, deadline });
+    if ('error' in reply) throw fromWire(reply.error);
+    return reply.ok as TaskResults[T['type']];
+  }
+
+  /** Ends every worker thread (tasks still running are cut short; each thread closes its stores as it exits). */
   async close(): Promise<void> {
-    await Promise.all(this.pools.map((p) => p.destroy()));
+    await Promise.all(this.supervisors.map((s) => s.close()));
   }
 }

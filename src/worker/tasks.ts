@@ -3,28 +3,21 @@
 
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import type { PayloadSelection, PointView, VectorSelection } from '../shard/selectors.js';
+import type { PointView, ReadShape } from '../shard/selectors.js';
+import type { OrderBy } from '../shard/reads.js';
+import type { ShardStats } from '../shard/stats.js';
 import type { IndexSpec, ShardSpec } from '../shard/shard.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
+import type { RankedList } from '../shard/fusion.js';
+import type { ShardQuery } from '../shard/query-plan.js';
 import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
-import type { ShardRoute } from '../snapshot/shard-part.js';
-import type { FileSlice } from '../snapshot/tar.js';
-
-export interface OrderBy {
-  key: string;
-  direction: 'asc' | 'desc';
-  startFrom: number | null;
-}
-
-export interface ReadShape {
-  withPayload: PayloadSelection;
-  withVector: VectorSelection;
-}
+import type { ShardRoute } from '../shard/snapshot-part.js';
+import type { FileSlice } from '../storage/tar.js';
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }
@@ -38,6 +31,8 @@ export type ShardTask =
   | { type: 'count'; shard: string; filter: Filter | null }
   | { type: 'sample'; shard: string; filter: Filter | null; limit: number; shape: ReadShape }
   | { type: 'search'; shard: string; searches: SearchSpec[] }
+  /** Whole query trees, evaluated over this shard alone (the collection is this one shard). */
+  | { type: 'query'; shard: string; queries: ShardQuery[] }
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
@@ -49,18 +44,6 @@ export type ShardTask =
   | { type: 'snapshot'; shard: string; path: string }
   /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
   | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice; lastOp: number; route: ShardRoute };
-
-export interface ShardStats {
-  points: number;
-  vectors: Record<string, number>;
-  indexedPoints: Record<string, number>;
-  lastOp: number;
-  /** Estimated bytes of the stored vectors (f32 components). */
-  vectorsBytes: number;
-  /** Estimated bytes of the payloads (their JSON text). */
-  payloadsBytes: number;
-}
-
 
 export interface TaskResults {
   open: { lastOp: number };
@@ -74,6 +57,7 @@ export interface TaskResults {
   /** Up to `limit` distinct matching points in uniformly random order, and how many points match. */
   sample: { points: PointView[]; matching: number };
   search: ScoredView[][];
+  query: RankedList[];
   /** Distinct values of the key among matching points, with how many points hold each. */
   facet: [FacetValue, number][];
   stats: ShardStats;
@@ -85,11 +69,21 @@ export interface TaskResults {
   restore: { lastOp: number };
 }
 
+/** What every shard worker thread is started with. */
+export interface WorkerSettings {
+  /** Test-only fault injection (src/worker/faults.ts). */
+  faults: boolean;
+}
+
 /** What the main thread sends: a task, and the deadline of the read request it serves. */
 export interface TaskMessage {
   task: ShardTask;
   deadline: Deadline | null;
 }
 
-/** What a worker sends back: a result, or a Quiver error as data (class identity does not cross threads). */
-export type TaskReply<T> = { ok: T } | { error: WireError };
+/**
+ * What a worker sends back: a result, a Quiver error as data (class identity does not cross
+ * threads), or a fault: the task failed in a way that leaves the worker's shards in an unknown
+ * state (a WebAssembly trap), so the worker must be replaced.
+ */
+export type TaskReply<T> = { ok: T } | { error: WireError } | { fault: string };

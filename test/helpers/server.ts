@@ -20,3 +20,16 @@ export type StartOptions = Partial<Omit<QuiverProcessOptions, 'echo'>>;
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   return startQuiver({ ...options, storage: options.storage ?? (await tempStorage()), workers: options.workers ?? 2 });
 }
+
+/**
+ * The first match of `pattern` in the server's output, waiting for it up to `ms`: a line logged
+ * after the server started answering may still be in the pipe when a request returns.
+ */
+export async function outputMatch(server: RunningServer, pattern: RegExp, ms = 5000): Promise<RegExpExecArray | null> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const match = pattern.exec(server.output());
+    if (match || Date.now() > until) return match;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -98,5 +98,10 @@ export function withRule(schema: SchemaObject, rule: RuleSpec): SchemaObject {
   return { ...schema, rule };
 }
 
+/** A further rule on a schema that may hold one already (a bound of Quiver's over Qdrant's rule). */
+export function andRule(schema: SchemaObject, rule: RuleSpec): SchemaObject {
+  return { allOf: [schema, { rule }] };
+}
+
 /** The filter schema is another module's; it registers itself under this id. */
 export const FILTER: SchemaObject = { $ref: 'Filter' };

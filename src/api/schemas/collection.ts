@@ -3,7 +3,7 @@
 // and answer 400, as in Qdrant.
 
 import type { SchemaObject } from 'ajv';
-import { bool, float, jsonObject, map, nonZero, opt, struct, uint, unitEnum, untagged, withRule, type Schema } from './builders.js';
+import { andRule, bool, float, jsonObject, map, nonZero, opt, struct, uint, unitEnum, untagged, withRule, type Schema } from './builders.js';
 
 function atLeast(schema: SchemaObject, min: number): SchemaObject {
   return withRule(schema, { range: { min } });
@@ -105,6 +105,13 @@ const TURBO = struct(
 const QUANTIZATION = untagged('QuantizationConfig', [SCALAR, PRODUCT, BINARY, TURBO]);
 const QUANTIZATION_DIFF = untagged('QuantizationConfigDiff', [SCALAR, PRODUCT, BINARY, TURBO, unitEnum(['Disabled'])]);
 
+/**
+ * The most shards one request may create (a collection's shard_number, a shard key's
+ * shards_number). Quiver's bound: each shard holds open files and takes a worker's time to
+ * open, so Qdrant's unbounded u32 would let one request stall the server for hours.
+ */
+export const MAX_SHARD_NUMBER = 1000;
+
 /** Qdrant's largest dense vector; its check is a custom rule, so it answers 422. */
 export const MAX_VECTOR_SIZE = 65536;
 
@@ -166,7 +173,7 @@ const STRICT_MODE = struct('StrictModeConfig', {
 
 export const CREATE_COLLECTION = struct('CreateCollection', {
   vectors: VECTORS_CONFIG,
-  shard_number: opt(atLeast(uint('u32'), 1)),
+  shard_number: opt(andRule(atLeast(uint('u32'), 1), { range: { max: MAX_SHARD_NUMBER } })),
   sharding_method: opt(unitEnum(['auto', 'custom'])),
   replication_factor: opt(atLeast(uint('u32'), 1)),
   write_consistency_factor: opt(atLeast(uint('u32'), 1)),

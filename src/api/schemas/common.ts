@@ -2,7 +2,7 @@
 // and the vector forms a point may carry.
 
 import type { SchemaObject } from 'ajv';
-import { float, jsonObject, map, opt, seq, str, struct, uint, untagged, type Schema } from './builders.js';
+import { float, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
 
 /** ExtendedPointId; a custom keyword, since Qdrant words a bad id in its own way. */
 export const POINT_ID: SchemaObject = { pointId: true };
@@ -30,12 +30,17 @@ export const WITH_VECTOR = untagged('WithVector', [{ type: 'boolean' }, seq(str(
 
 export const PAYLOAD = jsonObject();
 
-const DENSE = seq(float('f32'));
+/**
+ * A dense vector, wherever one is sent: stored points, queries, examples. A component beyond the
+ * f32 range would be stored as an infinity, which poisons every score computed with it (Qdrant
+ * keeps it so), hence Quiver's rule, which sparse values share.
+ */
+export const DENSE = withRule(seq(float('f32')), { f32Components: true });
 const MULTI_DENSE = seq(DENSE);
 
 const SPARSE = struct(
   'SparseVector',
-  { indices: seq(uint('u32')), values: seq(float('f32')) },
+  { indices: seq(uint('u32')), values: DENSE },
   { required: ['indices', 'values'] },
 );
 

@@ -10,6 +10,8 @@ export type RuleSpec = (
   | { range: { min?: number; max?: number }; float?: 'f32' | 'f64' }
   /** validator's length(min) on a list; Qdrant's wording says "characters" for lists too. */
   | { minLength: number }
+  /** Every number of a list is within the f32 range (rounds to a finite f32). Quiver's rule. */
+  | { f32Components: true }
   /** A vector struct must name at least one vector (PointVectors.vector). */
   | { vectorNotEmpty: true }
   /** A Batch's ids, vectors and payloads must line up. */
@@ -36,6 +38,7 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     if (!Array.isArray(value) || value.length >= rule.minLength) return null;
     return `value ${JSON.stringify(value)} invalid, must be at least ${rule.minLength} characters`;
   }
+  if ('f32Components' in rule) return f32ComponentsViolation(value);
   if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
   if ('maxPathSteps' in rule) {
     const steps = typeof value === 'string' ? (parseJsonPath(value)?.length ?? 0) : 0;
@@ -58,6 +61,19 @@ function rangeViolation(range: { min?: number; max?: number }, float: 'f32' | 'f
   else if (min !== undefined) bound = `must be ${show(min)} or larger`;
   else bound = `must be ${show(max as number)} or smaller`;
   return `value ${show(value)} invalid, ${bound}`;
+}
+
+const F32_MAX = 3.4028234663852886e38;
+
+// Runs on every component of every vector sent: a plain loop.
+function f32ComponentsViolation(value: unknown): string | null {
+  if (!Array.isArray(value)) return null;
+  for (let i = 0; i < value.length; i++) {
+    if (!Number.isFinite(Math.fround(value[i] as number))) {
+      return `value ${value[i]} at index ${i} invalid, must be from ${-F32_MAX} to ${F32_MAX} (the f32 range)`;
+    }
+  }
+  return null;
 }
 
 function isEmptyVector(value: unknown): boolean {

@@ -3,11 +3,9 @@
 
 import type { SchemaObject } from 'ajv';
 import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
-import { POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+import { DENSE, POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
-
-const DENSE = seq(float('f32'));
 
 const QUANTIZATION_SEARCH_PARAMS = struct('QuantizationSearchParams', {
   ignore: bool(),
@@ -140,9 +138,12 @@ const WITH_LOOKUP = untagged('WithLookupInterface', [
 
 const GROUP_BY = str();
 
-/** The grouping fields added to a search-like body; v1.18 bodies require size and limit. */
+/**
+ * The grouping fields added to a search-like body: v1.18 bodies require both sizes, as u32; the
+ * query API's are optional usize.
+ */
 function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean) {
-  const size = withRule(uint('u32'), { range: { min: 1 } });
+  const size = withRule(uint(optionalSizes ? 'usize' : 'u32'), { range: { min: 1 } });
   return struct(name, {
     ...base.properties,
     group_by: GROUP_BY,

@@ -9,9 +9,10 @@ import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validat
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import { FormatError } from '../../errors.js';
 import type { RoutedOp } from '../../collection/collection.js';
+import { orderByOf } from '../../shard/order-by.js';
+import { toOrderByRequest } from '../../api/search-convert.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { orderByOf } from './order-by.js';
 import { collectionName, query, read, type Params } from './params.js';
 
 const DEFAULT_SCROLL_LIMIT = 10;
@@ -68,7 +69,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
   app.post('/collections/:name/points/scroll', (request) => read(request, 'Scroll', async () => {
     const body = validateBody('ScrollRequest', request.body ?? {});
     const collection = collections.get(collectionName(request));
-    const orderBy = orderByOf(body.order_by, collection.indexes);
+    const orderBy = body.order_by ? orderByOf(toOrderByRequest(body.order_by), collection.indexes) : null;
     if (orderBy && body.offset !== undefined && body.offset !== null) {
       throw new FormatError('Bad request: Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` and a filter to exclude the IDs that you\'ve already seen for the `order_by.start_from` value');
     }

@@ -7,3 +7,4 @@ export { matchesPayload, type PointData, type SemanticsLookup } from './evaluate
 export { flatten, formatJsonPath, parseJsonPath, valuesAt, type JsonPath, type PathItem } from './json-path.js';
 export { parseDatetime } from './datetime.js';
 export { canonicalUuid } from './uuid.js';
+export { allOf, exceptIds, onlyIds } from './combine.js';

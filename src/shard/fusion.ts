@@ -3,8 +3,8 @@
 // where each list's scores are normalised between mean -/+ 3 standard deviations and summed.
 
 import type { PointId } from '../model.js';
-import type { ScoredView } from '../shard/search.js';
-import { compareIds } from '../shard/shard.js';
+import type { ScoredView } from './search.js';
+import { compareIds } from './shard.js';
 
 export interface RankedList {
   hits: ScoredView[];

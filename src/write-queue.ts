@@ -1,4 +1,4 @@
-// Runs async jobs one after another, in submission order (a collection's writes, the manager's
+// Runs async jobs one after another, in submission order (a shard's writes, the manager's
 // changes to its table of collections and aliases).
 
 export class WriteQueue {

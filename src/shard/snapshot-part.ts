@@ -7,12 +7,12 @@ import { v4 as randomUUID } from 'uuid';
 import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { shardOf } from '../collection/routing.js';
+import { shardOf } from './routing.js';
 import type { PointId } from '../model.js';
-import { decodePoint } from '../shard/point-codec.js';
-import { Shard, type ShardSpec } from '../shard/shard.js';
-import type { PointRecord } from '../shard/write-ops.js';
-import { InvalidArchive, type FileSlice } from './tar.js';
+import { decodePoint } from './point-codec.js';
+import { Shard, type ShardSpec } from './shard.js';
+import type { PointRecord } from './write-ops.js';
+import { InvalidArchive, type FileSlice } from '../storage/tar.js';
 
 /** Which shard of how many a restored shard is: every point in it must route there. */
 export interface ShardRoute {

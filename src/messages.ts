@@ -1,0 +1,68 @@
+// Qdrant's wording of the errors the inner layers (collections, shards) report, each as the typed
+// error carrying Qdrant's status code. Sources are Qdrant's code (lib/storage/src/content_manager/
+// errors.rs for the prefixes, the named files below for the descriptions). It sits below every
+// layer, so each may throw them; the messages about a request's form are in src/api/messages.ts.
+
+import { AlreadyExists, BadInput, NotFound } from './errors.js';
+import type { PointId } from './model.js';
+
+export function collectionNotFound(name: string): NotFound {
+  return new NotFound(`Collection \`${name}\` doesn't exist!`);
+}
+
+/** 409 since Qdrant 1.8 (qdrant/qdrant#3422). */
+export function collectionAlreadyExists(name: string): AlreadyExists {
+  return new AlreadyExists(`Collection \`${name}\` already exists!`);
+}
+
+/** lib/storage/src/content_manager/toc/create_collection.rs: a collection may not take an alias's name. */
+export function collectionNameIsAlias(name: string): BadInput {
+  return new BadInput(`Can't create collection with name ${name}. Alias with the same name already exists`);
+}
+
+/** lib/storage/src/content_manager/alias_mapping.rs, on renaming an alias that is not there. */
+export function aliasNotFound(alias: string): NotFound {
+  return new NotFound(`Alias ${alias} does not exists!`);
+}
+
+/** segment's OperationError::WrongVectorDimension. */
+export function vectorDimensionMismatch(expected: number, got: number): BadInput {
+  return new BadInput(`Vector dimension error: expected dim: ${expected}, got ${got}`);
+}
+
+/** segment's OperationError::VectorNameNotExists. */
+export function vectorNameNotFound(name: string): BadInput {
+  return new BadInput(`Not existing vector name error: ${name}`);
+}
+
+/** An unnamed vector sent to a collection that has only named ones. */
+export function defaultVectorNotFound(): BadInput {
+  return new BadInput('Default vector config is not found in collection');
+}
+
+/** CollectionError::PointNotFound, turned into a storage NotFound. */
+export function pointNotFound(id: PointId): NotFound {
+  return new NotFound(`No point with id ${id} found`);
+}
+
+/** segment's OperationError::MissingRangeIndexForOrderBy, reported as bad input. */
+export function missingRangeIndexForOrderBy(key: string): BadInput {
+  return new BadInput(
+    `No range index for \`order_by\` key: \`${key}\`. Please create one to use \`order_by\`. ` +
+      'Check https://qdrant.tech/documentation/concepts/indexing/#payload-index to see which payload schemas support Range conditions',
+  );
+}
+
+/** segment's OperationError::MissingMapIndexForFacet, reported as bad input. */
+export function missingIndexForFacet(key: string): BadInput {
+  return new BadInput(
+    `No appropriate index for faceting: \`${key}\`. Please create one to facet on this field. ` +
+      'Check https://qdrant.tech/documentation/concepts/indexing/#payload-index to see which payload schemas support Match conditions',
+  );
+}
+
+/** lib/collection/src/config.rs, updating params of a vector the collection does not have. */
+export function vectorParamsNotInConfig(name: string): BadInput {
+  if (name === '') return new BadInput('Default vector params are not specified in config');
+  return new BadInput(`Vector params for ${name} are not specified in config`);
+}

@@ -1,0 +1,49 @@
+// One copy of a shard and the one way to reach it: a task in, its result out. A local replica is
+// the worker thread that owns the shard on this node; a remote one would be a peer reached over
+// the network. Tasks are plain data and name neither a worker nor a folder, so both fit.
+
+import type { DeadlineBudget } from '../shard/deadline.js';
+import type { ShardSpec } from '../shard/shard.js';
+import type { ShardTask, TaskResults } from '../worker/tasks.js';
+import type { ShardId } from './shard-id.js';
+
+/** Qdrant's replica states. A single node only ever has Active replicas. */
+export const REPLICA_STATES = [
+  'Active', 'Dead', 'Partial', 'Initializing', 'Listener', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead', 'ManualRecovery',
+] as const;
+
+export type ReplicaState = (typeof REPLICA_STATES)[number];
+
+/** States in which a replica holds all of the shard's data and answers reads (as in Qdrant). */
+export const READABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Active', 'ReshardingScaleDown', 'ActiveRead']);
+
+/**
+ * States in which a replica takes updates: the readable ones, and those catching up (a transfer
+ * or a resharding feeding it) that must not miss a write made meanwhile. A Dead replica or one
+ * being rebuilt from a snapshot takes none.
+ */
+export const UPDATABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>([...READABLE, 'Partial', 'Initializing', 'Listener', 'Resharding']);
+
+/** A shard's content as a replica is asked to open it; where it keeps it is the replica's business. */
+export type ShardContent = Omit<ShardSpec, 'path'>;
+
+type Unplaced<T> = T extends { spec: ShardSpec } ? Omit<T, 'shard' | 'spec'> & { spec: ShardContent } : Omit<T, 'shard'>;
+
+/** A shard task as a replica receives it: without the node's key of the shard or its folder. */
+export type ReplicaTask = Unplaced<ShardTask>;
+
+/** Tasks that only read points, and so may be cut short by a deadline (a write never is: it would half-apply). */
+export type ReadTask = Extract<ReplicaTask, { type: 'retrieve' | 'scroll' | 'count' | 'sample' | 'search' | 'query' | 'facet' }>;
+
+export type ReplicaResult<T extends ReplicaTask> = TaskResults[T['type']];
+
+export interface ShardReplica {
+  readonly shard: ShardId;
+  /** Changed by its replica set (a replica that failed an update is Dead). */
+  state: ReplicaState;
+  /**
+   * Runs `task` on this copy of the shard. A read carries what is left of its request's time; the
+   * replica pins it to its own clock on receipt and stops the task once it runs out.
+   */
+  run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>>;
+}

@@ -1,0 +1,97 @@
+// What a vector query looks for, before and after its examples are vectors: nearest, recommend,
+// discover and context queries whose examples are vectors or stored points, and the search each
+// becomes once every example is a vector.
+
+import { BadInput } from '../errors.js';
+import { pointNotFound } from '../messages.js';
+import type { PointId } from '../model.js';
+import type { ExamplePair, SearchQuery } from './search.js';
+
+/** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
+export type Example = { vector: number[] } | { pointId: PointId };
+
+export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
+
+/** A query that scores points against vectors. */
+export type VectorQuery =
+  | { kind: 'nearest'; input: Example }
+  | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
+  | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
+  | { kind: 'context'; pairs: [Example, Example][] };
+
+/** Every example a query names, in any role. */
+function examplesOf(query: VectorQuery): Example[] {
+  switch (query.kind) {
+    case 'nearest':
+      return [query.input];
+    case 'recommend':
+      return [...query.positives, ...query.negatives];
+    case 'discover':
+      return [query.target, ...query.pairs.flat()];
+    case 'context':
+      return query.pairs.flat();
+  }
+}
+
+/** The ids of the stored points a query names. */
+export function storedIds(query: VectorQuery): PointId[] {
+  return examplesOf(query).flatMap((e) => ('pointId' in e ? [e.pointId] : []));
+}
+
+/** Stored points' vectors of one name, as read: a point absent from the map was not found. */
+export type StoredVectors = Map<PointId, number[] | undefined>;
+
+/** An example's vector: as given, or read from the stored point. */
+export function exampleVector(example: Example, stored: StoredVectors, name: string): number[] {
+  if ('vector' in example) return example.vector;
+  if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
+  const v = stored.get(example.pointId);
+  if (!v) throw new BadInput(`Vector \`${name}\` of point ${example.pointId} not found`);
+  return v;
+}
+
+/** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */
+function averageVector(positives: number[][], negatives: number[][]): number[] {
+  if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
+  const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
+  const pos = avg(positives);
+  if (negatives.length === 0) return pos;
+  const neg = avg(negatives);
+  return pos.map((p, j) => p + p - neg[j]);
+}
+
+/** The search a query makes once its examples are vectors. */
+export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => number[]): SearchQuery {
+  const pairs = (list: [Example, Example][]): ExamplePair[] => list.map(([p, n]) => [vectorOf(p), vectorOf(n)]);
+  switch (query.kind) {
+    case 'nearest':
+      return { kind: 'nearest', vector: vectorOf(query.input) };
+    case 'recommend': {
+      const positives = query.positives.map(vectorOf);
+      const negatives = query.negatives.map(vectorOf);
+      return query.strategy === 'average_vector'
+        ? { kind: 'nearest', vector: averageVector(positives, negatives) }
+        : { kind: 'custom', objective: { type: query.strategy, positives, negatives } };
+    }
+    case 'discover':
+      return { kind: 'custom', objective: { type: 'discover', target: vectorOf(query.target), pairs: pairs(query.pairs) } };
+    case 'context':
+      return { kind: 'custom', objective: { type: 'context', pairs: pairs(query.pairs) } };
+  }
+}
+
+/** The query with its examples replaced by their vectors. */
+export function withVectors(query: VectorQuery, vectorOf: (e: Example) => number[]): VectorQuery {
+  const v = (e: Example): Example => ({ vector: vectorOf(e) });
+  const pairs = (list: [Example, Example][]): [Example, Example][] => list.map(([p, n]) => [v(p), v(n)]);
+  switch (query.kind) {
+    case 'nearest':
+      return { kind: 'nearest', input: v(query.input) };
+    case 'recommend':
+      return { ...query, positives: query.positives.map(v), negatives: query.negatives.map(v) };
+    case 'discover':
+      return { kind: 'discover', target: v(query.target), pairs: pairs(query.pairs) };
+    case 'context':
+      return { kind: 'context', pairs: pairs(query.pairs) };
+  }
+}

@@ -1,0 +1,35 @@
+// What a shard holds, by the numbers: points, vectors per name, indexed points per key, sizes.
+
+import type { Shard } from './shard.js';
+
+export interface ShardStats {
+  points: number;
+  vectors: Record<string, number>;
+  indexedPoints: Record<string, number>;
+  lastOp: number;
+  /** Estimated bytes of the stored vectors (f32 components). */
+  vectorsBytes: number;
+  /** Estimated bytes of the payloads (their JSON text). */
+  payloadsBytes: number;
+}
+
+function payloadsBytes(shard: Shard): number {
+  let bytes = 0;
+  for (let offset = 0; offset < shard.size; offset++) {
+    const payload = shard.payload(offset);
+    if (payload !== undefined) bytes += Buffer.byteLength(JSON.stringify(payload));
+  }
+  return bytes;
+}
+
+export function shardStats(shard: Shard): ShardStats {
+  const spec = shard.describe();
+  return {
+    points: shard.pointCount,
+    vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
+    indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
+    lastOp: shard.lastOp,
+    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.vectorCount(v.name) * v.size * Float32Array.BYTES_PER_ELEMENT, 0),
+    payloadsBytes: payloadsBytes(shard),
+  };
+}

@@ -1,0 +1,132 @@
+// A shard replica held in memory, for tests of the collection and replica layers without a
+// server or workers. It keeps points by id, records every task it receives, and can be told to
+// fail a task, or to hold one until released or until the deadline it carries runs out.
+
+import { pointNotFound } from '../../src/messages.js';
+import { ServiceError, type QuiverError } from '../../src/errors.js';
+import type { PointId } from '../../src/model.js';
+import { deadlineOf, timeoutError, type DeadlineBudget } from '../../src/shard/deadline.js';
+import type { PointRecord, WriteOp } from '../../src/shard/write-ops.js';
+import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
+import type { ShardId } from '../../src/replica/shard-id.js';
+
+export interface Received {
+  task: ReplicaTask;
+  deadline: DeadlineBudget | null;
+}
+
+interface Hold {
+  type: ReplicaTask['type'];
+  arrived: Promise<void>;
+  arrive: () => void;
+  release: () => void;
+  released: Promise<void>;
+}
+
+export class FakeReplica implements ShardReplica {
+  state: ReplicaState = 'Active';
+  readonly points = new Map<PointId, PointRecord>();
+  readonly received: Received[] = [];
+  /** Operation ids of the applies that changed the points, in the order they did. */
+  readonly applied: number[] = [];
+  private readonly failures: { type: ReplicaTask['type']; error: Error }[] = [];
+  private readonly holds: Hold[] = [];
+
+  constructor(readonly shard: ShardId) {}
+
+  /** The next task of `type` fails with `error`. */
+  failNext(type: ReplicaTask['type'], error: Error): void {
+    this.failures.push({ type, error });
+  }
+
+  /**
+   * The next task of `type` waits: until `release()` (then runs), or until its deadline runs out
+   * (then fails with the timeout error, as a real replica stops a task whose time is up).
+   */
+  hold(type: ReplicaTask['type']): { arrived: Promise<void>; release: () => void } {
+    let arrive!: () => void;
+    let release!: () => void;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.holds.push({ type, arrived, arrive, release, released });
+    return { arrived, release };
+  }
+
+  /** Tasks received of one type. */
+  tasks<K extends ReplicaTask['type']>(type: K): Extract<ReplicaTask, { type: K }>[] {
+    return this.received.map((r) => r.task).filter((t): t is Extract<ReplicaTask, { type: K }> => t.type === type);
+  }
+
+  async run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
+    this.received.push({ task, deadline });
+    const failure = this.failures.findIndex((f) => f.type === task.type);
+    if (failure >= 0) throw this.failures.splice(failure, 1)[0].error;
+    const held = this.holds.findIndex((h) => h.type === task.type);
+    if (held >= 0) {
+      const hold = this.holds.splice(held, 1)[0];
+      hold.arrive();
+      await (deadline ? untilExpiry(hold.released, deadline) : hold.released);
+    }
+    return this.answer(task) as ReplicaResult<T>;
+  }
+
+  private answer(task: ReplicaTask): unknown {
+    switch (task.type) {
+      case 'open':
+        return { lastOp: Math.max(0, ...this.applied) };
+      case 'close':
+        return null;
+      case 'drop':
+        this.points.clear();
+        return null;
+      case 'apply':
+        this.apply(task.ops, task.opId, task.dryRun);
+        return null;
+      case 'retrieve':
+        return task.ids.filter((id) => this.points.has(id)).map((id) => ({ id, payload: this.points.get(id)!.payload ?? {} }));
+      case 'count':
+        if (task.filter) throw unsupported('a filter');
+        return this.points.size;
+      default:
+        throw unsupported(`task ${task.type}`);
+    }
+  }
+
+  /** Upserts and deletes by id, and set_payload, which fails on a missing point: all checked before any applies. */
+  private apply(ops: WriteOp[], opId: number, dryRun: boolean): void {
+    const staged = new Map(this.points);
+    for (const op of ops) {
+      if (op.kind === 'upsert') for (const p of op.points) staged.set(p.id, { ...p, version: opId });
+      else if (op.kind === 'delete' && 'ids' in op.target) for (const id of op.target.ids) staged.delete(id);
+      else if (op.kind === 'set_payload' && 'ids' in op.target) {
+        for (const id of op.target.ids) {
+          const point = staged.get(id);
+          if (!point) throw pointNotFound(id);
+          staged.set(id, { ...point, payload: { ...point.payload, ...op.payload }, version: opId });
+        }
+      } else throw unsupported(`operation ${op.kind}`);
+    }
+    if (dryRun) return;
+    this.points.clear();
+    for (const [id, p] of staged) this.points.set(id, p);
+    this.applied.push(opId);
+  }
+}
+
+function unsupported(what: string): QuiverError {
+  return new ServiceError(`the fake replica does not support ${what}`);
+}
+
+/** Waits for `released`, or fails with the timeout error once the budget, pinned to this clock on receipt, runs out. */
+async function untilExpiry(released: Promise<void>, budget: DeadlineBudget): Promise<void> {
+  const deadline = deadlineOf(budget);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(deadline)), budget.remainingMs);
+  });
+  try {
+    await Promise.race([released, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
