@@ -42,6 +42,9 @@ function payloadOf(i: number): Record<string, unknown> {
     'ключ': `значение ${i}`,
     uid: uuidOf(i),
     maybe: i % 3 === 0 ? null : i % 3 === 1 ? [] : 'set',
+    toString: i,
+    // Parsed, so that "__proto__" is a field, as in a body.
+    ...JSON.parse(`{"__proto__":{"p":${i}}}`),
   };
 }
 
