@@ -44,7 +44,9 @@ function define(target: Record<string, unknown> | unknown[], key: string | numbe
 /** `body` with the mutations applied in order (the body itself is left as it was). */
 export function mutate(body: unknown, mutations: readonly Mutation[]): unknown {
   let root: unknown = body === undefined ? undefined : structuredClone(body);
-  for (const m of mutations) {
+  for (const original of mutations) {
+    // Its own copy: the odd values are shared constants, and a later mutation may change what this one put.
+    const m = 'value' in original ? { ...original, value: structuredClone(original.value) } : original;
     const all = slots(root);
     const slot = all[m.at % all.length];
     const set = (value: unknown) => {
