@@ -103,6 +103,18 @@ export class InsufficientStorage extends QuiverError {
   readonly kind = 'InsufficientStorage';
 }
 
+/**
+ * "Bad request: ..." (400): operations asked of a shard's log that `wal_config` truncation has
+ * removed; a replica that needs them must be sent the shard's records instead.
+ */
+export class LogTruncated extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'LogTruncated';
+  constructor(description: string) {
+    super(`Bad request: ${description}`);
+  }
+}
+
 /** "Service internal error: ..." (500). */
 export class ServiceError extends QuiverError {
   readonly statusCode = 500;
@@ -120,7 +132,7 @@ export class CommandError extends Error {}
 
 export type ErrorKind =
   | 'BadInput' | 'BadRequest' | 'FormatError' | 'ValidationError' | 'NotFound' | 'AlreadyExists'
-  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'ServiceError';
+  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'LogTruncated' | 'ServiceError';
 
 export interface WireError {
   quiverError: ErrorKind;

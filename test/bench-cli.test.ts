@@ -343,17 +343,17 @@ t.test('server and ingest modes against a Quiver the CLI starts', async (t) => {
   t.same(tableRows(run.stdout).header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'load s', 'memory MB'], 'server table columns');
   t.same(tableRows(run.stdout).rows.map((r) => [r[0], r[3]]), [['server f32', '16'], ['server f32', '64'], ['server exact', '-']], 'one row per series and ef');
 
-  const ingest = await bench(['bench', 'ingest', ...common, '--batch', '100,500']);
+  const ingest = await bench(['bench', 'ingest', ...common, '--batch', '100,500', '--wait', 'false,true']);
   t.equal(ingest.result.mode, 'ingest');
-  t.same(ingest.result.ingest.map((r) => [r.batchSize, r.concurrency, r.points]), [[100, 4, 1500], [500, 4, 1500]], 'one row per batch size');
+  t.same(ingest.result.ingest.map((r) => [r.wait, r.batchSize, r.concurrency, r.points]), [[false, 100, 4, 1500], [false, 500, 4, 1500], [true, 100, 4, 1500], [true, 500, 4, 1500]], 'one row per wait value and batch size');
   for (const r of ingest.result.ingest) {
     t.ok(r.uploadSeconds > 0 && Math.abs(r.pointsPerSecond - r.points / r.uploadSeconds) < 1e-6 * r.pointsPerSecond, `batch ${r.batchSize}: throughput is points over upload time`);
     t.ok(r.searchableSeconds >= r.uploadSeconds, `batch ${r.batchSize}: searchable no earlier than the last upsert is acknowledged`);
     t.ok(r.recall >= 0.9, `batch ${r.batchSize}: the loaded collection answers with recall >= 0.9`);
   }
   const table = tableRows(ingest.run.stdout);
-  t.same(table.header.trim().split(/ {2,}/), ['batch', 'concurrency', 'points', 'upload s', 'points/s', 'searchable s', 'recall@10'], 'ingest table columns');
-  t.same(table.rows, ingest.result.ingest.map((r) => [String(r.batchSize), '4', '1500', r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4)]), 'ingest rows equal the JSON result');
+  t.same(table.header.trim().split(/ {2,}/), ['wait', 'batch', 'concurrency', 'points', 'upload s', 'points/s', 'searchable s', 'recall@10'], 'ingest table columns');
+  t.same(table.rows, ingest.result.ingest.map((r) => [String(r.wait), String(r.batchSize), '4', '1500', r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4)]), 'ingest rows equal the JSON result');
 });
 
 t.test('server mode against a running Quiver with an API key (--url, --api-key)', async (t) => {

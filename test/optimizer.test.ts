@@ -36,11 +36,11 @@ let opId = 0;
 /** One write of every listed point (so the optimizer sees them all at once). */
 async function upsert(shard: Shard, ids: number[], vectorOf: (id: number) => ArrayLike<number>): Promise<void> {
   const points = ids.map((id) => ({ id, vectors: { v: Array.from(vectorOf(id)) }, payload: { id } }));
-  await shard.apply([{ kind: 'upsert', points, mode: 'upsert', updateFilter: null }], ++opId);
+  await shard.apply([{ kind: 'upsert', points, mode: 'upsert', updateFilter: null }], ++opId, { peer: 0, clockId: 0, tick: opId }, true);
 }
 
 async function remove(shard: Shard, ids: number[]): Promise<void> {
-  await shard.apply([{ kind: 'delete', target: { ids } }], ++opId);
+  await shard.apply([{ kind: 'delete', target: { ids } }], ++opId, { peer: 0, clockId: 0, tick: opId }, true);
 }
 
 /** Point ids of the top k for `query`, through the shard's engine (graph plus exact scan of unlinked vectors). */

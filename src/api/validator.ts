@@ -61,7 +61,7 @@ import type {
   WireDiscoverRequestBatch,
   WireSearchMatrixRequest,
 } from './types.js';
-import { PREFETCH_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
@@ -143,7 +143,10 @@ export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
 // list serves every call) and all are reported together, as the validator crate does.
 let breaches: RuleBreach[] = [];
 
-const ajv = new Ajv({ strict: true, allowUnionTypes: true, verbose: true });
+// References stay calls (inlineRefs: false): a self-nesting schema (prefetch) is validated by
+// recursion, and inlined references would make every level's frame big enough to overflow the
+// stack before the 127 levels a body may nest.
+const ajv = new Ajv({ strict: true, allowUnionTypes: true, verbose: true, inlineRefs: false });
 ajv.addKeyword({ keyword: 'serde', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 // serde's `expecting` text of an untagged enum, reported instead of the generic one.
@@ -171,6 +174,8 @@ ajv.addKeyword({
 export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, PREFETCH_SCHEMA];
 
 ajv.addSchema(filterSchema);
+ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
+ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
 

@@ -33,6 +33,8 @@ export interface EngineOptions extends SweepOptions {
 export interface HttpOptions extends SweepOptions {
   concurrency: number;
   batchSizes: number[];
+  /** Ingest: the `wait` values to upload with, one run per batch size each. */
+  waits: boolean[];
 }
 
 function grid(options: SweepOptions): { m: number; efConstruct: number }[] {
@@ -72,7 +74,7 @@ export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundT
   for (const [i, { m, efConstruct }] of grid(options).entries()) {
     for (const int8 of variants) {
       await createCollection(http, data, { name: COLLECTION, m, efConstruct, int8 });
-      const timing = await upload(http, data, COLLECTION, options.batchSizes[0], options.concurrency, progress);
+      const timing = await upload(http, data, COLLECTION, options.batchSizes[0], options.concurrency, false, progress);
       const sweeps: { engine: string; params: QueryParams[] }[] = [];
       if (int8) sweeps.push({ engine: 'server int8', params: options.efs.map((ef) => ({ hnsw_ef: ef, quantization: { rescore: true, oversampling: options.oversampling } })) });
       else {
@@ -100,13 +102,15 @@ export async function ingestMode(http: HttpTarget, data: Dataset, truth: GroundT
   const n = data.base.length / data.dim;
   const nq = data.queries.length / data.dim;
   const rows: IngestRow[] = [];
-  for (const batchSize of options.batchSizes) {
-    await createCollection(http, data, { name: COLLECTION, m: options.ms[0], efConstruct: options.efConstructs[0], int8: false });
-    const timing = await upload(http, data, COLLECTION, batchSize, options.concurrency, progress);
-    const task = progress.start(`recall check: ${nq} queries`, nq);
-    const check = await httpSweepPoint(http, COLLECTION, data, options.k, {}, options.concurrency, judge, task);
-    task.done();
-    rows.push({ batchSize, concurrency: options.concurrency, points: n, uploadSeconds: timing.uploadSeconds, pointsPerSecond: n / timing.uploadSeconds, searchableSeconds: timing.searchableSeconds, recall: check.recall });
+  for (const wait of options.waits) {
+    for (const batchSize of options.batchSizes) {
+      await createCollection(http, data, { name: COLLECTION, m: options.ms[0], efConstruct: options.efConstructs[0], int8: false });
+      const timing = await upload(http, data, COLLECTION, batchSize, options.concurrency, wait, progress);
+      const task = progress.start(`recall check: ${nq} queries`, nq);
+      const check = await httpSweepPoint(http, COLLECTION, data, options.k, {}, options.concurrency, judge, task);
+      task.done();
+      rows.push({ wait, batchSize, concurrency: options.concurrency, points: n, uploadSeconds: timing.uploadSeconds, pointsPerSecond: n / timing.uploadSeconds, searchableSeconds: timing.searchableSeconds, recall: check.recall });
+    }
   }
   await http.call('DELETE', `/collections/${COLLECTION}`);
   return rows;

@@ -18,6 +18,8 @@ export interface Series {
 }
 
 export interface IngestRow {
+  /** The upserts' `wait`: false answers once the write is durable, true once it is applied. */
+  wait: boolean;
   batchSize: number;
   concurrency: number;
   points: number;

@@ -1,5 +1,5 @@
 // Loading a data set into a collection over HTTP: upserts of `batchSize` points from
-// `concurrency` parallel requests (wait=false, as a bulk load would), then polling until the
+// `concurrency` parallel requests (wait=false as a bulk load would, or wait=true), then polling until the
 // collection is green, counts every point and answers a search: the time to a searchable index.
 
 import { CommandError } from '../errors.js';
@@ -30,10 +30,10 @@ export async function createCollection(http: HttpTarget, data: Dataset, spec: Co
 
 const SEARCHABLE_WITHIN_MS = 30 * 60_000;
 
-export async function upload(http: HttpTarget, data: Dataset, collection: string, batchSize: number, concurrency: number, progress: Progress): Promise<UploadTiming> {
+export async function upload(http: HttpTarget, data: Dataset, collection: string, batchSize: number, concurrency: number, wait: boolean, progress: Progress): Promise<UploadTiming> {
   const { dim } = data;
   const n = data.base.length / dim;
-  const task = progress.start(`uploading ${n} points to ${collection} (batches of ${batchSize}, ${concurrency} at a time)`, n);
+  const task = progress.start(`uploading ${n} points to ${collection} (batches of ${batchSize}, ${concurrency} at a time, wait=${wait})`, n);
   let next = 0;
   const started = performance.now();
   const sender = async () => {
@@ -42,7 +42,7 @@ export async function upload(http: HttpTarget, data: Dataset, collection: string
       next = Math.min(n, next + batchSize);
       const points = [];
       for (let id = start; id < next; id++) points.push({ id, vector: Array.from(data.base.subarray(id * dim, (id + 1) * dim)) });
-      await http.call('PUT', `/collections/${collection}/points?wait=false`, { points });
+      await http.call('PUT', `/collections/${collection}/points?wait=${wait}`, { points });
       task.tick(points.length);
     }
   };

@@ -84,6 +84,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'ef-construct', value: 'N', default: '100', help: 'HNSW ef_construct of the collection' },
       ...HTTP_OPTIONS,
       { name: 'batch', value: 'LIST', default: '64,256,1024', help: 'points per upsert; one run per value' },
+      { name: 'wait', value: 'LIST', default: 'false', help: 'the upserts\' wait parameter: false (answer once durable), true (once applied), or both: false,true' },
       ...OUTPUT_OPTIONS,
     ],
     epilog: ['Example: npx quiver bench ingest --dataset vectors.npy --batch 100,1000 --concurrency 4'],
@@ -175,7 +176,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     result.target = values.url ? http.url : `a Quiver server started on ${http.url}`;
     result.concurrency = concurrency;
     try {
-      const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch') };
+      const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch'), waits: mode === 'ingest' ? choices(values, 'wait', ['false', 'true'] as const).map((w) => w === 'true') : [false] };
       if (mode === 'server') result.series = await serverMode(http, data, truth, options, progress);
       else result.ingest = await ingestMode(http, data, truth, options, progress);
     } finally {

@@ -16,11 +16,11 @@ const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).t
 export function resultTable(result: BenchResult): string {
   if (result.mode === 'ingest') {
     const columns: Column[] = [
-      { title: 'batch', align: 'right' }, { title: 'concurrency', align: 'right' }, { title: 'points', align: 'right' },
+      { title: 'wait', align: 'left' }, { title: 'batch', align: 'right' }, { title: 'concurrency', align: 'right' }, { title: 'points', align: 'right' },
       { title: 'upload s', align: 'right' }, { title: 'points/s', align: 'right' }, { title: 'searchable s', align: 'right' }, { title: `recall@${result.k}`, align: 'right' },
     ];
     return renderTable(columns, result.ingest.map((r) => [
-      String(r.batchSize), String(r.concurrency), String(r.points), r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4),
+      String(r.wait), String(r.batchSize), String(r.concurrency), String(r.points), r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4),
     ]));
   }
   const columns: Column[] = [

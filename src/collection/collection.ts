@@ -8,6 +8,7 @@ import type { ShardKey } from '../model.js';
 import type { IndexSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
+import { DEFAULT_WAL_SPEC, type WalSpec } from '../shard/op-log.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardStats } from '../shard/stats.js';
 import type { TaskResults } from '../worker/tasks.js';
@@ -59,6 +60,7 @@ export class Collection implements ReaderSource {
     private vectorSpecs: VectorSpec[],
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
+    private readonly walSpec: WalSpec = DEFAULT_WAL_SPEC,
   ) {}
 
   get vectors(): readonly VectorSpec[] {
@@ -134,7 +136,7 @@ export class Collection implements ReaderSource {
   }
 
   private content(): ShardContent {
-    return { vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec };
+    return { vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
   }
 
   /**
@@ -235,7 +237,7 @@ export class Collection implements ReaderSource {
       }
       const mayFail = parts.size > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind));
       // One operation id per operation (Qdrant answers a batch with one result each).
-      const first = await applyAcross(parts, this.clock, ops.length, mayFail);
+      const first = await applyAcross(parts, this.clock, ops.length, { checkFirst: mayFail, wait });
       const status = wait ? 'completed' : 'acknowledged';
       return ops.map((_, i) => ({ operation_id: first + i, status }));
     });

@@ -9,6 +9,7 @@ import type { Distance, ScalarQuantization } from '../engine/index.js';
 import type { Payload } from '../model.js';
 import type { VectorSpec } from '../shard/shard.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
+import type { WalSpec } from '../shard/op-log.js';
 import type { Datatype, Memory, PayloadStorageParams, QuantizationConfig, SparseVectorParams, StrictModeConfig } from './kept-config.js';
 
 export interface HnswConfig {
@@ -98,6 +99,10 @@ function engineQuantization(config: QuantizationConfig | null): ScalarQuantizati
 export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
   const { indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads } = config.optimizer;
   return { indexingThresholdKb: indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads };
+}
+
+export function walSpecOf(config: CollectionConfig): WalSpec {
+  return { capacityBytes: config.wal.walCapacityMb * (1 << 20), retainClosed: config.wal.walRetainClosed };
 }
 
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {

@@ -3,7 +3,11 @@
 // Qdrant numbers operations per shard; on one node Quiver gives a collection's replica sets one
 // clock, so the answers of a collection's writes stay distinct and consecutive whichever shards
 // they reach. A write takes its ids holding the locks of every set it reaches
-// (src/replica/shard-writes.ts), so each shard still sees its ids increase.
+// (src/replica/shard-writes.ts), so each shard still sees its ids increase. The ids are also
+// the ticks of the clock tags the shards log operations under (src/shard/clock-map.ts): a node
+// alone is peer 0 with one clock.
+
+import type { ClockTag } from '../shard/clock-map.js';
 
 export class OperationClock {
   private last = 0;
@@ -11,6 +15,11 @@ export class OperationClock {
   /** An id a shard already holds: later writes number after it. */
   observe(id: number): void {
     this.last = Math.max(this.last, id);
+  }
+
+  /** The clock tag of operation `id`. */
+  tagOf(id: number): ClockTag {
+    return { peer: 0, clockId: 0, tick: id };
   }
 
   /** Takes `count` consecutive ids; answers the first. */

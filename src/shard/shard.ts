@@ -1,10 +1,15 @@
 // One shard: the only owner of its points. It lives in one worker thread and applies operations
 // one at a time, so it needs no locks. State in memory: dense offsets <-> point ids, payloads by
 // offset, one engine index per named vector, payload indexes. State on disk: one classic-level
-// store of point records (point-codec.ts) plus the last applied operation id; every write is a
-// single synced batch, so a write is either wholly on disk or not at all. New vectors are stored
-// unlinked; the shard's optimizer (optimizer/) links them in the background and persists the
-// graphs in the same store, which the next open loads instead of rebuilding them.
+// store of point records (point-codec.ts), the operation log (op-log.ts), the clock map
+// (clock-map.ts), the last applied log entry and operation id. An operation is durable once its
+// log entry is written by a synced batch: with wait=true that batch also holds the records it
+// leads to, so it is applied at once; with wait=false it holds the entry alone, and the records
+// follow (unsynced: the log entry survives any crash they do not) before the shard serves any
+// other task, or sooner when it is idle. Opening replays the entries after the applied marker.
+// New vectors are stored unlinked; the shard's optimizer (optimizer/) links them in the
+// background and persists the graphs in the same store, which the next open loads instead of
+// rebuilding them.
 
 import { ClassicLevel } from 'classic-level';
 import { Bitset, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
@@ -20,6 +25,10 @@ import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from './optimizer/plan.js'
 import type { ShardOptimizations } from './optimizer/report.js';
 import { ShardOptimizer } from './optimizer/shard-optimizer.js';
 import type { PointRecord, Target, WriteOp } from './write-ops.js';
+import { ClockMap, type ClockTag } from './clock-map.js';
+import { crashPoint } from './crash-points.js';
+import type { LogEntry } from './log-entry-codec.js';
+import { DEFAULT_WAL_SPEC, OpLog, type LogBatch, type PreparedAppend, type WalSpec } from './op-log.js';
 import { ownField } from '../own-fields.js';
 
 export interface VectorSpec {
@@ -43,9 +52,39 @@ export interface ShardSpec {
   indexes: IndexSpec[];
   /** Qdrant's defaults when absent. */
   optimizer?: OptimizerSpec;
+  /** Qdrant's defaults when absent. */
+  wal?: WalSpec;
+}
+
+/** Where a shard stands: what it has taken (its clock map, Qdrant's recovery point) and what its log holds. */
+export interface RecoveryPoint {
+  clocks: ClockTag[];
+  /** Oldest entry still in the log; lastSeq + 1 when it holds none. */
+  firstSeq: number;
+  lastSeq: number;
+  /** Last entry whose effect is stored with the point records. */
+  appliedSeq: number;
 }
 
 const LAST_OP_KEY = 'm:last_op';
+const APPLIED_SEQ_KEY = 'm:applied_seq';
+const CLOCKS_KEY = 'm:clocks';
+
+/** Point records an entry leads to (null: the point is deleted), computed before it is logged. */
+type Staged = Map<PointId, PointRecord | null>;
+
+interface PendingApply {
+  entry: LogEntry;
+  staged: Staged;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function readJson<T>(db: ClassicLevel<string, Uint8Array>, key: string): Promise<T | undefined> {
+  const bytes = await db.get(key);
+  return bytes === undefined ? undefined : (JSON.parse(decoder.decode(bytes)) as T);
+}
 
 /** Compares ids as Qdrant orders them: numbers first by value, then UUIDs by their text. */
 export function compareIds(a: PointId, b: PointId): number {
@@ -68,6 +107,12 @@ export class Shard implements FilterSource {
   private readonly free: number[] = [];
   private readonly graphs: GraphStore;
   private readonly optimizer: ShardOptimizer;
+  private log!: OpLog;
+  private clocks = new ClockMap();
+  private appliedSeq = 0;
+  /** wait=false entries logged and acknowledged but not applied yet, in log order. */
+  private readonly pending: PendingApply[] = [];
+  private applying: Promise<void> | null = null;
   lastOp = 0;
 
   private constructor(private readonly db: ClassicLevel<string, Uint8Array>, private readonly spec: ShardSpec) {
@@ -92,10 +137,21 @@ export class Shard implements FilterSource {
     }
     for (const index of spec.indexes) shard.addIndex(index);
     await shard.load(stored);
-    const last = await db.get(LAST_OP_KEY);
-    if (last) shard.lastOp = Number(new TextDecoder().decode(last));
+    shard.lastOp = (await readJson<number>(db, LAST_OP_KEY)) ?? 0;
+    shard.appliedSeq = (await readJson<number>(db, APPLIED_SEQ_KEY)) ?? 0;
+    shard.clocks = new ClockMap((await readJson<ClockTag[]>(db, CLOCKS_KEY)) ?? []);
+    shard.log = await OpLog.open(db, spec.wal ?? DEFAULT_WAL_SPEC, shard.appliedSeq);
+    await shard.replay();
     shard.optimizer.wake();
     return shard;
+  }
+
+  /** Applies the entries logged after the applied marker: acknowledged wait=false writes a crash stopped. */
+  private async replay(): Promise<void> {
+    for await (const entry of this.log.entries(this.appliedSeq)) {
+      this.clocks.advance(entry.clock);
+      await this.applyLogged({ entry, staged: this.stageAll(entry.ops) });
+    }
   }
 
   /**
@@ -133,6 +189,7 @@ export class Shard implements FilterSource {
   }
 
   async close(): Promise<void> {
+    await this.settle();
     await this.optimizer.stop();
     await this.db.close();
   }
@@ -151,7 +208,7 @@ export class Shard implements FilterSource {
     for await (const value of this.db.values({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) yield value;
   }
 
-  /** Writes a new store at `path` holding `records` (versions kept) and `lastOp`, as `apply` would have left it. */
+  /** Writes a new store at `path` holding `records` (versions kept) and `lastOp`, with an empty log, as `apply` would have left it. */
   static async createStore(path: string, records: AsyncIterable<PointRecord>, lastOp: number): Promise<number> {
     const db = new ClassicLevel<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
     await db.open();
@@ -165,7 +222,7 @@ export class Shard implements FilterSource {
           batch = db.batch();
         }
       }
-      batch.put(LAST_OP_KEY, new TextEncoder().encode(String(lastOp)));
+      batch.put(LAST_OP_KEY, encoder.encode(String(lastOp)));
       await batch.write({ sync: true });
       return count;
     } finally {
@@ -232,32 +289,107 @@ export class Shard implements FilterSource {
   }
 
   /**
-   * Applies operations in order as one durable batch. Every operation is first played against a
-   * staged view of the shard, so a failure (a point that must exist and does not) throws before
-   * anything is written or changed. With `dryRun`, stops after that check.
+   * Takes one operation (a list of operations applied in order) tagged with its clock tag. Each
+   * operation is first played against a staged view of the shard, so a failure (a point that must
+   * exist and does not) throws before anything is logged or changed; with `dryRun`, stops after
+   * that check. An operation whose tag the clock map already covers was taken before and is
+   * skipped. With `wait`, returns once applied; without, once durable in the log.
    */
-  async apply(ops: WriteOp[], opId: number, dryRun = false): Promise<void> {
-    const staged = new Map<PointId, PointRecord | null>();
-    const read = (id: PointId): PointRecord | null => (staged.has(id) ? staged.get(id)! : this.record(id) ?? null);
-    for (const op of ops) this.stage(op, staged, read);
+  async apply(ops: WriteOp[], opId: number, clock: ClockTag, wait: boolean, dryRun = false): Promise<void> {
+    await this.settle();
+    if (this.clocks.covers(clock)) return;
+    const staged = this.stageAll(ops);
     if (dryRun) return;
+    const append = this.log.prepare(opId, clock, ops);
     const batch = this.db.batch();
-    for (const record of staged.values()) if (record) record.version = opId;
+    batch.put(append.key, append.value);
+    const applied = { entry: append.entry, staged };
+    const truncated = wait ? this.putApplied(batch, applied, append) : 0;
+    await batch.write({ sync: true });
+    this.log.appended(append);
+    this.clocks.advance(clock);
+    crashPoint('after-log-append', append.entry.seq);
+    if (wait) {
+      this.log.truncated(truncated);
+      this.applied(applied);
+      return;
+    }
+    this.pending.push(applied);
+    // Apply while the worker is idle, so the next task rarely has to wait for it.
+    setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
+  }
+
+  /** Applies every pending wait=false entry, in order; every task starts with it so it sees them. */
+  settle(): Promise<void> {
+    if (this.pending.length === 0) return this.applying ?? Promise.resolve();
+    this.applying ??= (async () => {
+      try {
+        while (this.pending.length > 0) {
+          crashPoint('before-apply', this.pending[0].entry.seq);
+          await this.applyLogged(this.pending[0]);
+          this.pending.shift();
+        }
+      } finally {
+        this.applying = null;
+      }
+    })();
+    return this.applying;
+  }
+
+  /** Stores and applies a logged entry. Unsynced: the entry is durable, so a crash replays it. */
+  private async applyLogged(apply: PendingApply): Promise<void> {
+    const batch = this.db.batch();
+    const truncated = this.putApplied(batch, apply, null);
+    await batch.write();
+    crashPoint('after-apply-write', apply.entry.seq);
+    this.log.truncated(truncated);
+    this.applied(apply);
+  }
+
+  /**
+   * Puts an entry's records, the applied marker, the clock map and the log truncation it allows
+   * in `batch`; `appending` when the same batch appends the entry.
+   */
+  private putApplied(batch: LogBatch, { entry, staged }: PendingApply, appending: PreparedAppend | null): number {
     for (const [id, record] of staged) {
-      if (record) batch.put(pointKey(id), encodePoint(record));
+      if (record) batch.put(pointKey(id), encodePoint({ ...record, version: entry.opId }));
       else batch.del(pointKey(id));
     }
-    batch.put(LAST_OP_KEY, new TextEncoder().encode(String(opId)));
-    await batch.write({ sync: true });
+    batch.put(LAST_OP_KEY, encoder.encode(String(Math.max(this.lastOp, entry.opId))));
+    batch.put(APPLIED_SEQ_KEY, encoder.encode(String(entry.seq)));
+    batch.put(CLOCKS_KEY, encoder.encode(JSON.stringify(new ClockMap([...this.clocks.tags(), entry.clock]).tags())));
+    return this.log.truncate(batch, entry.seq, appending);
+  }
+
+  /** Memory follows the store once an entry's records are written. */
+  private applied({ entry, staged }: PendingApply): void {
     for (const [id, record] of staged) {
-      if (record) this.place(record);
+      if (record) this.place({ ...record, version: entry.opId });
       else this.remove(id);
     }
-    this.lastOp = Math.max(this.lastOp, opId);
+    this.appliedSeq = entry.seq;
+    this.lastOp = Math.max(this.lastOp, entry.opId);
     this.optimizer.wake();
   }
 
-  private stage(op: WriteOp, staged: Map<PointId, PointRecord | null>, read: (id: PointId) => PointRecord | null): void {
+  private stageAll(ops: WriteOp[]): Staged {
+    const staged: Staged = new Map();
+    const read = (id: PointId): PointRecord | null => (staged.has(id) ? staged.get(id)! : this.record(id) ?? null);
+    for (const op of ops) this.stage(op, staged, read);
+    return staged;
+  }
+
+  /** Where the shard stands (after its pending applies). */
+  recoveryPoint(): RecoveryPoint {
+    return { clocks: this.clocks.tags(), firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, appliedSeq: this.appliedSeq };
+  }
+
+  /** Up to `limit` log entries after sequence number `after` (LogTruncated when the log no longer holds them all). */
+  entriesAfter(after: number, limit: number): Promise<LogEntry[]> {
+    return this.log.entriesAfter(after, limit);
+  }
+
+  private stage(op: WriteOp, staged: Staged, read: (id: PointId) => PointRecord | null): void {
     const existing = (target: Target): PointRecord[] => this.resolve(target, staged, read);
     switch (op.kind) {
       case 'upsert':
@@ -313,7 +445,7 @@ export class Shard implements FilterSource {
   }
 
   /** Current records of a target: listed ids must exist; a filter is matched against staged state. */
-  private resolve(target: Target, staged: Map<PointId, PointRecord | null>, read: (id: PointId) => PointRecord | null): PointRecord[] {
+  private resolve(target: Target, staged: Staged, read: (id: PointId) => PointRecord | null): PointRecord[] {
     if ('ids' in target) {
       return target.ids.map((id) => {
         const r = read(id);

@@ -20,17 +20,18 @@ import type { ShardTask, TaskMessage, TaskReply, TaskResults, WorkerSettings } f
 const shards = new Map<string, Shard>();
 const paths = new Map<string, string>();
 
-function shardOf(key: string): Shard {
+/** An open shard with its pending wait=false applies done, so the task sees every acknowledged write. */
+async function shardOf(key: string): Promise<Shard> {
   const shard = shards.get(key);
   if (!shard) throw new NotFound(`shard ${key} is not open`);
+  await shard.settle();
   return shard;
 }
 
 async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
   switch (task.type) {
     case 'open': {
-      const existing = shards.get(task.shard);
-      if (existing) return { lastOp: existing.lastOp };
+      if (shards.has(task.shard)) return { lastOp: (await shardOf(task.shard)).lastOp };
       await settleShardDirectory(task.spec.path);
       const shard = await Shard.open(task.spec);
       shards.set(task.shard, shard);
@@ -57,46 +58,50 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       return null;
     }
     case 'apply':
-      await shardOf(task.shard).apply(task.ops, task.opId, task.dryRun);
+      await (await shardOf(task.shard)).apply(task.ops, task.opId, task.clock, task.wait, task.dryRun);
       return null;
+    case 'recovery_point':
+      return (await shardOf(task.shard)).recoveryPoint();
+    case 'log_after':
+      return (await shardOf(task.shard)).entriesAfter(task.after, task.limit);
     case 'retrieve':
-      return retrievePoints(shardOf(task.shard), task.ids, task.shape);
+      return retrievePoints(await shardOf(task.shard), task.ids, task.shape);
     case 'scroll':
-      return scrollPoints(shardOf(task.shard), task.filter, task.from, task.limit, task.shape, task.orderBy);
+      return scrollPoints(await shardOf(task.shard), task.filter, task.from, task.limit, task.shape, task.orderBy);
     case 'search': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       return task.searches.map((spec) => {
         checkDeadline();
         return searchShard(shard, spec);
       });
     }
     case 'query':
-      return runShardQueries(shardOf(task.shard), task.queries);
+      return runShardQueries(await shardOf(task.shard), task.queries);
     case 'facet': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       const index = shard.index(task.key);
       if (!index || !isFacetIndex(index)) throw missingIndexForFacet(task.key);
       return [...index.facet(task.filter ? shard.matching(task.filter) : null)];
     }
     case 'count':
-      return shardOf(task.shard).matching(task.filter).count();
+      return (await shardOf(task.shard)).matching(task.filter).count();
     case 'sample':
-      return samplePoints(shardOf(task.shard), task.filter, task.limit, task.shape);
+      return samplePoints(await shardOf(task.shard), task.filter, task.limit, task.shape);
     case 'stats':
-      return shardStats(shardOf(task.shard));
+      return shardStats(await shardOf(task.shard));
     case 'create_index':
-      shardOf(task.shard).createIndex(task.index);
+      (await shardOf(task.shard)).createIndex(task.index);
       return null;
     case 'drop_index':
-      shardOf(task.shard).dropIndex(task.key);
+      (await shardOf(task.shard)).dropIndex(task.key);
       return null;
     case 'optimizations':
-      return shardOf(task.shard).optimizations();
+      return (await shardOf(task.shard)).optimizations();
     case 'configure_optimizer':
-      shardOf(task.shard).configureOptimizer(task.optimizer);
+      (await shardOf(task.shard)).configureOptimizer(task.optimizer);
       return null;
     case 'snapshot': {
-      const shard = shardOf(task.shard);
+      const shard = await shardOf(task.shard);
       return { points: await writeShardPart(shard, task.path), lastOp: shard.lastOp };
     }
     case 'restore': {

@@ -6,7 +6,9 @@ import type { Filter } from '../shard/filter/index.js';
 import type { PointView, ReadShape } from '../shard/selectors.js';
 import type { OrderBy } from '../shard/reads.js';
 import type { ShardStats } from '../shard/stats.js';
-import type { IndexSpec, ShardSpec } from '../shard/shard.js';
+import type { IndexSpec, RecoveryPoint, ShardSpec } from '../shard/shard.js';
+import type { ClockTag } from '../shard/clock-map.js';
+import type { LogEntry } from '../shard/log-entry-codec.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { RankedList } from '../shard/fusion.js';
 import type { ShardQuery } from '../shard/query-plan.js';
@@ -25,7 +27,15 @@ export type ShardTask =
   | { type: 'reopen'; shard: string; spec: ShardSpec }
   | { type: 'close'; shard: string }
   | { type: 'drop'; shard: string }
-  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; dryRun: boolean }
+  /**
+   * One operation: checked (and only checked with `dryRun`), logged under `clock`, applied; the
+   * reply comes once it is applied with `wait`, once it is durable in the log without.
+   */
+  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
+  /** The shard's clock map and the extent of its log. */
+  | { type: 'recovery_point'; shard: string }
+  /** Up to `limit` log entries after sequence number `after`: what a replica that has `after` misses. */
+  | { type: 'log_after'; shard: string; after: number; limit: number }
   | { type: 'retrieve'; shard: string; ids: PointId[]; shape: ReadShape }
   | { type: 'scroll'; shard: string; filter: Filter | null; from: PointId | null; limit: number; shape: ReadShape; orderBy: OrderBy | null }
   | { type: 'count'; shard: string; filter: Filter | null }
@@ -51,6 +61,8 @@ export interface TaskResults {
   close: null;
   drop: null;
   apply: null;
+  recovery_point: RecoveryPoint;
+  log_after: LogEntry[];
   retrieve: PointView[];
   scroll: PointView[];
   count: number;

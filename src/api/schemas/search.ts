@@ -53,7 +53,12 @@ const LOOKUP_LOCATION = struct('LookupLocation', { collection: str(), vector: op
 const CONTEXT_PAIR = struct('ContextPair', { positive: VECTOR_INPUT, negative: VECTOR_INPUT }, { required: ['positive', 'negative'] });
 const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PAIR)]));
 
-const QUERY_INTERFACE = untagged('QueryInterface', [
+/**
+ * Registered on its own (id "QueryInterface", rules "QueryInterfaceRules") and referenced, not
+ * inlined: inside the prefetch validator it made each level's stack frame so large that 125
+ * nested prefetches, which serde accepts, overflowed the stack.
+ */
+export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterface', [
   VECTOR_INPUT,
   struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
   struct('RecommendQuery', {
@@ -69,7 +74,8 @@ const QUERY_INTERFACE = untagged('QueryInterface', [
   }, { required: ['rrf'] }),
   struct('OrderByQuery', { order_by: ORDER_BY }, { required: ['order_by'] }),
   struct('SampleQuery', { sample: unitEnum(['random']) }, { required: ['sample'] }),
-]);
+]), $id: 'QueryInterface' };
+const QUERY_INTERFACE = ruledRef('QueryInterface', 'QueryInterfaceRules');
 
 /** Fields a query shares with its prefetches (a prefetch has no offset and no result shape). */
 const QUERY_CORE = {
