@@ -170,8 +170,8 @@ ajv.addKeyword({
     return true;
   },
 });
-/** The schemas the bodies refer to by `$id` ({ $ref: 'Filter' }, { $ref: 'Prefetch' }). */
-export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, PREFETCH_SCHEMA];
+/** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA];
 
 ajv.addSchema(filterSchema);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
