@@ -2,9 +2,10 @@
 // The routes are the server's own route table (src/server/query-params.ts, which the server
 // checks every registered route against), each route's body schema is found by asking the server
 // (below) and the bodies are drawn from that schema (src/api/validator.ts) and broken. For every
-// request: the answer comes within a bound, it is never a 5xx, every error is in Qdrant's
-// envelope, and a refused (4xx) request leaves the observable state exactly as it was. A valid
-// request may change the state; the fixture is then put back.
+// request: the answer comes within a bound, it is never a 5xx (but for two 500s Qdrant gives by
+// design, below), every error is in Qdrant's envelope, and a refused (4xx) request leaves the
+// observable state exactly as it was. A valid request may change the state; the fixture is then
+// put back.
 //
 // QUIVER_FUZZ_SEED (default 42) and QUIVER_FUZZ_RUNS (default below) choose the run; a failure
 // prints its seed and path: QUIVER_FUZZ_PATH=<path> with that seed starts the run at the failing
