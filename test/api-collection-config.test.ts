@@ -179,6 +179,17 @@ t.test('updates of vectors the collection does not have are refused as Qdrant wo
   t.throws(() => applyUpdate(named, { sparse_vectors: { words: { modifier: 'idf' } } }), new BadInput('Vector params for words are not specified in config'));
 });
 
+t.test('vector and metadata names such as __proto__ and toString are plain names', async (t) => {
+  // Parsed, as bodies are: an object literal would not hold "__proto__" as a field.
+  const named = fromCreateRequest(JSON.parse('{"vectors":{"__proto__":{"size":2,"distance":"Dot"}},"metadata":{"a":1}}'), 1);
+  t.same(Object.keys(named.params.vectors.byName), ['__proto__'], 'a vector named __proto__ is created');
+  t.throws(() => applyUpdate(named, { vectors: { toString: { on_disk: true } } }), new BadInput('Vector params for toString are not specified in config'));
+  t.throws(() => applyUpdate(named, { sparse_vectors: { constructor: { modifier: 'idf' as const } } }), new BadInput('Vector params for constructor are not specified in config'));
+  t.equal(applyUpdate(named, JSON.parse('{"vectors":{"__proto__":{"on_disk":true}}}')).params.vectors.byName.__proto__.onDisk, true, 'the vector named __proto__ is updated');
+  const patched = applyUpdate(named, JSON.parse('{"metadata":{"__proto__":{"b":2}}}'));
+  t.equal(JSON.stringify(patched.metadata), '{"a":1,"__proto__":{"b":2}}', 'metadata key __proto__ is a key');
+});
+
 t.test('sparse vector params are patched field by field', async (t) => {
   const config = fromCreateRequest({ sparse_vectors: { words: { index: { on_disk: true, full_scan_threshold: 100 } } } }, 1);
   const updated = applyUpdate(config, { sparse_vectors: { words: { modifier: 'idf', index: { on_disk: false, datatype: null } } } });

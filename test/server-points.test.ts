@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
-import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
+import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { close, compareIds, normalised, uniqueName, uuidOf, vectorOf, type Id } from './helpers/api-data.js';
 import { rng } from './helpers/data.js';
 
@@ -184,6 +184,38 @@ t.test('set, overwrite, delete and clear payload', async (t) => {
   await client.clearPayload(name, { wait: true, points: [3] });
   t.same(await payloadOf(3), {}, 'clear');
   t.same(await payloadOf(1), { only: true }, 'other points untouched');
+});
+
+t.test('payload keys and vector names such as __proto__ and toString are plain names (found by the fuzz test)', async (t) => {
+  const name = await namedCollection();
+  const path = `/collections/${name}/points`;
+  // Sent as text: an object literal would not hold "__proto__" as a field.
+  resultOf(t, await call(server.url, 'PUT', `${path}?wait=true`, '{"points":[{"id":1,"vector":{"b":[1,1]},"payload":{"__proto__":{"x":1},"toString":5,"a":1}}]}'));
+  // The answers are compared as text for the same reason.
+  const payloadText = async (selector: unknown) => {
+    const [record] = resultOf<{ payload: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_payload: selector }));
+    return JSON.stringify(record.payload);
+  };
+  t.equal(await payloadText({ include: ['toString', '__proto__.x', 'hasOwnProperty', 'constructor.name'] }), '{"toString":5,"__proto__":{"x":1}}', 'include reads own fields only');
+  t.equal(await payloadText({ exclude: ['__proto__', 'valueOf'] }), '{"toString":5,"a":1}', 'exclude');
+  const [vectors] = resultOf<{ vector: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_vector: ['toString', 'b'] }));
+  t.same(vectors.vector, { b: [1, 1] }, 'with_vector names no vector of Object\'s');
+
+  resultOf(t, await call(server.url, 'POST', `${path}/payload?wait=true`, '{"points":[1],"key":"__proto__","payload":{"y":2,"__proto__":{"z":3}}}'));
+  t.equal(await payloadText(true), '{"__proto__":{"x":1,"y":2,"__proto__":{"z":3}},"toString":5,"a":1}', 'set_payload with key __proto__ writes into that field');
+  resultOf(t, await call(server.url, 'POST', `${path}/payload?wait=true`, { points: [1], key: 'constructor', payload: { c: 1 } }));
+  resultOf(t, await call(server.url, 'POST', `${path}/payload/delete?wait=true`, { points: [1], keys: ['__proto__.x', 'toString', 'hasOwnProperty'] }));
+  t.equal(await payloadText(true), '{"__proto__":{"y":2,"__proto__":{"z":3}},"a":1,"constructor":{"c":1}}', 'delete_payload and a set under "constructor"');
+
+  assertError(t, await call(server.url, 'PUT', path, '{"points":[{"id":2,"vector":{"__proto__":[1,1]}}]}'), 400, 'Wrong input: Not existing vector name error: __proto__', 'a vector named __proto__ is a name');
+  assertError(t, await call(server.url, 'PUT', path, '{"batch":{"ids":[2],"vectors":{"__proto__":[[1,1]]}}}'), 400, 'Wrong input: Not existing vector name error: __proto__', 'in a batch too');
+  const odd = uniqueName('odd_names');
+  resultOf(t, await call(server.url, 'PUT', `/collections/${odd}`, { vectors: { toString: { size: 2, distance: 'Dot' }, b: { size: 2, distance: 'Dot' } } }));
+  resultOf(t, await call(server.url, 'PUT', `/collections/${odd}/points?wait=true`, { points: [{ id: 1, vector: { b: [1, 0] } }, { id: 2, vector: { toString: [0, 1], b: [0, 1] } }] }));
+  const [first] = resultOf<{ vector: unknown }[]>(t, await call(server.url, 'POST', `/collections/${odd}/points`, { ids: [1], with_vector: true }));
+  t.same(first.vector, { b: [1, 0] }, 'a point without the vector named toString has none');
+  const hits = resultOf<{ id: number }[]>(t, await call(server.url, 'POST', `/collections/${odd}/points/search`, { vector: { name: 'toString', vector: [0, 1] }, limit: 5 }));
+  t.same(hits.map((h) => h.id), [2], 'a search of that vector finds only the point that has it');
 });
 
 t.test('a batch applies every kind of operation in order', async (t) => {

@@ -20,6 +20,7 @@ import type {
 } from './types.js';
 import type { IndexSchema } from '../shard/payload-index/schema.js';
 import type { CollectionConfig, CollectionParams, HnswConfig, HnswOverrides, OptimizersConfig, VectorParams, VectorsConfig, WalConfig } from '../collection/config-model.js';
+import { ownField, setOwnField } from '../own-fields.js';
 
 // Qdrant's defaults (config/config.yaml); indexing_threshold went from 20000 to 10000 in 2025.
 const DEFAULT_HNSW: HnswConfig = {
@@ -79,10 +80,7 @@ export function fromCreateRequest(body: WireCreateCollection, defaultShardNumber
 function vectorsFromWire(vectors: WireVectorsConfig): VectorsConfig {
   // The untagged enum's first variant wins: a single VectorParams has a numeric size.
   if (typeof vectors.size === 'number') return { unnamed: true, byName: { '': vectorParamsFromWire(vectors as WireVectorParams) } };
-  const byName: Record<string, VectorParams> = {};
-  for (const [name, params] of Object.entries(vectors as Record<string, WireVectorParams>)) {
-    byName[name] = vectorParamsFromWire(params);
-  }
+  const byName = Object.fromEntries(Object.entries(vectors as Record<string, WireVectorParams>).map(([name, params]) => [name, vectorParamsFromWire(params)]));
   return { unnamed: false, byName };
 }
 
@@ -197,16 +195,16 @@ function quantizationUpdate(diff: WireQuantizationConfigDiff): WireQuantizationC
 function updateVectors(vectors: VectorsConfig, diffs: Record<string, WireVectorParamsDiff>): VectorsConfig {
   const byName = { ...vectors.byName };
   for (const [name, diff] of Object.entries(diffs)) {
-    const current = byName[name];
+    const current = ownField(byName, name);
     if (!current) throw vectorParamsNotInConfig(name);
     const quantization = diff.quantization_config;
-    byName[name] = {
+    setOwnField(byName, name, {
       ...current,
       hnsw: diff.hnsw_config ? { ...current.hnsw, ...hnswOverrides(diff.hnsw_config) } : current.hnsw,
       quantization: quantization ? quantizationUpdate(quantization) : current.quantization,
       onDisk: diff.on_disk ?? current.onDisk,
       memory: diff.memory ?? current.memory,
-    };
+    });
   }
   return { ...vectors, byName };
 }
@@ -217,10 +215,10 @@ function updateSparseVectors(
 ): Record<string, WireSparseVectorParams> {
   const updated = { ...current };
   for (const [name, diff] of Object.entries(diffs)) {
-    const params = updated[name];
+    const params = ownField(updated, name);
     if (!params) throw vectorParamsNotInConfig(name);
     const index = diff.index ? { ...params.index, ...withoutNulls(diff.index) } : params.index;
-    updated[name] = withoutNulls({ ...params, modifier: diff.modifier ?? params.modifier, index });
+    setOwnField(updated, name, withoutNulls({ ...params, modifier: diff.modifier ?? params.modifier, index }));
   }
   return updated;
 }
@@ -230,7 +228,7 @@ function mergeMetadata(current: Payload | null, patch: Payload): Payload {
   const merged: Payload = { ...current };
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete merged[key];
-    else merged[key] = value;
+    else setOwnField(merged, key, value);
   }
   return merged;
 }

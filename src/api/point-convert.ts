@@ -48,9 +48,8 @@ export function pointIdFromPath(raw: string): PointId | undefined {
 export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
   if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: denseOf(vector) };
   if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
-  const named: NamedVectors = {};
-  for (const [name, value] of Object.entries(vector)) named[name] = denseOf(value);
-  return named;
+  // fromEntries makes every name a field, "__proto__" too (an assignment would set the prototype).
+  return Object.fromEntries(Object.entries(vector).map(([name, value]) => [name, denseOf(value)]));
 }
 
 function denseOf(vector: WireVector): number[] {
@@ -78,11 +77,7 @@ function batchPoints(batch: WireBatch): PointInput[] {
   const { ids, vectors, payloads } = batch;
   const vectorsAt: (i: number) => NamedVectors = Array.isArray(vectors)
     ? (i) => ({ [DEFAULT_VECTOR]: denseOf(vectors[i] as WireVector) })
-    : (i) => {
-        const named: NamedVectors = {};
-        for (const [name, column] of Object.entries(vectors)) named[name] = denseOf(column[i]);
-        return named;
-      };
+    : (i) => Object.fromEntries(Object.entries(vectors).map(([name, column]) => [name, denseOf(column[i])]));
   return ids.map((id, i) => ({ id: toPointId(id), vectors: vectorsAt(i), payload: payloads?.[i] ?? {} }));
 }
 

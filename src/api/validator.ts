@@ -103,7 +103,8 @@ export interface BodyTypes {
 
 export type BodyName = keyof BodyTypes;
 
-const BODY_SCHEMAS: Record<BodyName, SchemaObject> = {
+/** Each body's schema, rules inline (src/api/schemas/derive.ts splits them). */
+export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
   CreateCollection: CREATE_COLLECTION,
   UpdateCollection: UPDATE_COLLECTION,
   PointInsertOperations: POINT_INSERT_OPERATIONS,
@@ -169,6 +170,9 @@ ajv.addKeyword({
     return true;
   },
 });
+/** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA];
+
 ajv.addSchema(filterSchema);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });

@@ -92,6 +92,21 @@ const ROUTE_PARAMS: Record<string, QueryParamSet> = {
   [`POST ${C}/points/query/groups`]: READ_PARAMS,
 };
 
+export interface RouteEntry {
+  method: string;
+  /** Fastify's URL pattern, path parameters as `:name`. */
+  url: string;
+  params: QueryParamSet;
+}
+
+/** Every route of the REST API with its query parameters (the table the server checks its routes against). */
+export function routeTable(): RouteEntry[] {
+  return Object.entries(ROUTE_PARAMS).map(([key, params]) => {
+    const [method, url] = key.split(' ');
+    return { method, url, params };
+  });
+}
+
 function keyOf(method: string, url: string): string {
   // Fastify adds a HEAD route for each GET one; it reads what the GET reads.
   return `${method === 'HEAD' ? 'GET' : method} ${url}`;

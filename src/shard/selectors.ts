@@ -3,6 +3,7 @@
 
 import type { NamedVectors, Payload, PointId } from '../model.js';
 import { excludePaths, includePaths } from './payload-path.js';
+import { ownField, setOwnField } from '../own-fields.js';
 
 /** all=false without include: no payload; include: only those paths; exclude: all but those. */
 export interface PayloadSelection {
@@ -33,7 +34,10 @@ export function selectVectors(vectors: NamedVectors, selection: VectorSelection)
   if (selection === false) return undefined;
   if (selection === true) return vectors;
   const out: NamedVectors = {};
-  for (const name of selection) if (vectors[name]) out[name] = vectors[name];
+  for (const name of selection) {
+    const vector = ownField(vectors, name);
+    if (vector) setOwnField(out, name, vector);
+  }
   return out;
 }
 

@@ -29,6 +29,7 @@ import { ClockMap, type ClockTag } from './clock-map.js';
 import { crashPoint } from './crash-points.js';
 import type { LogEntry } from './log-entry-codec.js';
 import { DEFAULT_WAL_SPEC, OpLog, type LogBatch, type PreparedAppend, type WalSpec } from './op-log.js';
+import { ownField } from '../own-fields.js';
 
 export interface VectorSpec {
   name: string;
@@ -492,7 +493,7 @@ export class Shard implements FilterSource {
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
-      const v = record.vectors[name];
+      const v = ownField(record.vectors, name);
       if (v) index.stash(offset, v);
       else index.delete(offset);
     }

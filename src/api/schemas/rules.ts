@@ -82,7 +82,9 @@ function isEmptyVector(value: unknown): boolean {
   return Object.values(value).every((v) => (Array.isArray(v) ? v.length === 0 : isEmptySparse(v)));
 }
 
+// `value` may be any JSON value: an inference object's fields (`"object": null`) pass through here too.
 function isEmptySparse(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
   const indices = (value as { indices?: unknown }).indices;
   return Array.isArray(indices) && indices.length === 0;
 }
