@@ -13,7 +13,7 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
  * Layers on one line sit beside each other and may not import one another.
  */
 const LAYERS: string[][] = [
-  ['errors.ts', 'model.ts', 'version.ts', 'write-queue.ts', 'engine', 'runtime'],
+  ['errors.ts', 'model.ts', 'own-fields.ts', 'version.ts', 'write-queue.ts', 'engine', 'runtime'],
   ['messages.ts', 'timeout.ts'],
   ['storage'],
   ['shard'],
