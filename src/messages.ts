@@ -3,7 +3,7 @@
 // errors.rs for the prefixes, the named files below for the descriptions). It sits below every
 // layer, so each may throw them; the messages about a request's form are in src/api/messages.ts.
 
-import { AlreadyExists, BadInput, NotFound } from './errors.js';
+import { AlreadyExists, BadInput, BadRequest, NotFound } from './errors.js';
 import type { PointId } from './model.js';
 
 export function collectionNotFound(name: string): NotFound {
@@ -50,6 +50,14 @@ export function missingRangeIndexForOrderBy(key: string): BadInput {
   return new BadInput(
     `No range index for \`order_by\` key: \`${key}\`. Please create one to use \`order_by\`. ` +
       'Check https://qdrant.tech/documentation/concepts/indexing/#payload-index to see which payload schemas support Range conditions',
+  );
+}
+
+/** A scroll ordered by a payload key pages with `start_from`, never with an offset. */
+export function offsetWithOrderBy(): BadRequest {
+  return new BadRequest(
+    'Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` ' +
+      "and a filter to exclude the IDs that you've already seen for the `order_by.start_from` value",
   );
 }
 

@@ -177,6 +177,9 @@ t.test('order_by needs a range index on its key', async (t) => {
   await client.createPayloadIndex(name, { field_name: 'n', field_schema: 'integer', wait: true });
   const page = await client.scroll(name, { order_by: { key: 'n', direction: 'desc' }, limit: 2 });
   t.same(page.points.map((p) => p.id), [5, 4], 'with the index it works');
+  assertError(t, await send('POST', `/collections/${name}/points/scroll`, { order_by: 'n', offset: 2 }), 400,
+    'Bad request: Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` ' +
+    "and a filter to exclude the IDs that you've already seen for the `order_by.start_from` value", 'no offset with order_by');
 });
 
 t.test('a rejected write applies nothing, on any shard', async (t) => {

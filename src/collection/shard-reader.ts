@@ -13,8 +13,9 @@ import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, 
 import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
-import { orderByOf } from '../shard/order-by.js';
-import { compareOrdered, type OrderBy } from '../shard/reads.js';
+import { orderByOf, type OrderByRequest } from '../shard/order-by.js';
+import { offsetWithOrderBy } from '../messages.js';
+import { compareOrdered } from '../shard/reads.js';
 import type { ReadShape } from '../shard/selectors.js';
 import type { ReadTask, ReplicaResult } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
@@ -81,7 +82,13 @@ export class ShardReader implements QueryBackend {
     return unique.flatMap((id) => byId.get(id) ?? []);
   }
 
-  async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, orderBy: OrderBy | null): Promise<ScrollPage> {
+  /**
+   * Qdrant's scroll: by id from `from`, or by an indexed payload key (`order`), which pages with
+   * `start_from` and takes no offset.
+   */
+  async scroll(filter: Filter | null, from: PointId | null, limit: number, shape: ReadShape, order: OrderByRequest | null): Promise<ScrollPage> {
+    const orderBy = order ? orderByOf(order, this.indexes) : null;
+    if (orderBy && from !== null) throw offsetWithOrderBy();
     // One extra point per shard tells whether a next page exists and where it starts.
     const pages = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'scroll', filter, from, limit: limit + 1, shape, orderBy }))));
     const merged = pages.flat();
@@ -145,7 +152,7 @@ export class ShardReader implements QueryBackend {
   /** Points in the order asked: by an order_by key, or drawn at random. */
   async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
     if (order.kind === 'sample') return this.sample(filter, limit, shape);
-    return (await this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes))).points;
+    return (await this.scroll(filter, null, limit, shape, order.orderBy)).points;
   }
 
   distance(using: string): Distance {

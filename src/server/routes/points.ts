@@ -7,9 +7,7 @@ import { pointDoesNotExist, unrecognizedPointId } from '../../api/messages.js';
 import { pointIdFromPath, renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
 import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
-import { FormatError } from '../../errors.js';
 import type { RoutedOp } from '../../collection/collection.js';
-import { orderByOf } from '../../shard/order-by.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
@@ -69,16 +67,12 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
   app.post('/collections/:name/points/scroll', (request) => read(request, 'Scroll', async () => {
     const body = validateBody('ScrollRequest', request.body ?? {});
     const collection = collections.get(collectionName(request));
-    const orderBy = body.order_by ? orderByOf(toOrderByRequest(body.order_by), collection.indexes) : null;
-    if (orderBy && body.offset !== undefined && body.offset !== null) {
-      throw new FormatError('Bad request: Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` and a filter to exclude the IDs that you\'ve already seen for the `order_by.start_from` value');
-    }
     const page = await collection.reader(body.shard_key).scroll(
       body.filter ? toFilter(body.filter) : null,
       body.offset === undefined || body.offset === null ? null : toPointId(body.offset),
       body.limit ?? DEFAULT_SCROLL_LIMIT,
       { withPayload: toPayloadSelection(body.with_payload), withVector: toVectorSelection(body.with_vector) },
-      orderBy,
+      body.order_by ? toOrderByRequest(body.order_by) : null,
     );
     return ok(request, { points: page.points.map(renderRecord), next_page_offset: page.next_page_offset });
   }));
