@@ -1,7 +1,6 @@
 // Entry point of a shard worker thread (run by Piscina, one thread per pool). The thread owns
 // the shards opened in it; Piscina hands it one task at a time, so each shard is single-writer.
 
-import { rm } from 'node:fs/promises';
 import { workerData } from 'node:worker_threads';
 import { isQuiverError, NotFound, ServiceError, toWire } from '../errors.js';
 import { missingIndexForFacet } from '../messages.js';
@@ -18,7 +17,6 @@ import { injectFault } from './faults.js';
 import type { ShardTask, TaskMessage, TaskReply, TaskResults, WorkerSettings } from './tasks.js';
 
 const shards = new Map<string, Shard>();
-const paths = new Map<string, string>();
 
 /** An open shard with its pending wait=false applies done, so the task sees every acknowledged write. */
 async function shardOf(key: string): Promise<Shard> {
@@ -35,7 +33,6 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       await settleShardDirectory(task.spec.path);
       const shard = await Shard.open(task.spec);
       shards.set(task.shard, shard);
-      paths.set(task.shard, task.spec.path);
       return { lastOp: shard.lastOp };
     }
     case 'reopen': {
@@ -44,17 +41,12 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       shards.set(task.shard, shard);
       return { lastOp: shard.lastOp };
     }
-    case 'close': {
-      await shards.get(task.shard)?.close();
-      shards.delete(task.shard);
-      return null;
-    }
+    // A dropped shard's folder is the replica layer's to remove (it also removes folders no worker
+    // opened), so for the worker a drop is a close.
+    case 'close':
     case 'drop': {
       await shards.get(task.shard)?.close();
       shards.delete(task.shard);
-      const path = paths.get(task.shard);
-      if (path) await rm(path, { recursive: true, force: true });
-      paths.delete(task.shard);
       return null;
     }
     case 'apply':
@@ -109,10 +101,7 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       await shards.get(task.shard)?.close();
       shards.delete(task.shard);
       const { shard, failure } = await swapShardStore(staged, task.spec);
-      if (shard) {
-        shards.set(task.shard, shard);
-        paths.set(task.shard, task.spec.path);
-      }
+      if (shard) shards.set(task.shard, shard);
       if (failure) throw failure;
       return { lastOp: shard!.lastOp };
     }
