@@ -2,11 +2,15 @@
 // one at a time, so it needs no locks. State in memory: dense offsets <-> point ids, payloads by
 // offset, one engine index per named vector, payload indexes. State on disk: one classic-level
 // store of point records (point-codec.ts), the operation log (op-log.ts), the clock map
-// (clock-map.ts), the last applied log entry and operation id. An operation is durable once its
-// log entry is written by a synced batch: with wait=true that batch also holds the records it
-// leads to, so it is applied at once; with wait=false it holds the entry alone, and the records
-// follow (unsynced: the log entry survives any crash they do not) before the shard serves any
-// other task, or sooner when it is idle. Opening replays the entries after the applied marker.
+// (clock-map.ts), the last applied log entry and operation id. As in Qdrant, the log is the
+// durable copy and the stored records follow it lazily: an operation's only synced write is its
+// log entry. wait=true applies it in memory before answering; wait=false answers once it is
+// logged and applies it before the shard serves any other task, or sooner when it is idle.
+// Applied changes accumulate per point (its latest record or its deletion) and are flushed in one
+// unsynced batch with the applied marker, the clock map and the log truncation that allows, once
+// they reach a log segment's size, once the shard is idle, and before anything reads the store
+// directly or closes it. Opening loads the records and replays the entries after the applied
+// marker; a crash loses only flushes, whose entries the log still holds.
 // New vectors are stored unlinked; the shard's optimizer (optimizer/) links them in the
 // background and persists the graphs in the same store, which the next open loads instead of
 // rebuilding them.
