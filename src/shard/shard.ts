@@ -212,6 +212,7 @@ export class Shard implements FilterSource {
     await this.settle();
     await this.optimizer.stop();
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     await this.flush();
     await this.db.close();
   }
@@ -370,8 +371,10 @@ export class Shard implements FilterSource {
     this.appliedSeq = entry.seq;
     this.lastOp = Math.max(this.lastOp, entry.opId);
     this.optimizer.wake();
-    if (this.unflushedBytes >= (this.spec.wal ?? DEFAULT_WAL_SPEC).capacityBytes) await this.flush();
-    else this.flushWhenIdle();
+    if (this.unflushedBytes < (this.spec.wal ?? DEFAULT_WAL_SPEC).capacityBytes) return this.flushWhenIdle();
+    // The entry is logged and applied whatever this flush does: a failed one keeps the changes
+    // for the next flush, which a reader of the store awaits and so reports.
+    await this.flush().catch(() => undefined);
   }
 
   /** Keeps the latest change of a point only: a point written many times between flushes is stored once. */
@@ -381,6 +384,7 @@ export class Shard implements FilterSource {
     this.unflushed.set(key, value);
   }
 
+  /** Flushes once no change has been applied for IDLE_FLUSH_MS. */
   private flushWhenIdle(): void {
     if (this.idleTimer) {
       this.idleTimer.refresh();
