@@ -119,7 +119,7 @@ function entryBytes(seq: number): number {
   return encodeEntry({ seq, opId: 10 + seq, clock: tag(10 + seq), ops: [upsert(100 + seq, [seq, 0, 0], { s: seq })] }).byteLength;
 }
 
-t.test('wal_config truncates whole closed segments once applied, keeping wal_retain_closed of them', async (t) => {
+t.test('wal_config truncates whole closed segments once applied and stored, keeping wal_retain_closed of them', async (t) => {
   // Three entries fit a segment, four do not.
   const capacityBytes = 3 * entryBytes(10);
   t.ok(4 * entryBytes(1) > capacityBytes, 'segment size as intended');
@@ -128,7 +128,9 @@ t.test('wal_config truncates whole closed segments once applied, keeping wal_ret
     const shard = await open(dir, { capacityBytes, retainClosed });
     // Ten entries: segments 1-3, 4-6, 7-9 (closed) and 10 (open).
     await fill(shard, 1, 10);
+    // Truncation goes with the flush that stores the records it allows.
     await shard.settle();
+    await shard.flush();
     t.same([shard.recoveryPoint().firstSeq, shard.recoveryPoint().lastSeq], [firstSeq, 10], `wal_retain_closed ${retainClosed}: the log holds ${firstSeq} to 10`);
     const held = await shard.entriesAfter(firstSeq - 1, 100);
     t.same(held.map((e) => [e.seq, e.opId, e.clock.tick]), Array.from({ length: 11 - firstSeq }, (_, i) => [firstSeq + i, 10 + firstSeq + i, 10 + firstSeq + i]), 'every held entry, in order');
@@ -142,6 +144,7 @@ t.test('wal_config truncates whole closed segments once applied, keeping wal_ret
     // Entries 11 and 12 fill segment 10-12; 13 closes it, so one more segment may go.
     await fill(again, 11, 3);
     await again.settle();
+    await again.flush();
     t.equal(again.recoveryPoint().firstSeq, retainClosed >= 4 ? 1 : [13, 10, 7, 4][retainClosed], 'segment bounds recomputed on open go on the same way');
     await again.close();
   }

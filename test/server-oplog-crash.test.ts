@@ -132,14 +132,17 @@ t.test('wait=false answers acknowledged, wait=true completed; reads see every an
   }
 });
 
-const CRASH_CASES: { step: string; seq: number; wait: boolean; lastAcknowledged: number[] }[] = [
+/** `idleAtSeq`: the client stops after operation `seq`, so the shard goes idle and flushes it. */
+const CRASH_CASES: { step: string; seq: number; wait: boolean; lastAcknowledged: number[]; idleAtSeq?: true }[] = [
   // Logged (and, with wait=true, applied) but killed before the reply: not acknowledged, present.
   { step: 'after-log-append', seq: 7, wait: false, lastAcknowledged: [6] },
   { step: 'after-log-append', seq: 8, wait: true, lastAcknowledged: [7] },
   // Acknowledged (the reply may or may not have left before the kill), not applied.
   { step: 'before-apply', seq: 9, wait: false, lastAcknowledged: [8, 9] },
-  // Records written, memory not updated: the replay must not apply it again.
-  { step: 'after-apply-write', seq: 11, wait: false, lastAcknowledged: [10, 11] },
+  // Applied in memory, its records (with earlier ones) flushed, the log not truncated yet: the
+  // replay must not apply it again. The flush follows the reply, which may not have left.
+  { step: 'after-flush-write', seq: 11, wait: false, lastAcknowledged: [10, 11], idleAtSeq: true },
+  { step: 'after-flush-write', seq: 12, wait: true, lastAcknowledged: [11, 12], idleAtSeq: true },
 ];
 
 for (const crash of CRASH_CASES) {
@@ -152,7 +155,7 @@ for (const crash of CRASH_CASES) {
     await createCollection(t, server);
     const all = steps(crash.seq + 4);
     let acknowledged = 0;
-    for (const step of all) {
+    for (const step of crash.idleAtSeq ? all.slice(0, crash.seq) : all) {
       const response = await call(server.url, step.method, `/collections/${COLLECTION}${step.path}?wait=${crash.wait}`, step.body).catch(() => null);
       if (response === null) break;
       const result = resultOf<UpdateResult | UpdateResult[]>(t, response);

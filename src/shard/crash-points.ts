@@ -7,10 +7,10 @@ export type CrashStep =
   | 'after-log-append'
   /** A wait=false entry was acknowledged and is about to be applied. */
   | 'before-apply'
-  /** A wait=false entry's records and applied marker are written; memory not updated yet. */
-  | 'after-apply-write';
+  /** A flush holding the entry's records and an applied marker at or past it is written; the log not truncated yet. */
+  | 'after-flush-write';
 
-const STEPS: readonly CrashStep[] = ['after-log-append', 'before-apply', 'after-apply-write'];
+const STEPS: readonly CrashStep[] = ['after-log-append', 'before-apply', 'after-flush-write'];
 
 function armed(): { step: CrashStep; seq: number } | null {
   const value = process.env.QUIVER_TEST_CRASH_AT;
@@ -22,6 +22,7 @@ function armed(): { step: CrashStep; seq: number } | null {
 
 const target = armed();
 
-export function crashPoint(step: CrashStep, seq: number): void {
-  if (target && target.step === step && target.seq === seq) process.kill(process.pid, 'SIGKILL');
+/** Stops the process when armed for `step` of any entry `firstSeq..lastSeq` (a flush covers a range of entries). */
+export function crashPoint(step: CrashStep, firstSeq: number, lastSeq = firstSeq): void {
+  if (target && target.step === step && target.seq >= firstSeq && target.seq <= lastSeq) process.kill(process.pid, 'SIGKILL');
 }

@@ -8,9 +8,9 @@
 // they are recomputed from the entries' sizes on open, which gives the same bounds because
 // truncation only ever removes whole segments from the front.
 //
-// Appending and truncating are two-step: the caller puts the keys in its own batch (with the
-// point records of the same write), writes it, and only then tells the log, so a failed write
-// leaves no gap in the sequence.
+// Appending and truncating are two-step: the caller writes the keys (the entry alone, synced;
+// the truncation in the batch that stores the point records it allows), and only then tells the
+// log, so a failed write leaves no gap in the sequence.
 
 import type { ClassicLevel } from 'classic-level';
 import { BadRequest, LogTruncated } from '../errors.js';
@@ -108,12 +108,10 @@ export class OpLog {
 
   /**
    * Puts in `batch` the removal of the closed segments that are no longer needed once the state
-   * after `persistedSeq` is stored by that batch (which may also append `appending`); answers
-   * how many, for truncated() after appended().
+   * after `persistedSeq` is stored by that batch; answers how many, for truncated().
    */
-  truncate(batch: LogBatch, persistedSeq: number, appending: PreparedAppend | null): number {
-    const segments = this.segments.map((s) => ({ ...s }));
-    if (appending) place(segments, this.spec.capacityBytes, appending.entry.seq, appending.value.byteLength);
+  truncate(batch: LogBatch, persistedSeq: number): number {
+    const segments = this.segments;
     const closed = segments.length - 1;
     let persisted = 0;
     while (persisted < closed && segments[persisted].last <= persistedSeq) persisted++;

@@ -2,11 +2,15 @@
 // one at a time, so it needs no locks. State in memory: dense offsets <-> point ids, payloads by
 // offset, one engine index per named vector, payload indexes. State on disk: one classic-level
 // store of point records (point-codec.ts), the operation log (op-log.ts), the clock map
-// (clock-map.ts), the last applied log entry and operation id. An operation is durable once its
-// log entry is written by a synced batch: with wait=true that batch also holds the records it
-// leads to, so it is applied at once; with wait=false it holds the entry alone, and the records
-// follow (unsynced: the log entry survives any crash they do not) before the shard serves any
-// other task, or sooner when it is idle. Opening replays the entries after the applied marker.
+// (clock-map.ts), the last applied log entry and operation id. As in Qdrant, the log is the
+// durable copy and the stored records follow it lazily: an operation's only synced write is its
+// log entry. wait=true applies it in memory before answering; wait=false answers once it is
+// logged and applies it before the shard serves any other task, or sooner when it is idle.
+// Applied changes accumulate per point (its latest record or its deletion) and are flushed in one
+// unsynced batch with the applied marker, the clock map and the log truncation that allows, once
+// they reach a log segment's size, once the shard is idle, and before anything reads the store
+// directly or closes it. Opening loads the records and replays the entries after the applied
+// marker; a crash loses only flushes, whose entries the log still holds.
 // New vectors are stored unlinked; the shard's optimizer (optimizer/) links them in the
 // background and persists the graphs in the same store, which the next open loads instead of
 // rebuilding them.
@@ -28,7 +32,7 @@ import type { PointRecord, Target, WriteOp } from './write-ops.js';
 import { ClockMap, type ClockTag } from './clock-map.js';
 import { crashPoint } from './crash-points.js';
 import type { LogEntry } from './log-entry-codec.js';
-import { DEFAULT_WAL_SPEC, OpLog, type LogBatch, type PreparedAppend, type WalSpec } from './op-log.js';
+import { DEFAULT_WAL_SPEC, OpLog, type WalSpec } from './op-log.js';
 import { ownField } from '../own-fields.js';
 
 export interface VectorSpec {
@@ -62,7 +66,7 @@ export interface RecoveryPoint {
   /** Oldest entry still in the log; lastSeq + 1 when it holds none. */
   firstSeq: number;
   lastSeq: number;
-  /** Last entry whose effect is stored with the point records. */
+  /** Last entry applied (its effects may still wait for the next flush to be stored). */
   appliedSeq: number;
 }
 
@@ -72,6 +76,9 @@ const CLOCKS_KEY = 'm:clocks';
 
 /** Point records an entry leads to (null: the point is deleted), computed before it is logged. */
 type Staged = Map<PointId, PointRecord | null>;
+
+/** How long the shard waits without a new applied change before it flushes (debounced). */
+const IDLE_FLUSH_MS = 20;
 
 interface PendingApply {
   entry: LogEntry;
@@ -113,6 +120,14 @@ export class Shard implements FilterSource {
   /** wait=false entries logged and acknowledged but not applied yet, in log order. */
   private readonly pending: PendingApply[] = [];
   private applying: Promise<void> | null = null;
+  /** Applied changes not stored yet, by point key: the latest record, encoded, or null for a deletion. */
+  private unflushed = new Map<string, Uint8Array | null>();
+  private unflushedBytes = 0;
+  /** The stored applied marker: the last entry whose effects the stored records hold. */
+  private flushedSeq = 0;
+  /** Flushes run one after another; each stores what has accumulated when it starts. */
+  private flushes: Promise<void> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | null = null;
   lastOp = 0;
 
   private constructor(private readonly db: ClassicLevel<string, Uint8Array>, private readonly spec: ShardSpec) {
@@ -139,6 +154,7 @@ export class Shard implements FilterSource {
     await shard.load(stored);
     shard.lastOp = (await readJson<number>(db, LAST_OP_KEY)) ?? 0;
     shard.appliedSeq = (await readJson<number>(db, APPLIED_SEQ_KEY)) ?? 0;
+    shard.flushedSeq = shard.appliedSeq;
     shard.clocks = new ClockMap((await readJson<ClockTag[]>(db, CLOCKS_KEY)) ?? []);
     shard.log = await OpLog.open(db, spec.wal ?? DEFAULT_WAL_SPEC, shard.appliedSeq);
     await shard.replay();
@@ -150,7 +166,7 @@ export class Shard implements FilterSource {
   private async replay(): Promise<void> {
     for await (const entry of this.log.entries(this.appliedSeq)) {
       this.clocks.advance(entry.clock);
-      await this.applyLogged({ entry, staged: this.stageAll(entry.ops) });
+      await this.applied({ entry, staged: this.stageAll(entry.ops) });
     }
   }
 
@@ -185,12 +201,19 @@ export class Shard implements FilterSource {
   private async persistGraphs(): Promise<void> {
     const images = new Map([...this.vectors].map(([name, index]) => [name, index.serialize()]));
     const ids = Array.from(this.ids, (id, offset) => (this.payloads[offset] === undefined ? null : id));
-    await this.graphs.write(this.spec.vectors, images, ids, this.lastOp);
+    const lastOp = this.lastOp;
+    // Opening lays records newer than the graphs over them, never the reverse: the records must
+    // be stored at least as far as the captured graphs go before the graphs are.
+    await this.flush();
+    await this.graphs.write(this.spec.vectors, images, ids, lastOp);
   }
 
   async close(): Promise<void> {
     await this.settle();
     await this.optimizer.stop();
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    await this.flush();
     await this.db.close();
   }
 
@@ -205,6 +228,7 @@ export class Shard implements FilterSource {
 
   /** Every stored point record in its on-disk form, in key order; one task reads it whole, so it is one point in time. */
   async *storedPoints(): AsyncGenerator<Uint8Array> {
+    await this.flush();
     for await (const value of this.db.values({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) yield value;
   }
 
@@ -301,19 +325,12 @@ export class Shard implements FilterSource {
     const staged = this.stageAll(ops);
     if (dryRun) return;
     const append = this.log.prepare(opId, clock, ops);
-    const batch = this.db.batch();
-    batch.put(append.key, append.value);
-    const applied = { entry: append.entry, staged };
-    const truncated = wait ? this.putApplied(batch, applied, append) : 0;
-    await batch.write({ sync: true });
+    await this.db.put(append.key, append.value, { sync: true });
     this.log.appended(append);
     this.clocks.advance(clock);
     crashPoint('after-log-append', append.entry.seq);
-    if (wait) {
-      this.log.truncated(truncated);
-      this.applied(applied);
-      return;
-    }
+    const applied = { entry: append.entry, staged };
+    if (wait) return this.applied(applied);
     this.pending.push(applied);
     // Apply while the worker is idle, so the next task rarely has to wait for it.
     setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
@@ -326,7 +343,7 @@ export class Shard implements FilterSource {
       try {
         while (this.pending.length > 0) {
           crashPoint('before-apply', this.pending[0].entry.seq);
-          await this.applyLogged(this.pending[0]);
+          await this.applied(this.pending[0]);
           this.pending.shift();
         }
       } finally {
@@ -336,40 +353,86 @@ export class Shard implements FilterSource {
     return this.applying;
   }
 
-  /** Stores and applies a logged entry. Unsynced: the entry is durable, so a crash replays it. */
-  private async applyLogged(apply: PendingApply): Promise<void> {
-    const batch = this.db.batch();
-    const truncated = this.putApplied(batch, apply, null);
-    await batch.write();
-    crashPoint('after-apply-write', apply.entry.seq);
-    this.log.truncated(truncated);
-    this.applied(apply);
-  }
-
   /**
-   * Puts an entry's records, the applied marker, the clock map and the log truncation it allows
-   * in `batch`; `appending` when the same batch appends the entry.
+   * Applies a logged entry in memory and adds its records to the next flush, which runs once the
+   * accumulated records reach a log segment's size (wal_capacity_mb), or once the shard is idle.
    */
-  private putApplied(batch: LogBatch, { entry, staged }: PendingApply, appending: PreparedAppend | null): number {
+  private async applied({ entry, staged }: PendingApply): Promise<void> {
     for (const [id, record] of staged) {
-      if (record) batch.put(pointKey(id), encodePoint({ ...record, version: entry.opId }));
-      else batch.del(pointKey(id));
-    }
-    batch.put(LAST_OP_KEY, encoder.encode(String(Math.max(this.lastOp, entry.opId))));
-    batch.put(APPLIED_SEQ_KEY, encoder.encode(String(entry.seq)));
-    batch.put(CLOCKS_KEY, encoder.encode(JSON.stringify(new ClockMap([...this.clocks.tags(), entry.clock]).tags())));
-    return this.log.truncate(batch, entry.seq, appending);
-  }
-
-  /** Memory follows the store once an entry's records are written. */
-  private applied({ entry, staged }: PendingApply): void {
-    for (const [id, record] of staged) {
-      if (record) this.place({ ...record, version: entry.opId });
-      else this.remove(id);
+      if (record) {
+        const versioned = { ...record, version: entry.opId };
+        this.place(versioned);
+        this.accumulate(pointKey(id), encodePoint(versioned));
+      } else {
+        this.remove(id);
+        this.accumulate(pointKey(id), null);
+      }
     }
     this.appliedSeq = entry.seq;
     this.lastOp = Math.max(this.lastOp, entry.opId);
     this.optimizer.wake();
+    if (this.unflushedBytes < (this.spec.wal ?? DEFAULT_WAL_SPEC).capacityBytes) return this.flushWhenIdle();
+    // The entry is logged and applied whatever this flush does: a failed one keeps the changes
+    // for the next flush, which a reader of the store awaits and so reports.
+    await this.flush().catch(() => undefined);
+  }
+
+  /** Keeps the latest change of a point only: a point written many times between flushes is stored once. */
+  private accumulate(key: string, value: Uint8Array | null): void {
+    const size = (v: Uint8Array | null | undefined): number => (v === undefined ? 0 : key.length + (v?.byteLength ?? 0));
+    this.unflushedBytes += size(value) - size(this.unflushed.get(key));
+    this.unflushed.set(key, value);
+  }
+
+  /** Flushes once no change has been applied for IDLE_FLUSH_MS. */
+  private flushWhenIdle(): void {
+    if (this.idleTimer) {
+      this.idleTimer.refresh();
+      return;
+    }
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      this.flush().catch(() => undefined /* the changes stay accumulated: the next flush stores them and reports */);
+    }, IDLE_FLUSH_MS);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * Stores every applied change in one unsynced batch with the applied marker, the clock map and
+   * the log truncation that allows. Unsynced: the log entries are durable, so a crash replays what
+   * the batch loses. Every direct reader of the store awaits it first.
+   */
+  flush(): Promise<void> {
+    const next = this.flushes.catch(() => undefined /* reported to its own caller */).then(() => this.writeFlush());
+    this.flushes = next;
+    return next;
+  }
+
+  private async writeFlush(): Promise<void> {
+    const seq = this.appliedSeq;
+    if (seq === this.flushedSeq && this.unflushed.size === 0) return;
+    const changes = this.unflushed;
+    this.unflushed = new Map();
+    this.unflushedBytes = 0;
+    const batch = this.db.batch();
+    for (const [key, value] of changes) {
+      if (value) batch.put(key, value);
+      else batch.del(key);
+    }
+    batch.put(LAST_OP_KEY, encoder.encode(String(this.lastOp)));
+    batch.put(APPLIED_SEQ_KEY, encoder.encode(String(seq)));
+    batch.put(CLOCKS_KEY, encoder.encode(JSON.stringify(this.clocks.tags())));
+    const truncated = this.log.truncate(batch, seq);
+    try {
+      await batch.write();
+    } catch (err) {
+      // Changes applied since this flush began are newer than its own.
+      for (const [key, value] of changes) if (!this.unflushed.has(key)) this.accumulate(key, value);
+      throw err;
+    }
+    crashPoint('after-flush-write', this.flushedSeq + 1, seq);
+    this.log.truncated(truncated);
+    this.flushedSeq = seq;
   }
 
   private stageAll(ops: WriteOp[]): Staged {
