@@ -120,9 +120,9 @@ t.test('retrieve with every payload and vector selector', async (t) => {
   t.same(Object.keys(all).sort(), ['a', 'b'], 'with_vector true: every vector');
   t.ok(close(all.a, a) && close(all.b, [3, 4]), 'values');
   t.same((await get({ with_vector: false }))[0].vector, null, 'with_vector false');
-  const onlyB = (await get({ with_vector: ['b'] }))[0].vector as Record<string, number[]>;
-  t.same(Object.keys(onlyB), ['b'], 'with_vector by name');
-  t.ok(close(onlyB.b, [3, 4]));
+  const vectorB = (await get({ with_vector: ['b'] }))[0].vector as Record<string, number[]>;
+  t.same(Object.keys(vectorB), ['b'], 'with_vector by name');
+  t.ok(close(vectorB.b, [3, 4]));
 
   // Point 8 has no vector b: it is absent, not null.
   const eight = await client.retrieve(name, { ids: [8, 999], with_vector: true });
