@@ -152,6 +152,7 @@ ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 // serde's `expecting` text of an untagged enum, reported instead of the generic one.
 ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'pointId', schemaType: 'boolean', validate: (_: boolean, data: unknown) => isPointId(data) });
+ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
 ajv.addKeyword({
   keyword: 'pointsOrFilter',
   schemaType: 'boolean',
@@ -178,6 +179,18 @@ ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
+
+/** Every item of a list (known to be one) is a number; the first that is not is reported as serde reports it. */
+function f32Items(_: boolean, data: unknown[], _parent?: unknown, cxt?: { instancePath: string }): boolean {
+  for (let i = 0; i < data.length; i++) {
+    if (typeof data[i] !== 'number') {
+      f32Items.errors = [{ keyword: 'f32Items', instancePath: `${cxt?.instancePath ?? ''}/${i}`, schemaPath: '', params: { item: data[i] } }];
+      return false;
+    }
+  }
+  return true;
+}
+f32Items.errors = undefined as Partial<ErrorObject>[] | undefined;
 
 interface CompiledBody {
   shape: ValidateFunction;
@@ -270,6 +283,8 @@ function describeError(error: ErrorObject): string {
     case 'maximum':
       // An integer beyond 64 bits is a float to serde_json: a wrong type rather than a wrong value.
       return `invalid ${isSerdeInteger(error.data) ? 'value' : 'type'}: ${unexpected(error.data)}, expected ${expected(schema)}`;
+    case 'f32Items':
+      return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
       return `value ${showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'pointsOrFilter':

@@ -44,6 +44,15 @@ export function seq(items: Schema): SchemaObject {
   return { type: 'array', items, serde: 'a sequence' };
 }
 
+/**
+ * Vec<f32>, checked by one loop over the list (the validator's f32Items keyword) rather than a
+ * subschema per item: a vector of a thousand numbers is the bulk of most upserts, and walking it
+ * item by item through the generic machinery cost about 40 ns a number.
+ */
+export function f32Seq(): SchemaObject {
+  return { type: 'array', f32Items: true, serde: 'a sequence' };
+}
+
 export function map(values: Schema): SchemaObject {
   return { type: 'object', additionalProperties: values, serde: 'a map' };
 }

@@ -2,7 +2,7 @@
 // and the vector forms a point may carry.
 
 import type { SchemaObject } from 'ajv';
-import { float, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
+import { f32Seq, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
 
 /** ExtendedPointId; a custom keyword, since Qdrant words a bad id in its own way. */
 export const POINT_ID: SchemaObject = { pointId: true };
@@ -35,7 +35,7 @@ export const PAYLOAD = jsonObject();
  * f32 range would be stored as an infinity, which poisons every score computed with it (Qdrant
  * keeps it so), hence Quiver's rule, which sparse values share.
  */
-export const DENSE = withRule(seq(float('f32')), { f32Components: true });
+export const DENSE = withRule(f32Seq(), { f32Components: true });
 const MULTI_DENSE = seq(DENSE);
 
 const SPARSE = struct(

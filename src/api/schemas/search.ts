@@ -2,7 +2,7 @@
 // API's nearest and recommend queries (/points/query and its batch), and /facet.
 
 import type { SchemaObject } from 'ajv';
-import { bool, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
+import { bool, f32Seq, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { DENSE, POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
@@ -70,7 +70,7 @@ export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterfac
   struct('ContextQuery', { context: CONTEXT_INPUT }, { required: ['context'] }),
   struct('FusionQuery', { fusion: unitEnum(['rrf', 'dbsf']) }, { required: ['fusion'] }),
   struct('RrfQuery', {
-    rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(seq(float('f32'))) }),
+    rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(f32Seq()) }),
   }, { required: ['rrf'] }),
   struct('OrderByQuery', { order_by: ORDER_BY }, { required: ['order_by'] }),
   struct('SampleQuery', { sample: unitEnum(['random']) }, { required: ['sample'] }),
