@@ -11,7 +11,12 @@ export type PointId = number | string;
 /** A shard key of a custom-sharded collection as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
 export type ShardKey = string | number;
 
-/** Dense vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. */
-export type NamedVectors = Record<string, number[]>;
+/**
+ * Dense vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. Float32Array
+ * from the request's conversion on: it is what the engine, the log and the point records store,
+ * so a vector is converted from JSON numbers once, and crosses to a shard worker as one copy of
+ * its bytes rather than a structured clone of a thousand numbers.
+ */
+export type NamedVectors = Record<string, Float32Array>;
 
 export const DEFAULT_VECTOR = '';

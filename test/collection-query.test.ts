@@ -22,7 +22,8 @@ const DIM = 4;
 const next = rng(12);
 const POINTS: FakePoint[] = Array.from({ length: 60 }, (_, i) => ({
   id: i + 1,
-  vector: Array.from({ length: DIM }, () => Math.round((next() * 2 - 1) * 1000) / 1000),
+  // Stored vectors are f32, so the reference scores with what a shard stores.
+  vector: Array.from({ length: DIM }, () => Math.fround(Math.round((next() * 2 - 1) * 1000) / 1000)),
   payload: { group: `g${i % 7}`, n: i, parity: i % 2 ? 'odd' : 'even' },
 }));
 const ALL_SHAPE = { withPayload: { all: false }, withVector: false };

@@ -38,7 +38,7 @@ function open(path: string, wal: WalSpec = ROOMY): Promise<Shard> {
 const tag = (tick: number, peer = 0, clockId = 0): ClockTag => ({ peer, clockId, tick });
 
 function upsert(id: PointId, a: number[], payload: Payload): WriteOp {
-  return { kind: 'upsert', points: [{ id, vectors: { a }, payload }], mode: 'upsert', updateFilter: null };
+  return { kind: 'upsert', points: [{ id, vectors: { a: new Float32Array(a) }, payload }], mode: 'upsert', updateFilter: null };
 }
 
 /** Every live point's record (version included), in id order. */
@@ -48,13 +48,13 @@ function records(shard: Shard): PointRecord[] {
 
 t.test('an entry keeps every operation kind exactly, vectors as stored f32', async (t) => {
   const ops: WriteOp[] = [
-    { kind: 'upsert', points: [{ id: 1, vectors: { a: [0.5, -1.25, 3], b: [0.125, 7] }, payload: { k: 'x', n: [1, 2] } }, { id: 'a3bb189e-8bf9-3888-9912-ace4e6543002', vectors: {}, payload: null }], mode: 'insert_only', updateFilter: { must: [{ kind: 'field', key: 'k', path: [{ key: 'k' }], match: { kind: 'value', value: 'x' } }] } },
+    { kind: 'upsert', points: [{ id: 1, vectors: { a: new Float32Array([0.5, -1.25, 3]), b: new Float32Array([0.125, 7]) }, payload: { k: 'x', n: [1, 2] } }, { id: 'a3bb189e-8bf9-3888-9912-ace4e6543002', vectors: {}, payload: null }], mode: 'insert_only', updateFilter: { must: [{ kind: 'field', key: 'k', path: [{ key: 'k' }], match: { kind: 'value', value: 'x' } }] } },
     { kind: 'delete', target: { ids: [1, 2] } },
     { kind: 'set_payload', target: { filter: { must: [{ kind: 'hasId', ids: new Set([3, 'a3bb189e-8bf9-3888-9912-ace4e6543002']) }], mustNot: [{ kind: 'field', key: 'n', path: [{ key: 'n' }], range: { kind: 'number', gte: -Infinity, lt: Infinity } }] } }, payload: { deep: { v: true } }, key: 'p.q' },
     { kind: 'overwrite_payload', target: { ids: [4] }, payload: { only: 1 } },
     { kind: 'delete_payload', target: { ids: [5] }, keys: ['a', 'b.c'] },
     { kind: 'clear_payload', target: { ids: [6] } },
-    { kind: 'update_vectors', points: [{ id: 7, vectors: { b: [2.5, -4] } }] },
+    { kind: 'update_vectors', points: [{ id: 7, vectors: { b: new Float32Array([2.5, -4]) } }] },
     { kind: 'delete_vectors', target: { ids: [8] }, names: ['a'] },
   ];
   const entry: LogEntry = { seq: 12, opId: 40, clock: tag(40, 3, 1), ops };
@@ -82,7 +82,7 @@ t.test('an operation taken twice changes nothing: same tag, or an older tick of 
 
   await shard.apply([upsert(1, [7, 7, 7], {})], 5, tag(1, 9), true);
   t.same(shard.recoveryPoint().clocks, [tag(2), tag(1, 9)], 'another peer\'s clock is its own');
-  t.same(shard.record(1), { id: 1, vectors: { a: [7, 7, 7] }, payload: {}, version: 5 }, 'and its operation applies');
+  t.same(shard.record(1), { id: 1, vectors: { a: new Float32Array([7, 7, 7]) }, payload: {}, version: 5 }, 'and its operation applies');
 });
 
 t.test('wait=false answers once logged; the apply follows before any task reads', async (t) => {
@@ -93,7 +93,7 @@ t.test('wait=false answers once logged; the apply follows before any task reads'
   await shard.apply([{ kind: 'set_payload', target: { ids: [1] }, payload: { m: 2 }, key: null }], 2, tag(2), false);
   t.equal(shard.recoveryPoint().appliedSeq, 1, 'the next operation saw (and so applied) the first');
   await shard.settle();
-  t.same(shard.record(1), { id: 1, vectors: { a: [1, 1, 1] }, payload: { n: 1, m: 2 }, version: 2 }, 'settled: both applied in order');
+  t.same(shard.record(1), { id: 1, vectors: { a: new Float32Array([1, 1, 1]) }, payload: { n: 1, m: 2 }, version: 2 }, 'settled: both applied in order');
   t.same(shard.recoveryPoint(), { clocks: [tag(2)], firstSeq: 1, lastSeq: 2, appliedSeq: 2 });
 
   await t.rejects(shard.apply([{ kind: 'clear_payload', target: { ids: [5] } }], 3, tag(3), false), { message: 'Not found: No point with id 5 found' }, 'a failing operation is refused before it is logged');
@@ -103,10 +103,33 @@ t.test('wait=false answers once logged; the apply follows before any task reads'
   const again = await open(dir);
   t.teardown(() => again.close());
   t.same(records(again), [
-    { id: 1, vectors: { a: [1, 1, 1] }, payload: { n: 1, m: 2 }, version: 2 },
-    { id: 2, vectors: { a: [2, 2, 2] }, payload: {}, version: 4 },
+    { id: 1, vectors: { a: new Float32Array([1, 1, 1]) }, payload: { n: 1, m: 2 }, version: 2 },
+    { id: 2, vectors: { a: new Float32Array([2, 2, 2]) }, payload: {}, version: 4 },
   ], 'close applies what is pending; the reopened shard has it all');
   t.same(again.recoveryPoint(), { clocks: [tag(4)], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'recovery point survives the reopen');
+});
+
+t.test('updates taken as a group: each staged on the ones before it, a refused one left out, all logged in order', async (t) => {
+  const dir = await folder(t);
+  const shard = await open(dir);
+  const marked = toFilter({ must: [{ key: 'n', match: { value: 1 } }] });
+  const outcomes = await shard.applyGroup([
+    { ops: [upsert(1, [1, 1, 1], { n: 1 })], opId: 1, clock: tag(1), wait: false },
+    { ops: [{ kind: 'set_payload', target: { filter: marked }, payload: { seen: true }, key: null }], opId: 2, clock: tag(2), wait: false },
+    { ops: [{ kind: 'clear_payload', target: { ids: [9] } }], opId: 3, clock: tag(3), wait: false },
+    { ops: [{ kind: 'update_vectors', points: [{ id: 1, vectors: { b: new Float32Array([1, 2]) } }] }], opId: 4, clock: tag(4), wait: true },
+    { ops: [upsert(1, [5, 5, 5], {})], opId: 2, clock: tag(2), wait: false },
+  ]);
+  t.same(outcomes.map((o) => o.ok), [true, true, false, true, true], 'the missing point\'s update alone is refused; a tag the group already took is skipped, not refused');
+  t.match(outcomes[2], { ok: false, error: { message: 'Not found: No point with id 9 found' } });
+  const expected = { id: 1, vectors: { a: new Float32Array([1, 1, 1]), b: new Float32Array([1, 2]) }, payload: { n: 1, seen: true }, version: 4 };
+  t.same(shard.record(1), expected, 'the filter matched the point an earlier update of the group made, and the vector update found it');
+  t.same(shard.recoveryPoint(), { clocks: [tag(4)], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'three entries, applied before the answer (one update waits)');
+  t.same((await shard.entriesAfter(0, 10)).map((e) => [e.seq, e.opId]), [[1, 1], [2, 2], [3, 4]], 'logged in order, without gaps');
+  await shard.close();
+  const again = await open(dir);
+  t.teardown(() => again.close());
+  t.same(records(again), [expected], 'the reopened shard has the same point');
 });
 
 /** Writes entries 1..count, each the same shape (an upsert of one point, ids of equal width). */
@@ -157,7 +180,7 @@ t.test('entries after N: a bounded page, and replaying them (twice) on another s
   await source.apply([
     { kind: 'delete', target: { ids: [102] } },
     { kind: 'set_payload', target: { filter: toFilter({ must: [{ key: 's', range: { gte: 4 } }] }) }, payload: { big: true }, key: null },
-    { kind: 'update_vectors', points: [{ id: 101, vectors: { b: [0.5, 0.25] } }] },
+    { kind: 'update_vectors', points: [{ id: 101, vectors: { b: new Float32Array([0.5, 0.25]) } }] },
   ], 30, tag(30), true);
   await source.apply([{ kind: 'delete_vectors', target: { ids: [103] }, names: ['a'] }, { kind: 'delete_payload', target: { ids: [104] }, keys: ['s'] }], 31, tag(31), false);
   await source.settle();

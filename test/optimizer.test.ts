@@ -35,7 +35,7 @@ async function openShard(path: string, optimizer: OptimizerSpec): Promise<Shard>
 let opId = 0;
 /** One write of every listed point (so the optimizer sees them all at once). */
 async function upsert(shard: Shard, ids: number[], vectorOf: (id: number) => ArrayLike<number>): Promise<void> {
-  const points = ids.map((id) => ({ id, vectors: { v: Array.from(vectorOf(id)) }, payload: { id } }));
+  const points = ids.map((id) => ({ id, vectors: { v: Float32Array.from(vectorOf(id)) }, payload: { id } }));
   await shard.apply([{ kind: 'upsert', points, mode: 'upsert', updateFilter: null }], ++opId, { peer: 0, clockId: 0, tick: opId }, true);
 }
 

@@ -38,7 +38,7 @@ t.test('a local replica over its worker', async (t) => {
 
   t.same(await replica.run({ type: 'open', spec: CONTENT }, null), { lastOp: 0 });
   t.ok(existsSync(folder), 'the shard is opened in the replica\'s own folder');
-  await replica.run({ type: 'apply', ops: [{ kind: 'upsert', points: [{ id: 1, vectors: { '': [1, 2] }, payload: { a: 1 } }], mode: 'upsert', updateFilter: null }], opId: 7, clock: { peer: 0, clockId: 0, tick: 7 }, wait: true, dryRun: false }, null);
+  await replica.run({ type: 'apply', ops: [{ kind: 'upsert', points: [{ id: 1, vectors: { '': new Float32Array([1, 2]) }, payload: { a: 1 } }], mode: 'upsert', updateFilter: null }], opId: 7, clock: { peer: 0, clockId: 0, tick: 7 }, wait: true, dryRun: false }, null);
   t.equal(await replica.run({ type: 'count', filter: null }, { remainingMs: 60_000, seconds: 60, operation: 'Count' }), 1, 'a read with time left runs');
   await t.rejects(replica.run({ type: 'count', filter: null }, { remainingMs: 0, seconds: 1, operation: 'Count' }), { message: "Timeout: Timeout error: Operation 'Count' timed out after 1s", statusCode: 408 }, 'one with none left is refused');
   t.same((await replica.run({ type: 'stats' }, null)).lastOp, 7, 'the shard recorded the operation id');

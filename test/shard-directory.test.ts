@@ -20,7 +20,7 @@ const spec = (path: string) => ({
 });
 
 async function* records(ids: number[]): AsyncGenerator<PointRecord> {
-  for (const id of ids) yield { id, vectors: { '': [id, 1] }, payload: { id }, version: 1 };
+  for (const id of ids) yield { id, vectors: { '': new Float32Array([id, 1]) }, payload: { id }, version: 1 };
 }
 
 async function idsIn(path: string): Promise<unknown[]> {

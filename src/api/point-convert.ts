@@ -52,10 +52,10 @@ export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
   return Object.fromEntries(Object.entries(vector).map(([name, value]) => [name, denseOf(value)]));
 }
 
-function denseOf(vector: WireVector): number[] {
+function denseOf(vector: WireVector): Float32Array {
   if (!Array.isArray(vector)) throw unsupportedVectorInput(isInferenceInput(vector) ? 'inference input' : 'sparse vector');
   if (vector.some((element) => Array.isArray(element))) throw unsupportedVectorInput('multivector');
-  return vector as number[];
+  return new Float32Array(vector as number[]);
 }
 
 // Inference inputs name their model; a map of named vectors never holds a string.
@@ -120,7 +120,7 @@ export function renderRecord(point: PointView): WireRecord {
 /** A lone unnamed vector is written as a plain array, anything else as a map by name (as Qdrant). */
 export function renderVectors(vectors: NamedVectors): number[] | Record<string, number[]> {
   const names = Object.keys(vectors);
-  if (names.length === 1 && names[0] === DEFAULT_VECTOR) return vectors[DEFAULT_VECTOR];
-  return vectors;
+  if (names.length === 1 && names[0] === DEFAULT_VECTOR) return Array.from(vectors[DEFAULT_VECTOR]);
+  return Object.fromEntries(names.map((name) => [name, Array.from(vectors[name])]));
 }
 

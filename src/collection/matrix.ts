@@ -47,7 +47,7 @@ export async function searchMatrix(scope: QueryScope, request: MatrixRequest): P
   const searches = points.map((p) => ({
     spec: {
       using,
-      query: { kind: 'nearest' as const, vector: p.vectors![using] },
+      query: { kind: 'nearest' as const, vector: Array.from(p.vectors![using]) },
       filter: { must: [{ kind: 'hasId' as const, ids: new Set(ids) }], mustNot: [{ kind: 'hasId' as const, ids: new Set([p.id]) }] },
       params: { hnswEf: null, exact: true, quantization: null, indexedOnly: false },
       scoreThreshold: null,

@@ -43,7 +43,9 @@ export interface ShardReplica {
   state: ReplicaState;
   /**
    * Runs `task` on this copy of the shard. A read carries what is left of its request's time; the
-   * replica pins it to its own clock on receipt and stops the task once it runs out.
+   * replica pins it to its own clock on receipt and stops the task once it runs out. Tasks start
+   * in the order of the calls (the write path relies on it to order a shard's updates without
+   * waiting for each): a local replica's worker queue is in that order; a remote one must keep it.
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>>;
 }

@@ -7,8 +7,11 @@
 //   3. when a part may be refused (an operation on a point that must exist), dry-run every part
 //      on a replica of its set: the set is locked, so no other write changes the answer before
 //      the apply;
-//   4. apply every part, each logged under the clock tag of the request's last id; with `wait`
-//      the shards answer once it is applied, without once it is durable in their logs.
+//   4. send every part to be applied, each logged under the clock tag of the request's last id,
+//      and let go of the locks: a replica takes updates in the order they were sent (replica.ts),
+//      so the next writer's parts queue behind these without waiting for them, and a shard can
+//      log a run of queued updates with one synced write. With `wait` the shards answer once
+//      the part is applied, without once it is durable in their logs.
 
 import type { WriteOp } from '../shard/write-ops.js';
 import type { OperationClock } from './operation-clock.js';
@@ -26,14 +29,16 @@ export function lockedInOrder<T>(sets: readonly ReplicaSet[], job: () => Promise
  * the first of the request's operation ids. Every shard records the last one, so the clock
  * resumes after all of them on restart. `checkFirst` dry-runs every part before any applies.
  */
-export function applyAcross(parts: ReadonlyMap<ReplicaSet, WriteOp[]>, clock: OperationClock, count: number, { checkFirst, wait }: { checkFirst: boolean; wait: boolean }): Promise<number> {
-  return lockedInOrder([...parts.keys()], async () => {
+export async function applyAcross(parts: ReadonlyMap<ReplicaSet, WriteOp[]>, clock: OperationClock, count: number, { checkFirst, wait }: { checkFirst: boolean; wait: boolean }): Promise<number> {
+  const { first, applied } = await lockedInOrder([...parts.keys()], async () => {
     const first = clock.take(count);
     const opId = first + count - 1;
     const tag = clock.tagOf(opId);
     // A dry run only reads the shard, so one replica's answer is the set's.
     if (checkFirst) await Promise.all([...parts].map(([set, ops]) => set.read({ type: 'apply', ops, opId, clock: tag, wait, dryRun: true }, null)));
-    await Promise.all([...parts].map(([set, ops]) => set.update({ type: 'apply', ops, opId, clock: tag, wait, dryRun: false })));
-    return first;
+    // Sent, not awaited: the locks only order the sending.
+    return { first, applied: Promise.all([...parts].map(([set, ops]) => set.update({ type: 'apply', ops, opId, clock: tag, wait, dryRun: false }))) };
   });
+  await applied;
+  return first;
 }

@@ -91,10 +91,15 @@ export class OpLog {
     return this.segments[0]?.first ?? this.last + 1;
   }
 
-  /** The next entry in its stored form; nothing changes until appended() after the caller's batch is written. */
-  prepare(opId: number, clock: ClockTag, ops: WriteOp[]): PreparedAppend {
-    const entry: LogEntry = { seq: this.last + 1, opId, clock, ops };
-    return { entry, key: logKey(entry.seq), value: encodeEntry(entry) };
+  /**
+   * The next entries, one per operation in order, in their stored form; nothing changes until
+   * appended() is told of each after the caller's batch is written.
+   */
+  prepare(operations: readonly { opId: number; clock: ClockTag; ops: WriteOp[] }[]): PreparedAppend[] {
+    return operations.map(({ opId, clock, ops }, i) => {
+      const entry: LogEntry = { seq: this.last + 1 + i, opId, clock, ops };
+      return { entry, key: logKey(entry.seq), value: encodeEntry(entry) };
+    });
   }
 
   appended(append: PreparedAppend): void {

@@ -38,13 +38,14 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
   const headerLength = view.getUint32(0, true);
   const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; version?: number; payload: Payload | null; vectors: [string, number][] };
   const dataStart = (4 + headerLength + 3) & ~3;
-  // A fresh, aligned copy: the store may hand back a Node Buffer, whose slice() shares memory.
+  // The store may hand back an unaligned Node Buffer: one aligned copy, then each vector its own
+  // slice of it (a view would take the whole record along wherever it is posted).
   const copy = new Uint8Array(bytes.subarray(dataStart));
   const data = new Float32Array(copy.buffer, 0, copy.byteLength >>> 2);
   const vectors: NamedVectors = {};
   let at = 0;
   for (const [name, dim] of header.vectors) {
-    vectors[name] = Array.from(data.subarray(at, at + dim));
+    vectors[name] = data.slice(at, at + dim);
     at += dim;
   }
   return { id: header.id, payload: header.payload, vectors, version: header.version ?? 0 };

@@ -39,7 +39,7 @@ export function storedIds(query: VectorQuery): PointId[] {
 }
 
 /** Stored points' vectors of one name, as read: a point absent from the map was not found. */
-export type StoredVectors = Map<PointId, number[] | undefined>;
+export type StoredVectors = Map<PointId, Float32Array | undefined>;
 
 /** An example's vector: as given, or read from the stored point. */
 export function exampleVector(example: Example, stored: StoredVectors, name: string): number[] {
@@ -47,7 +47,7 @@ export function exampleVector(example: Example, stored: StoredVectors, name: str
   if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
   const v = stored.get(example.pointId);
   if (!v) throw new BadInput(`Vector \`${name}\` of point ${example.pointId} not found`);
-  return v;
+  return Array.from(v);
 }
 
 /** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */

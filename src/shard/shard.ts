@@ -6,6 +6,8 @@
 // durable copy and the stored records follow it lazily: an operation's only synced write is its
 // log entry. wait=true applies it in memory before answering; wait=false answers once it is
 // logged and applies it before the shard serves any other task, or sooner when it is idle.
+// Updates that arrive together (queued behind one another in the worker) are logged together,
+// in one synced batch (group commit), each staged on the state its predecessors lead to.
 // Applied changes accumulate per point (its latest record or its deletion) and are flushed in one
 // unsynced batch with the applied marker, the clock map and the log truncation that allows, once
 // they reach a log segment's size, once the shard is idle, and before anything reads the store
@@ -76,6 +78,23 @@ const CLOCKS_KEY = 'm:clocks';
 
 /** Point records an entry leads to (null: the point is deleted), computed before it is logged. */
 type Staged = Map<PointId, PointRecord | null>;
+
+/** One operation as a shard takes it: its operations, id and clock tag, and whether the answer waits for the apply. */
+export interface ShardUpdate {
+  ops: WriteOp[];
+  opId: number;
+  clock: ClockTag;
+  wait: boolean;
+}
+
+/** A shard as staged operations see it: the ids they changed so far, and each point's staged record. */
+interface StagedView {
+  changed(): PointId[];
+  read(id: PointId): PointRecord | null;
+}
+
+/** How one update of a group went: taken (logged, or taken before), or refused with `error`. */
+export type UpdateOutcome = { ok: true } | { ok: false; error: unknown };
 
 /** How long the shard waits without a new applied change before it flushes (debounced). */
 const IDLE_FLUSH_MS = 20;
@@ -166,7 +185,7 @@ export class Shard implements FilterSource {
   private async replay(): Promise<void> {
     for await (const entry of this.log.entries(this.appliedSeq)) {
       this.clocks.advance(entry.clock);
-      await this.applied({ entry, staged: this.stageAll(entry.ops) });
+      await this.applied({ entry, staged: this.stageAll(entry.ops, new Map()) });
     }
   }
 
@@ -294,7 +313,7 @@ export class Shard implements FilterSource {
     const offset = this.offsets.get(id);
     if (offset === undefined) return undefined;
     const vectors: NamedVectors = {};
-    for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = Array.from(index.vector(offset));
+    for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = index.vector(offset);
     return { id, vectors, payload: this.payloads[offset] ?? {}, version: this.versions[offset] };
   }
 
@@ -313,27 +332,68 @@ export class Shard implements FilterSource {
   }
 
   /**
-   * Takes one operation (a list of operations applied in order) tagged with its clock tag. Each
-   * operation is first played against a staged view of the shard, so a failure (a point that must
-   * exist and does not) throws before anything is logged or changed; with `dryRun`, stops after
-   * that check. An operation whose tag the clock map already covers was taken before and is
-   * skipped. With `wait`, returns once applied; without, once durable in the log.
+   * Takes one operation (a list of operations applied in order) tagged with its clock tag. It is
+   * first played against a staged view of the shard, so a failure (a point that must exist and
+   * does not) throws before anything is logged or changed; with `dryRun`, stops after that check.
+   * An operation whose tag the clock map already covers was taken before and is skipped. With
+   * `wait`, returns once applied; without, once durable in the log.
    */
   async apply(ops: WriteOp[], opId: number, clock: ClockTag, wait: boolean, dryRun = false): Promise<void> {
+    if (dryRun) {
+      await this.settle();
+      if (!this.clocks.covers(clock)) this.stageAll(ops, new Map());
+      return;
+    }
+    const [outcome] = await this.applyGroup([{ ops, opId, clock, wait }]);
+    if (!outcome.ok) throw outcome.error;
+  }
+
+  /**
+   * Takes updates in order as `apply` takes one, with one synced write for all their log
+   * entries. Each is staged on the state the ones before it lead to; a refused one is left out
+   * and the others go on. Answers once every update is durable in the log, and, if any of them
+   * waits, applied. If the log write fails, none is taken.
+   */
+  async applyGroup(updates: ShardUpdate[]): Promise<UpdateOutcome[]> {
     await this.settle();
-    if (this.clocks.covers(clock)) return;
-    const staged = this.stageAll(ops);
-    if (dryRun) return;
-    const append = this.log.prepare(opId, clock, ops);
-    await this.db.put(append.key, append.value, { sync: true });
-    this.log.appended(append);
-    this.clocks.advance(clock);
-    crashPoint('after-log-append', append.entry.seq);
-    const applied = { entry: append.entry, staged };
-    if (wait) return this.applied(applied);
-    this.pending.push(applied);
-    // Apply while the worker is idle, so the next task rarely has to wait for it.
-    setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
+    const clocks = new ClockMap(this.clocks.tags());
+    const before: Staged = new Map();
+    const taken: { update: ShardUpdate; staged: Staged; index: number }[] = [];
+    const outcomes = updates.map((update, index): UpdateOutcome => {
+      if (clocks.covers(update.clock)) return { ok: true };
+      try {
+        const staged = this.stageAll(update.ops, before);
+        for (const [id, record] of staged) before.set(id, record);
+        clocks.advance(update.clock);
+        taken.push({ update, staged, index });
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    });
+    if (taken.length === 0) return outcomes;
+    const appends = this.log.prepare(taken.map(({ update }) => update));
+    const batch = this.db.batch();
+    for (const append of appends) batch.put(append.key, append.value);
+    try {
+      await batch.write({ sync: true });
+    } catch (error) {
+      for (const { index } of taken) outcomes[index] = { ok: false, error };
+      return outcomes;
+    }
+    this.clocks = clocks;
+    appends.forEach((append, i) => {
+      this.log.appended(append);
+      crashPoint('after-log-append', append.entry.seq);
+      this.pending.push({ entry: append.entry, staged: taken[i].staged });
+    });
+    if (taken.some(({ update }) => update.wait)) {
+      await this.settle();
+    } else {
+      // Apply while the worker is idle, so the next task rarely has to wait for it.
+      setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
+    }
+    return outcomes;
   }
 
   /** Applies every pending wait=false entry, in order; every task starts with it so it sees them. */
@@ -435,10 +495,15 @@ export class Shard implements FilterSource {
     this.flushedSeq = seq;
   }
 
-  private stageAll(ops: WriteOp[]): Staged {
+  /** The records `ops` lead to, played on the shard as `before` (earlier staged changes) leaves it. */
+  private stageAll(ops: WriteOp[], before: Staged): Staged {
     const staged: Staged = new Map();
-    const read = (id: PointId): PointRecord | null => (staged.has(id) ? staged.get(id)! : this.record(id) ?? null);
-    for (const op of ops) this.stage(op, staged, read);
+    const read = (id: PointId): PointRecord | null => {
+      if (staged.has(id)) return staged.get(id)!;
+      return before.has(id) ? before.get(id)! : this.record(id) ?? null;
+    };
+    const view: StagedView = { changed: () => [...before.keys(), ...staged.keys()], read };
+    for (const op of ops) this.stage(op, staged, view);
     return staged;
   }
 
@@ -452,8 +517,9 @@ export class Shard implements FilterSource {
     return this.log.entriesAfter(after, limit);
   }
 
-  private stage(op: WriteOp, staged: Staged, read: (id: PointId) => PointRecord | null): void {
-    const existing = (target: Target): PointRecord[] => this.resolve(target, staged, read);
+  private stage(op: WriteOp, staged: Staged, view: StagedView): void {
+    const { read } = view;
+    const existing = (target: Target): PointRecord[] => this.resolve(target, view);
     switch (op.kind) {
       case 'upsert':
         for (const p of op.points) {
@@ -508,7 +574,7 @@ export class Shard implements FilterSource {
   }
 
   /** Current records of a target: listed ids must exist; a filter is matched against staged state. */
-  private resolve(target: Target, staged: Staged, read: (id: PointId) => PointRecord | null): PointRecord[] {
+  private resolve(target: Target, { changed, read }: StagedView): PointRecord[] {
     if ('ids' in target) {
       return target.ids.map((id) => {
         const r = read(id);
@@ -517,12 +583,14 @@ export class Shard implements FilterSource {
       });
     }
     const out: PointRecord[] = [];
-    if (staged.size === 0) {
+    const changedIds = changed();
+    if (changedIds.length === 0) {
       for (const offset of this.matching(target.filter)) out.push(this.record(this.ids[offset])!);
       return out;
     }
-    // Earlier operations of this request changed points: match against their staged form.
-    for (const id of new Set([...this.offsets.keys(), ...staged.keys()])) {
+    // Earlier operations (of this request or of updates logged with it) changed points: match
+    // against their staged form.
+    for (const id of new Set([...this.offsets.keys(), ...changedIds])) {
       const r = read(id);
       if (r && this.matchesRecord(target.filter, r)) out.push(r);
     }

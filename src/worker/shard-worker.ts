@@ -7,14 +7,15 @@ import { missingIndexForFacet } from '../messages.js';
 import { EngineAbort } from '../engine/index.js';
 import { isFacetIndex } from '../shard/payload-index/types.js';
 import { retrievePoints, samplePoints, scrollPoints } from '../shard/reads.js';
-import { Shard } from '../shard/shard.js';
+import { Shard, type UpdateOutcome } from '../shard/shard.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../shard/snapshot-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import { injectFault } from './faults.js';
-import type { ShardTask, TaskMessage, TaskReply, TaskResults, WorkerSettings } from './tasks.js';
+import type { ShardTask, TaskMessage, TaskReply, TaskResults, UpdateBatch, UpdateBatchReply, UpdateReply, UpdateTask, WorkerSettings } from './tasks.js';
+import type { WireError } from '../errors.js';
 
 const shards = new Map<string, Shard>();
 
@@ -50,6 +51,7 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       return null;
     }
     case 'apply':
+      // The supervisor sends updates in batches (runUpdates): what comes here is a dry run.
       await (await shardOf(task.shard)).apply(task.ops, task.opId, task.clock, task.wait, task.dryRun);
       return null;
     case 'recovery_point':
@@ -111,14 +113,54 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
 /** Only in a server started for fault-injection tests (see faults.ts). */
 const injecting = (workerData as WorkerSettings | null)?.faults === true;
 
-/** Answers every task (a rejected task would be taken for a dead worker); a trap is a fault. */
-export default async function handle({ task, deadline }: TaskMessage): Promise<TaskReply<TaskResults[ShardTask['type']]>> {
+/** What a failure is to the main thread: a Quiver error as data, or a fault (a trap) that ends the worker. */
+function failureOf(err: unknown): { error: WireError } | { fault: string } {
+  if (isQuiverError(err)) return { error: toWire(err) };
+  if (err instanceof WebAssembly.RuntimeError || err instanceof EngineAbort) return { fault: `WebAssembly trap: ${err.message}` };
+  return { error: toWire(new ServiceError(err instanceof Error ? err.message : String(err))) };
+}
+
+/** A batch of updates: each shard takes its share, in order, as one group (one synced log write). */
+async function runUpdates(updates: UpdateTask[]): Promise<UpdateBatchReply> {
+  const byShard = new Map<string, number[]>();
+  updates.forEach((u, i) => byShard.set(u.shard, [...(byShard.get(u.shard) ?? []), i]));
+  const replies: UpdateReply[] = new Array(updates.length);
+  for (const [key, indexes] of byShard) {
+    let outcomes: UpdateOutcome[];
+    try {
+      outcomes = await (await shardOf(key)).applyGroup(indexes.map((i) => updates[i]));
+    } catch (error) {
+      outcomes = indexes.map(() => ({ ok: false, error }));
+    }
+    for (const [j, outcome] of outcomes.entries()) {
+      if (outcome.ok) {
+        replies[indexes[j]] = { ok: null };
+        continue;
+      }
+      const failure = failureOf(outcome.error);
+      if ('fault' in failure) return failure;
+      replies[indexes[j]] = failure;
+    }
+  }
+  return { replies };
+}
+
+/** Answers every message (a rejected one would be taken for a dead worker); a trap is a fault. */
+export default async function handle(message: TaskMessage | UpdateBatch): Promise<TaskReply<TaskResults[ShardTask['type']]> | UpdateBatchReply> {
+  if ('updates' in message) {
+    try {
+      if (injecting) for (const update of message.updates) await injectFault(update);
+      return await runUpdates(message.updates);
+    } catch (err) {
+      const failure = failureOf(err);
+      return 'fault' in failure ? failure : { replies: message.updates.map(() => failure) };
+    }
+  }
+  const { task, deadline } = message;
   try {
     if (injecting) await injectFault(task);
     return { ok: await underDeadline(deadline, () => run(task)) };
   } catch (err) {
-    if (isQuiverError(err)) return { error: toWire(err) };
-    if (err instanceof WebAssembly.RuntimeError || err instanceof EngineAbort) return { fault: `WebAssembly trap: ${err.message}` };
-    return { error: toWire(new ServiceError(err instanceof Error ? err.message : String(err))) };
+    return failureOf(err);
   }
 }

@@ -1,4 +1,5 @@
-// One shard worker thread kept alive. The supervisor runs the thread's tasks one at a time and
+// One shard worker thread kept alive. The supervisor runs the thread's tasks one at a time (updates
+// queued one behind another go together, as one batch: see UpdateBatch) and
 // remembers which shards the thread owns (from the open, reopen, restore, close and drop tasks
 // that succeeded). When the thread dies (an uncaught error, its memory limit), traps in
 // WebAssembly (its shards' engine memory can no longer be trusted) or overruns its watchdog (a read
@@ -10,7 +11,8 @@
 import { Piscina } from 'piscina';
 import { fromWire, ServiceError } from '../errors.js';
 import type { ShardSpec } from '../shard/shard.js';
-import type { ShardTask, TaskMessage, TaskReply, WorkerSettings } from './tasks.js';
+import type { Deadline } from '../shard/deadline.js';
+import { isUpdateTask, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
 
 const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
 
@@ -20,6 +22,9 @@ const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
  * cannot even start is so not respawned forever.
  */
 const RESTART_ATTEMPTS = 3;
+
+/** Most updates sent in one batch: enough to share a synced write widely, few enough to answer the first soon. */
+const MAX_BATCH = 64;
 
 /** Quiver's own settings (`worker_limits` in the configuration). */
 export interface WorkerLimits {
@@ -139,7 +144,13 @@ export class WorkerSupervisor {
         if (this.failure !== null && !(await this.restart())) break;
         const next = this.waiting.shift();
         if (!next) break;
-        await this.execute(next);
+        if (!isUpdateTask(next.message.task)) {
+          await this.execute(next);
+          continue;
+        }
+        const batch = [next];
+        while (batch.length < MAX_BATCH && this.waiting.length > 0 && isUpdateTask(this.waiting[0].message.task)) batch.push(this.waiting.shift()!);
+        await this.executeUpdates(batch);
       }
     } finally {
       this.draining = false;
@@ -148,12 +159,24 @@ export class WorkerSupervisor {
 
   private async execute({ message, resolve, reject }: Waiting): Promise<void> {
     try {
-      const reply = await this.call(message);
+      const reply = await this.call(message, message.deadline);
       this.restarts = 0;
       if ('ok' in reply) this.track(message.task);
       resolve(reply);
     } catch (err) {
       reject(err as Error);
+    }
+  }
+
+  /** Runs updates as one batch; each is answered with its own reply (updates change no ownership). */
+  private async executeUpdates(batch: Waiting[]): Promise<void> {
+    const message: UpdateBatch = { updates: batch.map((w) => w.message.task).filter(isUpdateTask) };
+    try {
+      const { replies } = await this.call<UpdateBatchReply>(message, null);
+      this.restarts = 0;
+      batch.forEach((w, i) => w.resolve(replies[i]));
+    } catch (err) {
+      for (const w of batch) w.reject(err as Error);
     }
   }
 
@@ -164,11 +187,11 @@ export class WorkerSupervisor {
   }
 
   /** Runs one message on the current thread under the watchdog; a fault fails the thread and the message. */
-  private async call(message: TaskMessage): Promise<SettledReply> {
+  private async call<R extends object = TaskReply<unknown>>(message: TaskMessage | UpdateBatch, deadline: Deadline | null): Promise<Exclude<R, { fault: string }>> {
     const thread = this.thread;
     const { limits } = this.options;
     const hardMs = limits.task_timeout_sec * 1000;
-    const graceMs = message.deadline ? Math.max(0, message.deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
+    const graceMs = deadline ? Math.max(0, deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
     let overrun: string | null = null;
     const watchdog = setTimeout(() => {
       overrun = graceMs < hardMs
@@ -176,7 +199,7 @@ export class WorkerSupervisor {
         : `a task ran longer than ${limits.task_timeout_sec}s`;
       this.fail(thread, overrun);
     }, Math.min(hardMs, graceMs));
-    let reply: TaskReply<unknown>;
+    let reply: R | { fault: string };
     try {
       reply = await thread.pool.run(message);
     } catch (err) {
@@ -189,7 +212,7 @@ export class WorkerSupervisor {
       this.fail(thread, reply.fault);
       throw new ServiceError(`shard worker ${this.index} failed: ${reply.fault}`);
     }
-    return reply;
+    return reply as Exclude<R, { fault: string }>;
   }
 
   /**
@@ -208,7 +231,7 @@ export class WorkerSupervisor {
       this.failure = null;
       try {
         for (const [shard, spec] of this.owned) {
-          const reply = await this.call({ task: { type: 'open', shard, spec }, deadline: null });
+          const reply = await this.call({ task: { type: 'open', shard, spec }, deadline: null }, null);
           if ('error' in reply) throw fromWire(reply.error);
         }
         return true;

@@ -29,7 +29,8 @@ export type ShardTask =
   | { type: 'drop'; shard: string }
   /**
    * One operation: checked (and only checked with `dryRun`), logged under `clock`, applied; the
-   * reply comes once it is applied with `wait`, once it is durable in the log without.
+   * reply comes once it is applied with `wait`, once it is durable in the log without. Sent in
+   * an UpdateBatch unless it is a dry run.
    */
   | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
   /** The shard's clock map and the extent of its log. */
@@ -99,3 +100,23 @@ export interface TaskMessage {
  * state (a WebAssembly trap), so the worker must be replaced.
  */
 export type TaskReply<T> = { ok: T } | { error: WireError } | { fault: string };
+
+/** An apply task that changes the shard (not a dry run). */
+export type UpdateTask = Extract<ShardTask, { type: 'apply' }>;
+
+export function isUpdateTask(task: ShardTask): task is UpdateTask {
+  return task.type === 'apply' && !task.dryRun;
+}
+
+/**
+ * Updates queued one behind another for a worker, sent as one message so that each shard logs
+ * its share with one synced write (group commit). Each update has its own answer; a fault fails
+ * them all, as it fails the worker.
+ */
+export interface UpdateBatch {
+  updates: UpdateTask[];
+}
+
+export type UpdateReply = { ok: null } | { error: WireError };
+
+export type UpdateBatchReply = { replies: UpdateReply[] } | { fault: string };

@@ -1,6 +1,8 @@
 // A shard replica held in memory, for tests of the collection and replica layers without a
 // server or workers. It keeps points by id, records every task it receives, and can be told to
-// fail a task, or to hold one until released or until the deadline it carries runs out.
+// fail a task, or to hold one until released or until the deadline it carries runs out. As the
+// replica contract asks (and a worker thread does), it runs its tasks one at a time, in the
+// order they were sent.
 
 import { pointNotFound } from '../../src/messages.js';
 import { ServiceError, type QuiverError } from '../../src/errors.js';
@@ -9,6 +11,7 @@ import { deadlineOf, timeoutError, type DeadlineBudget } from '../../src/shard/d
 import type { PointRecord, WriteOp } from '../../src/shard/write-ops.js';
 import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
 import type { ShardId } from '../../src/replica/shard-id.js';
+import { WriteQueue } from '../../src/write-queue.js';
 
 export interface Received {
   task: ReplicaTask;
@@ -31,6 +34,7 @@ export class FakeReplica implements ShardReplica {
   readonly applied: number[] = [];
   private readonly failures: { type: ReplicaTask['type']; error: Error }[] = [];
   private readonly holds: Hold[] = [];
+  private readonly queue = new WriteQueue();
 
   constructor(readonly shard: ShardId) {}
 
@@ -57,8 +61,12 @@ export class FakeReplica implements ShardReplica {
     return this.received.map((r) => r.task).filter((t): t is Extract<ReplicaTask, { type: K }> => t.type === type);
   }
 
-  async run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
+  run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
     this.received.push({ task, deadline });
+    return this.queue.enqueue(() => this.execute(task, deadline));
+  }
+
+  private async execute<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
     const failure = this.failures.findIndex((f) => f.type === task.type);
     if (failure >= 0) throw this.failures.splice(failure, 1)[0].error;
     const held = this.holds.findIndex((h) => h.type === task.type);

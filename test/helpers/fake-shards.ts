@@ -44,7 +44,7 @@ class FakeShard {
     const out: PointView = { id: p.id };
     const payload = selectPayload(p.payload, shape.withPayload);
     if (payload) out.payload = payload;
-    const vectors = selectVectors({ '': p.vector }, shape.withVector);
+    const vectors = selectVectors({ '': new Float32Array(p.vector) }, shape.withVector);
     if (vectors) out.vectors = vectors;
     return out;
   }
@@ -81,7 +81,7 @@ class FakeShard {
   query(queries: ShardQuery[]) {
     return evaluateQueries(queries, {
       distance: () => this.distance,
-      storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, p.vector])),
+      storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, new Float32Array(p.vector)])),
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
       read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes)),
     });
