@@ -5,7 +5,8 @@
 //   french, german, hungarian, italian, kazakh, norwegian, portuguese, russian, spanish,
 //   swedish, turkish. Its English list lacks the 26 apostrophe forms Qdrant's has ("don't",
 //   "you're", ...), which the word tokenizer never produces (it splits at the apostrophe);
-//   French, German and Portuguese differ from Qdrant's by a few words.
+//   French lacks "ils" and "les", German "dass", Portuguese "é", "estar", "haver", "ser"
+//   (compared with Qdrant's lists; the other NLTK-sourced lists were not compared word by word).
 // - stopwords-iso gives arabic, basque, bengali, catalan, chinese, greek, hebrew, indonesian,
 //   japanese, romanian, slovene. Bengali, catalan and indonesian have NLTK's list sizes; the
 //   others are different lists from Qdrant's (japanese is Qdrant's source, lightly edited there).
