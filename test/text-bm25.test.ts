@@ -111,7 +111,7 @@ t.test('model names and the errors around inference', async (t) => {
   const unavailable = inferenceServiceUnavailable();
   t.ok(unavailable instanceof ServiceError);
   t.equal(unavailable.statusCode, 500);
-  t.equal(unavailable.message, 'Service internal error: InferenceService is not initialized. Please check if it was properly configured and initialized during startup.');
+  t.equal(unavailable.message, 'Service internal error: InferenceService URL not configured - please provide valid address in config');
   t.equal(textOnlyModel('qdrant/bm25').message, 'Wrong input: Only text input is supported for qdrant/bm25.');
 });
 

@@ -9,7 +9,9 @@
 // - a query gets weight 1 per distinct token;
 // - indices come sorted ascending, without repeats; an empty analysis gives an empty vector.
 // IDF is not part of the vector: Qdrant applies it at search time through the sparse vector's
-// `modifier: idf`.
+// `modifier: idf`. Qdrant reports no inference usage for BM25: a request whose inputs are all
+// local answers `usage: None`, and a mixed one counts only the remote models' usage
+// (src/common/inference/service.rs, InferenceService::infer).
 
 import murmurhash from 'murmurhash';
 import { bm25Params, type Bm25Params } from './bm25-options.js';
@@ -23,7 +25,7 @@ export interface SparseEmbedding {
 }
 
 export interface Bm25Embedding extends SparseEmbedding {
-  /** Tokens the analysis produced for the text: what the request's inference usage counts. */
+  /** Tokens the analysis produced for the text (Qdrant counts no inference usage for BM25). */
   tokens: number;
 }
 

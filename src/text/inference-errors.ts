@@ -1,13 +1,14 @@
-// The errors Qdrant answers around BM25 inference, worded as Qdrant words them:
-// - a Document (or Image/Object) for any model other than its local BM25, when no external
-//   inference service is configured (Quiver has none): a service error
-//   (src/common/inference/infer_processing.rs);
-// - an Image or Object given to the BM25 model (src/common/inference/local_model.rs).
+// The errors Qdrant answers around BM25 inference, worded as Qdrant words them
+// (src/common/inference/service.rs and local_model.rs):
+// - a Document (or Image/Object) for any model other than the local BM25 one, when no external
+//   inference address is configured (Quiver has none): the inference service is always set up,
+//   since BM25 needs no address, so the request fails when it is sent on, as a service error;
+// - an Image or Object given to the BM25 model.
 
 import { BadInput, ServiceError } from '../errors.js';
 
 export function inferenceServiceUnavailable(): ServiceError {
-  return new ServiceError('InferenceService is not initialized. Please check if it was properly configured and initialized during startup.');
+  return new ServiceError('InferenceService URL not configured - please provide valid address in config');
 }
 
 export function textOnlyModel(model: string): BadInput {
