@@ -67,3 +67,33 @@ t.test('prefix tokenizer search', async (t) => {
   t.same(answer(index, { key: 'd', match: { text: 'theorem' } }), [0], 'query words are cut to max_token_len: "theorem" looks for "theor"');
   t.same(answer(index, { key: 'd', match: { text: 'e' } }), [], 'query words below min_token_len are dropped, leaving no tokens');
 });
+
+t.test('text conditions with a stemmer and language stopwords', async (t) => {
+  const index = indexOf('d', {
+    type: 'text',
+    phrase_matching: true,
+    stemmer: { type: 'snowball', language: 'english' },
+    stopwords: 'english',
+  }, [
+    { d: 'The dog is running fast' },
+    { d: 'he runs every day' },
+    { d: 'the runner' },
+    { d: 'The Lord of the Rings' },
+    { d: 'lord rings' },
+  ]);
+  t.same(answer(index, { key: 'd', match: { text: 'running' } }), [0, 1], '"running" finds "runs": both stem to "run"');
+  t.same(answer(index, { key: 'd', match: { text: 'run' } }), [0, 1]);
+  t.same(answer(index, { key: 'd', match: { text: 'runners' } }), [2]);
+  t.same(answer(index, { key: 'd', match: { text_any: 'runs dogs' } }), [0, 1]);
+  t.same(answer(index, { key: 'd', match: { text: 'the' } }), [], 'a query of stopwords only has no tokens');
+  t.same(answer(index, { key: 'd', match: { phrase: 'lord of the rings' } }), [3, 4], 'stopwords leave the phrase [lord, ring]');
+  t.same(answer(index, { key: 'd', match: { phrase: 'dog ran' } }), [], '"ran" is not stemmed to "run"');
+  t.same(answer(index, { key: 'd', match: { phrase: 'dogs runs' } }), [0], 'phrase tokens are stemmed like stored ones');
+  if (!hasMatchSemantics(index)) throw new Error('text indexes define match semantics');
+  t.equal(index.matchValues(['A dog running'], { kind: 'text', text: 'dogs runs' }), true, 'point checks stem too');
+
+  const german = indexOf('d', { type: 'text', stopwords: { languages: ['german'], custom: ['hallo'] } }, [{ d: 'Hallo und Tschüss' }]);
+  t.same(answer(german, { key: 'd', match: { text: 'und' } }), [], 'German stopwords');
+  t.same(answer(german, { key: 'd', match: { text: 'tschüss' } }), [0]);
+  t.same(answer(german, { key: 'd', match: { text_any: 'hallo tschüss' } }), [0], 'custom stopwords are dropped from the query too');
+});

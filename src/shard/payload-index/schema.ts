@@ -3,6 +3,8 @@
 // echoes them back. Options that only place data (on_disk, memory) or tune the graph
 // (enable_hnsw, is_tenant, is_principal) change nothing in how Quiver answers filters.
 
+import type { TokenizerType } from '../../text/tokenizer.js';
+
 export type PayloadSchemaType = 'keyword' | 'integer' | 'float' | 'geo' | 'text' | 'bool' | 'datetime' | 'uuid';
 
 type Memory = 'cold' | 'cached' | 'pinned';
@@ -38,7 +40,7 @@ export interface GeoIndexParams extends Placement {
   type: 'geo';
 }
 
-export type TokenizerType = 'prefix' | 'whitespace' | 'word' | 'multilingual';
+export type { TokenizerType } from '../../text/tokenizer.js';
 
 export interface TextIndexParams extends Placement {
   type: 'text';
@@ -48,9 +50,9 @@ export interface TextIndexParams extends Placement {
   lowercase?: boolean | null;
   ascii_folding?: boolean | null;
   phrase_matching?: boolean | null;
-  /** A language name or {languages, custom}; only `custom` words are applied (see tokenizer.ts). */
+  /** A language name or {languages, custom}: those words are dropped from tokens (src/text/stopwords.ts). */
   stopwords?: string | { languages?: string[] | null; custom?: string[] | null } | null;
-  /** Accepted and kept, not applied (see tokenizer.ts). */
+  /** Snowball stemming of every token, or none (src/text/stemmer.ts). */
   stemmer?: { type: 'snowball'; language: string } | { type: 'none' } | null;
 }
 
