@@ -4,7 +4,11 @@
 
 import t from 'tap';
 import { Bitset, InvalidSparseVector, NotASparseIndex, SparseIndex, idf, type SparseSearchOptions, type SparseVector } from '../src/engine/index.js';
+import { sparseModule } from '../src/runtime/wasm-module.js';
 import { rng } from './helpers/data.js';
+
+const module = await sparseModule();
+const create = (fullScanThreshold?: number) => SparseIndex.create(module, { fullScanThreshold });
 
 interface Doc {
   indices: number[];
@@ -70,8 +74,18 @@ function thrown(fn: () => unknown): unknown {
   return undefined;
 }
 
-function build(docs: (Doc | null)[], fullScanThreshold?: number): SparseIndex {
-  const index = new SparseIndex({ fullScanThreshold });
+/** The error `promise` rejects with. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+async function build(docs: (Doc | null)[], fullScanThreshold?: number): Promise<SparseIndex> {
+  const index = await create(fullScanThreshold);
   docs.forEach((d, o) => d && index.upsert(o, d));
   return index;
 }
@@ -95,7 +109,7 @@ const docs = randomDocs(N, 1, VOCAB);
 const queries = randomDocs(60, 2, VOCAB, 10);
 
 t.test('pruned and plain top-k equal the brute-force reference', async (t) => {
-  const index = build(docs);
+  const index = await build(docs);
   t.equal(index.size, N);
   for (const k of [1, 10, 100]) {
     t.equal(mismatches(index, docs, queries, {}, k), 0, `pruned, k=${k}`);
@@ -108,8 +122,8 @@ t.test('pruned and plain top-k equal the brute-force reference', async (t) => {
 });
 
 t.test('filters: posting lists with an allow-bitset, and the plain scan below full_scan_threshold', async (t) => {
-  const graph = build(docs, 0);
-  const plain = build(docs);
+  const graph = await build(docs, 0);
+  const plain = await build(docs);
   t.equal(plain.fullScanThreshold, 5000, 'Qdrant\'s default sparse full_scan_threshold');
   for (const share of [0.5, 0.05, 0.002]) {
     const next = rng(Math.round(share * 1000));
@@ -130,7 +144,7 @@ t.test('filters: posting lists with an allow-bitset, and the plain scan below fu
 
 t.test('deletes and replacements', async (t) => {
   const current: (Doc | null)[] = docs.slice();
-  const index = build(current, 0);
+  const index = await build(current, 0);
   const replacements = randomDocs(N, 3);
   const next = rng(4);
   let deleted = 0;
@@ -173,7 +187,7 @@ t.test('deletes and replacements', async (t) => {
 });
 
 t.test('matches, empty vectors, zero values and ties', async (t) => {
-  const index = new SparseIndex();
+  const index = await create();
   index.upsert(0, { indices: [1, 2], values: [1, 1] });
   index.upsert(1, { indices: [], values: [] });
   index.upsert(2, { indices: [3], values: [5] });
@@ -189,7 +203,7 @@ t.test('matches, empty vectors, zero values and ties', async (t) => {
     t.equal(index.search({ indices: [1], values: [1] }, { limit: 0, exact }).offsets.length, 0, 'limit 0');
   }
   // Many equal scores: ties come out by offset, the same on both paths.
-  const ties = new SparseIndex({ fullScanThreshold: 0 });
+  const ties = await create(0);
   const next = rng(9);
   const tieDocs: Doc[] = [];
   for (let o = 0; o < 500; o++) {
@@ -204,7 +218,7 @@ t.test('matches, empty vectors, zero values and ties', async (t) => {
   t.same(Array.from(plain.offsets), Array.from(pruned.offsets), 'and the same on the plain scan');
   // Tight bounds (all values 1): a document found only through the weak terms, in all of them,
   // beats every document of the strong term; pruning must not close before it is seen.
-  const hidden = new SparseIndex({ fullScanThreshold: 0 });
+  const hidden = await create(0);
   for (let o = 0; o < 300; o++) hidden.upsert(o, { indices: [0, 1 + (o % 10)], values: [1, 1] });
   hidden.upsert(300, { indices: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], values: Array(10).fill(1) });
   const weak = { indices: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], values: [8.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1] };
@@ -215,8 +229,8 @@ t.test('matches, empty vectors, zero values and ties', async (t) => {
 });
 
 t.test('input: unsorted indices are sorted, invalid vectors are refused', async (t) => {
-  const a = new SparseIndex();
-  const b = new SparseIndex();
+  const a = await create();
+  const b = await create();
   for (const [o, d] of docs.slice(0, 500).entries()) {
     a.upsert(o, d);
     const order = d.indices.map((_, i) => i).sort((x, y) => d.indices[x] - d.indices[y]);
@@ -247,7 +261,7 @@ t.test('input: unsorted indices are sorted, invalid vectors are refused', async 
 t.test('IDF: document frequencies and Qdrant\'s formula on query weights', async (t) => {
   t.equal(idf(10, 2), Math.log((10 - 2 + 0.5) / (2 + 0.5) + 1), 'ln((N - n + 0.5) / (n + 0.5) + 1)');
   const current: (Doc | null)[] = docs.slice(0, 2000);
-  const index = build(current, 0);
+  const index = await build(current, 0);
   // Zero values do not count toward a term's document frequency; deletes lower it.
   index.upsert(0, { indices: [1, 2], values: [0, 3] });
   current[0] = { indices: [1, 2], values: [0, 3] };
@@ -279,14 +293,14 @@ t.test('IDF: document frequencies and Qdrant\'s formula on query weights', async
 
 t.test('serialisation round trip gives identical results', async (t) => {
   const current: (Doc | null)[] = docs.slice();
-  const index = build(current, 0);
+  const index = await build(current, 0);
   for (let o = 0; o < N; o += 7) {
     index.delete(o);
     current[o] = null;
   }
   index.upsert(N + 10, { indices: [], values: [] });
   const bytes = index.serialize();
-  const copy = SparseIndex.deserialize(bytes, { fullScanThreshold: 0 });
+  const copy = await SparseIndex.load(module, bytes, { fullScanThreshold: 0 });
   t.equal(copy.size, index.size);
   t.equal(copy.offsetCount, index.offsetCount);
   t.equal(copy.termCount, index.termCount);
@@ -305,18 +319,19 @@ t.test('serialisation round trip gives identical results', async (t) => {
   // Both go on identically after more writes.
   for (const ix of [index, copy]) for (let o = 0; o < 50; o++) ix.upsert(o * 2, queries[o % queries.length]);
   t.same(copy.search(queries[5], { limit: 10 }), index.search(queries[5], { limit: 10 }));
-  t.ok(thrown(() => SparseIndex.deserialize(new Uint8Array([1, 2, 3, 4]))) instanceof NotASparseIndex, 'random bytes are refused');
+  t.ok(await rejection(SparseIndex.load(module, new Uint8Array([1, 2, 3, 4]))) instanceof NotASparseIndex, 'random bytes are refused');
   const damaged = bytes.slice(0, bytes.length - 4);
-  t.ok(thrown(() => SparseIndex.deserialize(damaged)) instanceof NotASparseIndex, 'a cut image is refused');
-  const empty = SparseIndex.deserialize(new SparseIndex().serialize());
+  t.ok(await rejection(SparseIndex.load(module, damaged)) instanceof NotASparseIndex, 'a cut image is refused');
+  const empty = await SparseIndex.load(module, (await create()).serialize());
   t.equal(empty.size, 0, 'an empty index round-trips');
 });
 
 t.test('memory report', async (t) => {
-  const index = new SparseIndex();
-  const empty = index.memoryBytes;
+  const index = await create();
+  const empty = index.dataBytes;
   docs.slice(0, 1000).forEach((d, o) => index.upsert(o, d));
   const entries = docs.slice(0, 1000).reduce((n, d) => n + d.indices.length, 0);
-  t.ok(index.memoryBytes >= empty + entries * 16, `at least 16 bytes per non-zero (posting + stored vector): ${index.memoryBytes} bytes for ${entries}`);
-  t.ok(index.memoryBytes < empty + entries * 64 + 1_000_000, 'and not wildly more');
+  t.ok(index.dataBytes >= empty + entries * 16, `at least 16 bytes per non-zero (posting + stored vector): ${index.dataBytes} bytes for ${entries}`);
+  t.ok(index.dataBytes < empty + entries * 64 + 100_000, 'and not wildly more');
+  t.ok(index.memoryBytes >= index.dataBytes, `the engine memory holds the data (${index.memoryBytes} bytes)`);
 });

@@ -5,6 +5,7 @@
 // (it is exact too, so anything under 1.0 is a bug the benchmark would show).
 
 import { Bitset, SparseIndex, type SortedSparse, type SparseSearchResult } from '../engine/index.js';
+import { sparseModule } from '../runtime/wasm-module.js';
 import type { Progress } from './progress.js';
 import { SparseGenerator } from './sparse-data.js';
 import { quantile } from './sweep.js';
@@ -94,7 +95,7 @@ function bestPass(repeats: number, index: SparseIndex, queries: SortedSparse[], 
   return best;
 }
 
-export function sparseBench(options: SparseBenchOptions, progress: Progress): SparseBenchReport {
+export async function sparseBench(options: SparseBenchOptions, progress: Progress): Promise<SparseBenchReport> {
   const docs = new SparseGenerator({ vocabulary: options.vocabulary, nonZeros: options.documentNonZeros, seed: options.seed });
   const qgen = new SparseGenerator({ vocabulary: options.vocabulary, nonZeros: options.queryNonZeros, seed: options.seed + 1 });
   const queries = Array.from({ length: options.queries }, () => qgen.vector());
@@ -111,7 +112,8 @@ export function sparseBench(options: SparseBenchOptions, progress: Progress): Sp
   gen.done();
 
   // Threshold 0: every filtered search below goes through the posting lists; the exact rows ask for the scan.
-  const index = new SparseIndex({ fullScanThreshold: 0 });
+  const module = await sparseModule();
+  const index = await SparseIndex.create(module, { fullScanThreshold: 0 });
   index.reserve(options.documents);
   const build = progress.start('building the sparse index', options.documents);
   const started = performance.now();
@@ -126,7 +128,7 @@ export function sparseBench(options: SparseBenchOptions, progress: Progress): Sp
   const image = index.serialize();
   const serializeSeconds = (performance.now() - t0) / 1000;
   t0 = performance.now();
-  SparseIndex.deserialize(image);
+  await SparseIndex.load(module, image);
   const loadSeconds = (performance.now() - t0) / 1000;
 
   const rows: SparseRow[] = [];
@@ -135,7 +137,7 @@ export function sparseBench(options: SparseBenchOptions, progress: Progress): Sp
     const next = seededRandom(options.seed + Math.round(share * 1e6));
     const filter = share >= 1 ? undefined : Bitset.of(options.documents, [...Array(options.documents).keys()].filter(() => next() < share));
     const allowed = filter ? filter.count() : options.documents;
-    const task = progress.start(`${queries.length} queries, ${filter ? `filter ${share * 100}%` : "no filter"} (${allowed} points): pruned and exact scan`, 2);
+    const task = progress.start(`${queries.length} queries, ${filter ? `filter ${share * 100}%` : 'no filter'} (${allowed} points): pruned and exact scan`, 2);
     const exact = bestPass(options.repeats, index, queries, (ix, q) => ix.search(q, { limit: k, filter, exact: true }));
     task.tick();
     const pruned = bestPass(options.repeats, index, queries, (ix, q) => ix.search(q, { limit: k, filter }));

@@ -77,7 +77,7 @@ export async function sparseBenchCommand(args: string[]): Promise<number> {
   if (options.documentNonZeros > options.vocabulary || options.queryNonZeros > options.vocabulary) throw new CommandError('--doc-nonzeros and --query-nonzeros must not exceed --vocabulary');
   const cpu = cpus();
   const startedAt = new Date().toISOString();
-  const report = sparseBench(options, terminalProgress(process.stderr, values.quiet === true));
+  const report = await sparseBench(options, terminalProgress(process.stderr, values.quiet === true));
   const result: SparseBenchResult = {
     mode: 'sparse',
     command: ['quiver', 'bench', 'sparse', ...args].join(' '),

@@ -1,17 +1,21 @@
-// One term's posting list: (offset, value) pairs sorted by offset, in two parallel typed arrays
-// that grow by doubling. A removed posting is not cut out at once (that moves the whole tail):
-// its offset gets the DEAD bit and keeps its place, so the order and binary search still hold;
-// the list compacts itself once dead entries outnumber a quarter of it. `max`/`min` bound every
-// live value (they only widen until a compaction recomputes them), which is what the pruned
-// search needs: a bound that is never too small.
+// One term's posting list: (offset, value) pairs sorted by offset, in two blocks of the sparse
+// engine's memory (offsets u32, values f32) that grow by doubling, so the scoring loops read
+// them in place. A removed posting is not cut out at once (that moves the whole tail): its
+// offset gets the DEAD bit and keeps its place, so the order and binary search still hold; the
+// list compacts itself once dead entries pass a quarter of it. `max`/`min` bound every live
+// value (they only widen until a compaction recomputes them), which is what the pruned search
+// needs: a bound that is never too small.
+
+import type { SparseMemory } from './sparse-memory.js';
 
 /** High bit of a stored offset: the posting is removed. Offsets therefore stay below 2^31. */
 export const DEAD = 0x80000000;
 const MASK = 0x7fffffff;
 
 export class PostingList {
-  offsets: Uint32Array;
-  values: Float32Array;
+  offsPtr = 0;
+  valsPtr = 0;
+  capacity = 0;
   /** Entries in use, dead ones included. */
   length = 0;
   dead = 0;
@@ -20,17 +24,14 @@ export class PostingList {
   max = -Infinity;
   min = Infinity;
 
-  constructor(capacity = 4) {
-    this.offsets = new Uint32Array(capacity);
-    this.values = new Float32Array(capacity);
-  }
+  constructor(private readonly mem: SparseMemory) {}
 
   get live(): number {
     return this.length - this.dead;
   }
 
   get byteLength(): number {
-    return this.offsets.byteLength + this.values.byteLength;
+    return this.capacity * 8;
   }
 
   /** Adds or revives the posting of `offset` (which must not be live in this list). */
@@ -38,26 +39,30 @@ export class PostingList {
     this.widen(value);
     if (value !== 0) this.nonZero++;
     const n = this.length;
-    if (n === 0 || (this.offsets[n - 1] & MASK) < offset) {
+    if (n === 0 || (this.mem.u32[(this.offsPtr >>> 2) + n - 1] & MASK) < offset) {
       // New offsets come in increasing order: the common case is an append.
       this.ensure(n + 1);
-      this.offsets[n] = offset;
-      this.values[n] = value;
+      this.mem.u32[(this.offsPtr >>> 2) + n] = offset;
+      this.mem.f32[(this.valsPtr >>> 2) + n] = value;
       this.length = n + 1;
       return;
     }
     const at = this.search(offset);
-    if (at < n && (this.offsets[at] & MASK) === offset) {
-      this.offsets[at] = offset;
-      this.values[at] = value;
+    if (at < n && (this.mem.u32[(this.offsPtr >>> 2) + at] & MASK) === offset) {
+      this.mem.u32[(this.offsPtr >>> 2) + at] = offset;
+      this.mem.f32[(this.valsPtr >>> 2) + at] = value;
       this.dead--;
       return;
     }
     this.ensure(n + 1);
-    this.offsets.copyWithin(at + 1, at, n);
-    this.values.copyWithin(at + 1, at, n);
-    this.offsets[at] = offset;
-    this.values[at] = value;
+    const o = this.offsPtr >>> 2;
+    const v = this.valsPtr >>> 2;
+    const u32 = this.mem.u32;
+    const f32 = this.mem.f32;
+    u32.copyWithin(o + at + 1, o + at, o + n);
+    f32.copyWithin(v + at + 1, v + at, v + n);
+    u32[o + at] = offset;
+    f32[v + at] = value;
     this.length = n + 1;
   }
 
@@ -65,9 +70,11 @@ export class PostingList {
   update(offset: number, value: number): boolean {
     const at = this.find(offset);
     if (at < 0) return false;
-    if (this.values[at] !== 0) this.nonZero--;
+    const f32 = this.mem.f32;
+    const v = (this.valsPtr >>> 2) + at;
+    if (f32[v] !== 0) this.nonZero--;
     if (value !== 0) this.nonZero++;
-    this.values[at] = value;
+    f32[v] = value;
     this.widen(value);
     return true;
   }
@@ -76,8 +83,8 @@ export class PostingList {
   remove(offset: number): boolean {
     const at = this.find(offset);
     if (at < 0) return false;
-    this.offsets[at] |= DEAD;
-    if (this.values[at] !== 0) this.nonZero--;
+    this.mem.u32[(this.offsPtr >>> 2) + at] |= DEAD;
+    if (this.mem.f32[(this.valsPtr >>> 2) + at] !== 0) this.nonZero--;
     this.dead++;
     if (this.dead * 4 > this.length) this.compact();
     return true;
@@ -85,17 +92,21 @@ export class PostingList {
 
   /** Drops dead postings and recomputes the value bounds. */
   compact(): void {
-    const o = this.offsets;
-    const v = this.values;
+    const u32 = this.mem.u32;
+    const f32 = this.mem.f32;
+    const o = this.offsPtr >>> 2;
+    const v = this.valsPtr >>> 2;
     let w = 0;
     let max = -Infinity;
     let min = Infinity;
     for (let r = 0; r < this.length; r++) {
-      if (o[r] >= DEAD) continue;
-      o[w] = o[r];
-      v[w] = v[r];
-      if (v[r] > max) max = v[r];
-      if (v[r] < min) min = v[r];
+      const off = u32[o + r];
+      if (off >= DEAD) continue;
+      const x = f32[v + r];
+      u32[o + w] = off;
+      f32[v + w] = x;
+      if (x > max) max = x;
+      if (x < min) min = x;
       w++;
     }
     this.length = w;
@@ -103,17 +114,18 @@ export class PostingList {
     this.max = max;
     this.min = min;
     // Give memory back when the list shrank well below its capacity.
-    if (o.length > 16 && w * 4 < o.length) this.resize(Math.max(4, w * 2));
+    if (this.capacity > 16 && w * 4 < this.capacity) this.resize(Math.max(4, w * 2));
   }
 
-  /** First position whose offset (dead bit ignored) is >= `offset`. */
+  /** First position whose offset (dead bit ignored) is >= `offset`, searching from `from`. */
   search(offset: number, from = 0): number {
-    const o = this.offsets;
+    const u32 = this.mem.u32;
+    const o = this.offsPtr >>> 2;
     let lo = from;
     let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((o[mid] & MASK) < offset) lo = mid + 1;
+      if ((u32[o + mid] & MASK) < offset) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -122,7 +134,14 @@ export class PostingList {
   /** Position of the live posting of `offset`, or -1. */
   find(offset: number): number {
     const at = this.search(offset);
-    return at < this.length && this.offsets[at] === offset ? at : -1;
+    return at < this.length && this.mem.u32[(this.offsPtr >>> 2) + at] === offset ? at : -1;
+  }
+
+  /** Gives the blocks back (the list is dropped). */
+  release(): void {
+    this.mem.free(this.offsPtr);
+    this.mem.free(this.valsPtr);
+    this.offsPtr = this.valsPtr = this.capacity = this.length = 0;
   }
 
   private widen(value: number): void {
@@ -131,15 +150,12 @@ export class PostingList {
   }
 
   private ensure(n: number): void {
-    if (n > this.offsets.length) this.resize(Math.max(n, this.offsets.length * 2));
+    if (n > this.capacity) this.resize(Math.max(n, 4, this.capacity * 2));
   }
 
   private resize(capacity: number): void {
-    const o = new Uint32Array(capacity);
-    const v = new Float32Array(capacity);
-    o.set(this.offsets.subarray(0, this.length));
-    v.set(this.values.subarray(0, this.length));
-    this.offsets = o;
-    this.values = v;
+    this.offsPtr = this.mem.realloc(this.offsPtr, capacity * 4);
+    this.valsPtr = this.mem.realloc(this.valsPtr, capacity * 4);
+    this.capacity = capacity;
   }
 }

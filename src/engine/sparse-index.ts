@@ -11,17 +11,20 @@
 //   (excluding) this number of vectors") scores those points directly; otherwise the posting
 //   lists are searched with pruning. Both give the same offsets and scores.
 //
-// Plain TypeScript: the scoring loops were measured against an AssemblyScript build of the same
-// loops over the same data and were not slower (see the benchmark's report), so the index has no
-// engine instance and runs unchanged in browsers.
+// Posting lists and stored vectors live in the memory of the index's own instance of the sparse
+// engine (build/quiver-sparse.wasm, assembly/sparse/index.ts), whose loops score in place; this
+// class keeps the term map and the bookkeeping. Like VectorIndex it is given a compiled module,
+// never a file path, so it runs unchanged in browsers.
 
 import type { Bitset } from './bitset.js';
 import { PostingList } from './posting-list.js';
 import { idf, type IdfStatistics } from './sparse-idf.js';
+import { SparseMemory } from './sparse-memory.js';
 import { readImage, writeImage } from './sparse-persist.js';
 import { plainScan, prunedSearch, SearchScratch, type PreparedQuery, type SearchResultArrays } from './sparse-search.js';
 import { SparseStore } from './sparse-store.js';
-import { InvalidSparseVector, normalizeSparse, type SortedSparse, type SparseVector } from './sparse-vector.js';
+import { InvalidSparseVector } from './sparse-errors.js';
+import { normalizeSparse, type SortedSparse, type SparseVector } from './sparse-vector.js';
 
 export interface SparseIndexConfig {
   /** Qdrant's sparse index full_scan_threshold, in points (default 5000, Qdrant's). */
@@ -49,17 +52,24 @@ const MAX_OFFSET = 0x7ffffffe;
 export class SparseIndex {
   readonly fullScanThreshold: number;
   private readonly lists = new Map<number, PostingList>();
-  private readonly store = new SparseStore();
-  private readonly scratch = new SearchScratch();
+  private readonly store: SparseStore;
+  private readonly scratch: SearchScratch;
   private allowWords = new Uint32Array(0);
 
-  constructor(config: SparseIndexConfig = {}) {
+  private constructor(private readonly mem: SparseMemory, config: SparseIndexConfig) {
     this.fullScanThreshold = config.fullScanThreshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD;
+    this.store = new SparseStore(mem);
+    this.scratch = new SearchScratch(mem);
+  }
+
+  /** An empty index on a fresh instance of the compiled sparse engine (build/quiver-sparse.wasm). */
+  static async create(module: WebAssembly.Module, config: SparseIndexConfig = {}): Promise<SparseIndex> {
+    return new SparseIndex(await SparseMemory.instantiate(module), config);
   }
 
   /** Restores an index written by serialize(); searches give identical results. */
-  static deserialize(bytes: Uint8Array, config: SparseIndexConfig = {}): SparseIndex {
-    const index = new SparseIndex(config);
+  static async load(module: WebAssembly.Module, bytes: Uint8Array, config: SparseIndexConfig = {}): Promise<SparseIndex> {
+    const index = await SparseIndex.create(module, config);
     readImage(bytes, (offset, doc) => index.insert(offset, doc), (count) => {
       index.store.reserve(count);
       index.store.count = count;
@@ -88,10 +98,18 @@ export class SparseIndex {
     return n;
   }
 
-  /** Bytes held: posting lists, stored vectors and search scratch (typed arrays by capacity, plus ~64 bytes per list object). */
+  /**
+   * Bytes held: the engine instance's linear memory (posting lists, stored vectors, search
+   * scratch, allocator slack), plus the host's term map (~100 bytes per term).
+   */
   get memoryBytes(): number {
-    let bytes = this.store.byteLength + this.scratch.byteLength + this.allowWords.byteLength;
-    for (const list of this.lists.values()) bytes += list.byteLength + 64;
+    return this.mem.byteLength + this.allowWords.byteLength + this.lists.size * 100;
+  }
+
+  /** Bytes of posting lists and stored vectors by capacity (what the engine memory holds for data). */
+  get dataBytes(): number {
+    let bytes = this.store.byteLength;
+    for (const list of this.lists.values()) bytes += list.byteLength;
     return bytes;
   }
 
@@ -145,21 +163,23 @@ export class SparseIndex {
     const limit = Math.min(Math.floor(options.limit), this.store.documents);
     if (!(limit >= 1) || prepared.indices.length === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
     const allow = options.filter ? this.copyAllow(options.filter) : null;
-    if (options.exact === true || this.usesFullScan(options.filter)) return plainScan(prepared, this.store, limit, allow);
-    return prunedSearch(prepared, this.lists, this.store, this.scratch, limit, allow);
+    if (options.exact === true || this.usesFullScan(options.filter)) return plainScan(prepared, this.store, this.mem, this.scratch, limit, allow);
+    return prunedSearch(prepared, this.lists, this.store, this.mem, this.scratch, limit, allow);
   }
 
   /** Compacts every posting list and the stored vectors (drops what deletes and replacements left). */
   compact(): void {
     for (const [term, list] of this.lists) {
-      if (list.live === 0) this.lists.delete(term);
-      else if (list.dead > 0) list.compact();
+      if (list.live === 0) {
+        list.release();
+        this.lists.delete(term);
+      } else if (list.dead > 0) list.compact();
     }
     this.store.compact();
   }
 
   serialize(): Uint8Array {
-    return writeImage(this.store);
+    return writeImage(this.store, this.mem);
   }
 
   private insert(offset: number, doc: SortedSparse): void {
@@ -169,7 +189,7 @@ export class SparseIndex {
       const term = doc.indices[i];
       let list = this.lists.get(term);
       if (list === undefined) {
-        list = new PostingList();
+        list = new PostingList(this.mem);
         this.lists.set(term, list);
       }
       // A new offset only appends; a replaced one may already have a posting in this list.

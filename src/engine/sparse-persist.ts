@@ -7,7 +7,8 @@
 //   indices u32[entries]: each document's indices, ascending, documents in offset order
 //   values  f32[entries]: the matching values
 
-import { ServiceError } from '../errors.js';
+import { NotASparseIndex } from './sparse-errors.js';
+import type { SparseMemory } from './sparse-memory.js';
 import { ABSENT, type SparseStore } from './sparse-store.js';
 import type { SortedSparse } from './sparse-vector.js';
 
@@ -15,33 +16,32 @@ const MAGIC = 0x31505351; // "QSP1"
 const VERSION = 1;
 const HEADER_WORDS = 5;
 
-/** Bytes that are not an image written by writeImage (500: stored data is damaged). */
-export class NotASparseIndex extends ServiceError {
-  constructor(reason: string) {
-    super(`not a serialised Quiver sparse index: ${reason}`);
-  }
-}
-
 // Typed arrays use the platform's byte order; every platform Node and browsers run on is
 // little-endian, and the check keeps a big-endian one from writing images others misread.
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-export function writeImage(store: SparseStore): Uint8Array {
-  if (!LITTLE_ENDIAN) throw new ServiceError('sparse index images need a little-endian platform');
+export function writeImage(store: SparseStore, mem: SparseMemory): Uint8Array {
+  if (!LITTLE_ENDIAN) throw new RangeError('sparse index images need a little-endian platform');
   const count = store.count;
   const entries = store.used - store.garbage;
   const words = new Uint32Array(HEADER_WORDS + count + 2 * entries);
   words.set([MAGIC, VERSION, count, store.documents, entries]);
-  words.set(store.lengths.subarray(0, count), HEADER_WORDS);
+  const u32 = mem.u32;
+  const f32 = mem.f32;
+  const lengths = store.lengthsPtr >>> 2;
+  const starts = store.startsPtr >>> 2;
+  const si = store.indicesPtr >>> 2;
+  const sv = store.valuesPtr >>> 2;
+  words.set(u32.subarray(lengths, lengths + count), HEADER_WORDS);
   const indices = words.subarray(HEADER_WORDS + count, HEADER_WORDS + count + entries);
   const values = new Float32Array(words.buffer, (HEADER_WORDS + count + entries) * 4, entries);
   let w = 0;
   for (let o = 0; o < count; o++) {
-    const n = store.lengths[o];
+    const n = u32[lengths + o];
     if (n === ABSENT) continue;
-    const s = store.starts[o];
-    indices.set(store.indices.subarray(s, s + n), w);
-    values.set(store.values.subarray(s, s + n), w);
+    const s = u32[starts + o];
+    indices.set(u32.subarray(si + s, si + s + n), w);
+    values.set(f32.subarray(sv + s, sv + s + n), w);
     w += n;
   }
   return new Uint8Array(words.buffer);
@@ -49,7 +49,7 @@ export function writeImage(store: SparseStore): Uint8Array {
 
 /** Calls `reserve(count)` once, then `put` for each stored document in offset order. */
 export function readImage(bytes: Uint8Array, put: (offset: number, doc: SortedSparse) => void, reserve: (count: number) => void): void {
-  if (!LITTLE_ENDIAN) throw new ServiceError('sparse index images need a little-endian platform');
+  if (!LITTLE_ENDIAN) throw new RangeError('sparse index images need a little-endian platform');
   if (bytes.byteLength < HEADER_WORDS * 4 || bytes.byteLength % 4 !== 0) throw new NotASparseIndex(`${bytes.byteLength} bytes`);
   // Copy into an aligned buffer: the bytes may sit at any offset of a larger buffer.
   const words = new Uint32Array(bytes.byteLength / 4);

@@ -1,20 +1,23 @@
 // The two exact top-k searches of the sparse index. Both return the same offsets and scores:
 // a match is a document sharing at least one index with the query (Qdrant never returns the
-// others), its score is sparseScore(), and results are ordered by score descending, then offset
-// ascending.
+// others), its score is the engine's score() (dot product over shared indices, f64 in index
+// order, rounded to f32), and results are ordered by score descending, then offset ascending.
 //
 // - prunedSearch: term-at-a-time over the query's posting lists with max-score pruning. Terms
-//   go by decreasing bound (the largest |weight x value| a list can add), scores accumulate per
+//   go by decreasing bound (the largest weight x value a list can add), scores accumulate per
 //   offset; once the bounds of the terms left add up to less than the k-th best lower bound, no
 //   unseen document can enter the top k and the remaining lists only update the surviving
 //   candidates (by binary search when they are few). Candidates whose upper bound falls below
 //   that lower bound are dropped on the way. Survivors are scored again exactly at the end.
 // - plainScan: scores every allowed document from the stored vectors (Qdrant's plain search,
 //   for filters that let few points through).
+//
+// The per-posting and per-document loops run in the sparse engine (assembly/sparse); the
+// bookkeeping per term and per candidate set stays here.
 
-import { DEAD, type PostingList } from './posting-list.js';
-import { ABSENT, type SparseStore } from './sparse-store.js';
-import { sparseScore } from './sparse-vector.js';
+import type { PostingList } from './posting-list.js';
+import type { SparseMemory } from './sparse-memory.js';
+import type { SparseStore } from './sparse-store.js';
 import { kthLargest, TopK } from './top-k.js';
 
 /** A query in index order with its final weights (after IDF). */
@@ -28,30 +31,71 @@ export interface SearchResultArrays {
   scores: Float32Array;
 }
 
-/** Per-offset work arrays, reused by every search of one index (a search allocates O(k + terms)). */
+/**
+ * Work blocks in engine memory, reused by every search of one index: per offset acc f64,
+ * stamp u32, cand u32 (also the scan's output ids) and out f64 (the scan's scores); the allow
+ * bitset; the query. A search allocates nothing else in the engine.
+ */
 export class SearchScratch {
-  acc = new Float64Array(0);
-  stamp = new Uint32Array(0);
-  cand = new Uint32Array(0);
+  capacity = 0;
+  accPtr = 0;
+  stampPtr = 0;
+  candPtr = 0;
+  outPtr = 0;
+  allowPtr = 0;
+  allowWords = 0;
+  queryIdxPtr = 0;
+  queryWPtr = 0;
+  queryCap = 0;
   epoch = 0;
 
-  /** Sizes the arrays for `capacity` offsets and starts a new search (a fresh stamp). */
-  begin(capacity: number): number {
-    if (this.acc.length < capacity) {
-      this.acc = new Float64Array(capacity);
-      this.stamp = new Uint32Array(capacity);
-      this.cand = new Uint32Array(capacity);
+  constructor(private readonly mem: SparseMemory) {}
+
+  get byteLength(): number {
+    return this.capacity * 24 + this.allowWords * 4 + this.queryCap * 12;
+  }
+
+  /** Sizes the blocks for `capacity` offsets, writes the query and the filter; returns the search's stamp. */
+  begin(capacity: number, query: PreparedQuery, allow: Uint32Array | null): number {
+    if (this.capacity < capacity) {
+      const cap = Math.max(capacity, this.capacity * 2);
+      for (const ptr of [this.accPtr, this.stampPtr, this.candPtr, this.outPtr]) this.mem.free(ptr);
+      this.accPtr = this.mem.alloc(cap * 8);
+      this.stampPtr = this.mem.alloc(cap * 4);
+      this.candPtr = this.mem.alloc(cap * 4);
+      this.outPtr = this.mem.alloc(cap * 8);
+      this.mem.u32.fill(0, this.stampPtr >>> 2, (this.stampPtr >>> 2) + cap);
+      this.capacity = cap;
       this.epoch = 0;
     }
+    const words = (this.capacity + 31) >>> 5;
+    if (this.allowWords < words) {
+      this.mem.free(this.allowPtr);
+      this.allowPtr = this.mem.alloc(words * 4);
+      this.allowWords = words;
+    }
+    const qn = query.indices.length;
+    if (this.queryCap < qn) {
+      this.mem.free(this.queryIdxPtr);
+      this.mem.free(this.queryWPtr);
+      this.queryCap = Math.max(qn, 2 * this.queryCap, 64);
+      this.queryIdxPtr = this.mem.alloc(this.queryCap * 4);
+      this.queryWPtr = this.mem.alloc(this.queryCap * 8);
+    }
+    // No allocation past this point: the views below stay valid for the whole search.
+    this.mem.u32.set(query.indices, this.queryIdxPtr >>> 2);
+    this.mem.f64.set(query.weights, this.queryWPtr >>> 3);
+    if (allow !== null) {
+      const n = Math.min(words, allow.length);
+      const at = this.allowPtr >>> 2;
+      this.mem.u32.set(n === allow.length ? allow : allow.subarray(0, n), at);
+      this.mem.u32.fill(0, at + n, at + this.allowWords);
+    }
     if (++this.epoch === 0xffffffff) {
-      this.stamp.fill(0);
+      this.mem.u32.fill(0, this.stampPtr >>> 2, (this.stampPtr >>> 2) + this.capacity);
       this.epoch = 1;
     }
     return this.epoch;
-  }
-
-  get byteLength(): number {
-    return this.acc.byteLength + this.stamp.byteLength + this.cand.byteLength;
   }
 }
 
@@ -70,7 +114,7 @@ interface Term {
  */
 const SLACK = 1e-6;
 
-export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, PostingList>, store: SparseStore, scratch: SearchScratch, k: number, allow: Uint32Array | null): SearchResultArrays {
+export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, PostingList>, store: SparseStore, mem: SparseMemory, scratch: SearchScratch, k: number, allow: Uint32Array | null): SearchResultArrays {
   const terms: Term[] = [];
   let rHi = 0;
   let rLo = 0;
@@ -88,126 +132,95 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
   }
   terms.sort((x, y) => y.hi - x.hi);
   const eps = SLACK * (rHi - rLo) + Number.MIN_VALUE;
-  const epoch = scratch.begin(store.capacity);
-  const { acc, stamp, cand } = scratch;
+  const epoch = scratch.begin(store.capacity, query, allow);
+  const { accPtr, stampPtr, candPtr } = scratch;
+  const allowPtr = allow === null ? 0 : scratch.allowPtr;
+  const wasm = mem.wasm;
+  const acc = mem.f64;
+  const u32 = mem.u32;
+  const accBase = accPtr >>> 3;
+  const candBase = candPtr >>> 2;
+  const stampBase = stampPtr >>> 2;
   const heap = new Float64Array(k);
   let nc = 0;
   let t = 0;
   let closed = false;
-  // Largest partial score so far (an over-estimate once scores can fall: that only costs a check).
-  let best = -Infinity;
+  wasm.resetBest();
 
   // Phase 1: every posting of the strongest terms, until no unseen document can reach the top k.
   while (t < terms.length && !closed) {
     const { list, weight, hi, lo } = terms[t++];
     rHi -= hi;
     rLo -= lo;
-    const offs = list.offsets;
-    const vals = list.values;
-    const n = list.length;
-    for (let p = 0; p < n; p++) {
-      const off = offs[p];
-      if (off >= DEAD) continue;
-      if (allow !== null && (allow[off >>> 5] & (1 << (off & 31))) === 0) continue;
-      let s = weight * vals[p];
-      if (stamp[off] !== epoch) {
-        stamp[off] = epoch;
-        cand[nc++] = off;
-      } else s += acc[off];
-      acc[off] = s;
-      if (s > best) best = s;
-    }
-    // The k-th best lower bound can only pass rHi if some partial score does (cheap pre-check).
-    if (nc >= k && best + rLo > rHi - eps) {
-      const theta = kthLargest(acc, cand, nc, k, heap) + rLo;
+    nc = wasm.accumulate(list.offsPtr, list.valsPtr, list.length, weight, accPtr, stampPtr, candPtr, nc, epoch, allowPtr);
+    // The k-th best lower bound can only pass rHi if the best partial score does (a cheap
+    // pre-check: the best is an over-estimate once scores can fall, which only costs a check).
+    if (nc >= k && wasm.bestScore() + rLo > rHi - eps) {
+      const theta = kthLargest(acc, accBase, u32, candBase, nc, k, heap) + rLo;
       if (rHi < theta - eps) {
         closed = true;
-        nc = keepReachable(acc, stamp, cand, nc, theta - eps - rHi);
+        nc = keepReachable(acc, accBase, u32, candBase, stampBase, nc, theta - eps - rHi);
       }
     }
   }
 
   // Phase 2: the remaining (weak) terms update the surviving candidates only.
-  if (t < terms.length) cand.subarray(0, nc).sort();
+  if (t < terms.length) u32.subarray(candBase, candBase + nc).sort();
   while (t < terms.length && nc > 0) {
     const { list, weight, hi, lo } = terms[t++];
     rHi -= hi;
     rLo -= lo;
-    addToCandidates(list, weight, acc, stamp, epoch, cand, nc);
-    if (nc >= k) nc = keepReachable(acc, stamp, cand, nc, kthLargest(acc, cand, nc, k, heap) + rLo - eps - rHi);
+    if (nc * (Math.log2(list.length + 1) + 1) < list.length) {
+      // Few candidates: find each one in the list by binary search, moving forward only.
+      const offs = list.offsPtr >>> 2;
+      const vals = list.valsPtr >>> 2;
+      const f32 = mem.f32;
+      let p = 0;
+      for (let i = 0; i < nc && p < list.length; i++) {
+        const off = u32[candBase + i];
+        p = list.search(off, p);
+        if (p < list.length && u32[offs + p] === off) acc[accBase + off] += weight * f32[vals + p];
+      }
+    } else wasm.addToStamped(list.offsPtr, list.valsPtr, list.length, weight, accPtr, stampPtr, epoch);
+    if (nc >= k) nc = keepReachable(acc, accBase, u32, candBase, stampBase, nc, kthLargest(acc, accBase, u32, candBase, nc, k, heap) + rLo - eps - rHi);
   }
 
   // Survivors within the slack of the k-th best are scored exactly; the rest cannot rank.
-  const floor = nc >= k ? kthLargest(acc, cand, nc, k, heap) - eps : -Infinity;
+  const floor = nc >= k ? kthLargest(acc, accBase, u32, candBase, nc, k, heap) - eps : -Infinity;
   const top = new TopK(k);
-  const di = store.indices;
-  const dv = store.values;
+  const qn = query.indices.length;
+  const starts = store.startsPtr >>> 2;
+  const lengths = store.lengthsPtr >>> 2;
   for (let i = 0; i < nc; i++) {
-    const off = cand[i];
-    if (acc[off] < floor) continue;
-    const start = store.starts[off];
-    const score = sparseScore(query.indices, query.weights, di, dv, start, start + store.lengths[off]);
+    const off = u32[candBase + i];
+    if (acc[accBase + off] < floor) continue;
+    const start = u32[starts + off];
+    const score = wasm.score(scratch.queryIdxPtr, scratch.queryWPtr, qn, store.indicesPtr, store.valuesPtr, start, start + u32[lengths + off]);
     if (score === score) top.push(score, off);
   }
   return top.sorted();
 }
 
-/** Drops candidates whose score cannot reach `floor`; keeps the order of the rest. */
-function keepReachable(acc: Float64Array, stamp: Uint32Array, cand: Uint32Array, nc: number, floor: number): number {
+/** Drops candidates whose score cannot reach `floor` (and un-stamps them); keeps the order of the rest. */
+function keepReachable(acc: Float64Array, accBase: number, u32: Uint32Array, candBase: number, stampBase: number, nc: number, floor: number): number {
   let w = 0;
   for (let i = 0; i < nc; i++) {
-    const off = cand[i];
-    if (acc[off] >= floor) cand[w++] = off;
-    else stamp[off] = 0;
+    const off = u32[candBase + i];
+    if (acc[accBase + off] >= floor) u32[candBase + w++] = off;
+    else u32[stampBase + off] = 0;
   }
   return w;
 }
 
-/** Adds one list's contributions to the (offset-sorted) candidates: binary searches when they are few, one pass otherwise. */
-function addToCandidates(list: PostingList, weight: number, acc: Float64Array, stamp: Uint32Array, epoch: number, cand: Uint32Array, nc: number): void {
-  const offs = list.offsets;
-  const vals = list.values;
-  const n = list.length;
-  if (nc * (Math.log2(n + 1) + 1) < n) {
-    let p = 0;
-    for (let i = 0; i < nc && p < n; i++) {
-      const off = cand[i];
-      p = list.search(off, p);
-      if (p < n && offs[p] === off) acc[off] += weight * vals[p];
-    }
-    return;
-  }
-  for (let p = 0; p < n; p++) {
-    const off = offs[p];
-    if (off < DEAD && stamp[off] === epoch) acc[off] += weight * vals[p];
-  }
-}
-
 /** Scores every document allowed by `allow` (every stored one when null) from the stored vectors. */
-export function plainScan(query: PreparedQuery, store: SparseStore, k: number, allow: Uint32Array | null): SearchResultArrays {
+export function plainScan(query: PreparedQuery, store: SparseStore, mem: SparseMemory, scratch: SearchScratch, k: number, allow: Uint32Array | null): SearchResultArrays {
+  scratch.begin(store.capacity, query, allow);
+  const m = mem.wasm.scan(scratch.queryIdxPtr, scratch.queryWPtr, query.indices.length, store.indicesPtr, store.valuesPtr, store.startsPtr, store.lengthsPtr, store.count, allow === null ? 0 : scratch.allowPtr, scratch.candPtr, scratch.outPtr);
   const top = new TopK(k);
-  const { indices, values, starts, lengths } = store;
-  const count = store.count;
-  const visit = (off: number) => {
-    const n = lengths[off];
-    if (n === ABSENT || n === 0) return;
-    const start = starts[off];
-    const score = sparseScore(query.indices, query.weights, indices, values, start, start + n);
-    if (score === score) top.push(score, off);
-  };
-  if (allow === null) {
-    for (let off = 0; off < count; off++) visit(off);
-  } else {
-    const words = Math.min(allow.length, (count + 31) >>> 5);
-    for (let w = 0; w < words; w++) {
-      let bits = allow[w];
-      while (bits !== 0) {
-        const low = bits & -bits;
-        const off = (w << 5) + 31 - Math.clz32(low);
-        if (off < count) visit(off);
-        bits ^= low;
-      }
-    }
-  }
+  const ids = mem.u32;
+  const scores = mem.f64;
+  const idBase = scratch.candPtr >>> 2;
+  const scoreBase = scratch.outPtr >>> 3;
+  for (let i = 0; i < m; i++) top.push(scores[scoreBase + i], ids[idBase + i]);
   return top.sorted();
 }

@@ -1,49 +1,62 @@
-// The stored sparse vectors by offset (the forward side of the inverted index): one arena of
-// indices and one of values, each document a contiguous sorted run [start, start + length).
-// A replaced or deleted document leaves its old run behind as garbage; the arena compacts once
-// garbage passes half of it. The exact scan scores documents from here, deletes and replacements
-// read here which posting lists to touch, and persistence writes it out.
+// The stored sparse vectors by offset (the forward side of the inverted index), in the sparse
+// engine's memory: one arena of indices (u32) and one of values (f32), each document a
+// contiguous sorted run [starts[o], starts[o] + lengths[o]). A replaced or deleted document leaves
+// its old run behind as garbage; the arena compacts once garbage passes half of it. The exact
+// scan scores documents here, deletes and replacements read here which posting lists to touch,
+// and persistence writes it out.
 
+import type { SparseMemory } from './sparse-memory.js';
 import type { SortedSparse } from './sparse-vector.js';
 
-/** `length` of an offset that holds no document. */
+/** `lengths[o]` of an offset that holds no document. */
 export const ABSENT = 0xffffffff;
 
 export class SparseStore {
-  indices = new Uint32Array(1024);
-  values = new Float32Array(1024);
+  indicesPtr = 0;
+  valuesPtr = 0;
+  /** Arena capacity in entries. */
+  arena = 0;
   /** Arena entries in use (garbage included). */
   used = 0;
   garbage = 0;
-  starts = new Uint32Array(64);
-  lengths = new Uint32Array(64).fill(ABSENT);
+  startsPtr = 0;
+  lengthsPtr = 0;
+  /** Offsets the starts/lengths blocks cover. */
+  capacity = 0;
   /** One past the highest offset ever stored. */
   count = 0;
   /** Offsets holding a document (an empty one counts). */
   documents = 0;
 
-  get capacity(): number {
-    return this.starts.length;
+  constructor(private readonly mem: SparseMemory) {
+    this.reserve(64);
   }
 
   get byteLength(): number {
-    return this.indices.byteLength + this.values.byteLength + this.starts.byteLength + this.lengths.byteLength;
+    return this.arena * 8 + this.capacity * 8;
+  }
+
+  /** Entries of the document at `offset`, or ABSENT. */
+  lengthOf(offset: number): number {
+    return offset < this.count ? this.mem.u32[(this.lengthsPtr >>> 2) + offset] : ABSENT;
+  }
+
+  startOf(offset: number): number {
+    return this.mem.u32[(this.startsPtr >>> 2) + offset];
   }
 
   has(offset: number): boolean {
-    return offset < this.count && this.lengths[offset] !== ABSENT;
+    return this.lengthOf(offset) !== ABSENT;
   }
 
   /** Makes room for offsets below n. */
   reserve(n: number): void {
-    if (n <= this.starts.length) return;
-    const cap = Math.max(n, this.starts.length * 2);
-    const starts = new Uint32Array(cap);
-    starts.set(this.starts);
-    const lengths = new Uint32Array(cap).fill(ABSENT);
-    lengths.set(this.lengths);
-    this.starts = starts;
-    this.lengths = lengths;
+    if (n <= this.capacity) return;
+    const cap = Math.max(n, this.capacity * 2);
+    this.startsPtr = this.mem.realloc(this.startsPtr, cap * 4);
+    this.lengthsPtr = this.mem.realloc(this.lengthsPtr, cap * 4);
+    this.mem.u32.fill(ABSENT, (this.lengthsPtr >>> 2) + this.capacity, (this.lengthsPtr >>> 2) + cap);
+    this.capacity = cap;
   }
 
   /** Stores `doc` at `offset`, replacing what was there. */
@@ -51,11 +64,11 @@ export class SparseStore {
     this.reserve(offset + 1);
     this.drop(offset);
     const n = doc.indices.length;
-    if (this.used + n > this.indices.length) this.grow(n);
-    this.indices.set(doc.indices, this.used);
-    this.values.set(doc.values, this.used);
-    this.starts[offset] = this.used;
-    this.lengths[offset] = n;
+    if (this.used + n > this.arena) this.grow(n);
+    this.mem.u32.set(doc.indices, (this.indicesPtr >>> 2) + this.used);
+    this.mem.f32.set(doc.values, (this.valuesPtr >>> 2) + this.used);
+    this.mem.u32[(this.startsPtr >>> 2) + offset] = this.used;
+    this.mem.u32[(this.lengthsPtr >>> 2) + offset] = n;
     this.used += n;
     this.documents++;
     if (offset >= this.count) this.count = offset + 1;
@@ -63,19 +76,23 @@ export class SparseStore {
 
   /** Forgets the document at `offset`; false if there was none. */
   drop(offset: number): boolean {
-    if (!this.has(offset)) return false;
-    this.garbage += this.lengths[offset];
-    this.lengths[offset] = ABSENT;
+    const n = this.lengthOf(offset);
+    if (n === ABSENT) return false;
+    this.garbage += n;
+    this.mem.u32[(this.lengthsPtr >>> 2) + offset] = ABSENT;
     this.documents--;
     return true;
   }
 
-  /** The stored document (views into the arena: valid until the next put). */
+  /** A copy of the stored document, or null. */
   get(offset: number): SortedSparse | null {
-    if (!this.has(offset)) return null;
-    const s = this.starts[offset];
-    const e = s + this.lengths[offset];
-    return { indices: this.indices.subarray(s, e), values: this.values.subarray(s, e) };
+    const n = this.lengthOf(offset);
+    if (n === ABSENT) return null;
+    const s = this.startOf(offset);
+    return {
+      indices: this.mem.u32.slice((this.indicesPtr >>> 2) + s, (this.indicesPtr >>> 2) + s + n),
+      values: this.mem.f32.slice((this.valuesPtr >>> 2) + s, (this.valuesPtr >>> 2) + s + n),
+    };
   }
 
   /** Drops the runs of replaced and deleted documents. */
@@ -86,25 +103,42 @@ export class SparseStore {
   /** Makes room for `extra` more entries: compacts when half the arena is garbage, else doubles it. */
   private grow(extra: number): void {
     const live = this.used - this.garbage;
-    this.rebuild(Math.max(1024, (live + extra) * 2, this.garbage * 2 > this.used ? 0 : this.indices.length * 2));
+    if (this.garbage * 2 > this.used) this.rebuild(Math.max(1024, (live + extra) * 2));
+    else {
+      const cap = Math.max(1024, this.used + extra, this.arena * 2);
+      this.indicesPtr = this.mem.realloc(this.indicesPtr, cap * 4);
+      this.valuesPtr = this.mem.realloc(this.valuesPtr, cap * 4);
+      this.arena = cap;
+    }
   }
 
   /** Copies the live runs, in offset order, into fresh arenas of `cap` entries. */
   private rebuild(cap: number): void {
-    const indices = new Uint32Array(cap);
-    const values = new Float32Array(cap);
+    const indicesPtr = this.mem.alloc(cap * 4);
+    const valuesPtr = this.mem.alloc(cap * 4);
+    const u32 = this.mem.u32;
+    const f32 = this.mem.f32;
+    const si = this.indicesPtr >>> 2;
+    const sv = this.valuesPtr >>> 2;
+    const di = indicesPtr >>> 2;
+    const dv = valuesPtr >>> 2;
+    const starts = this.startsPtr >>> 2;
+    const lengths = this.lengthsPtr >>> 2;
     let w = 0;
     for (let o = 0; o < this.count; o++) {
-      const n = this.lengths[o];
+      const n = u32[lengths + o];
       if (n === ABSENT) continue;
-      const s = this.starts[o];
-      indices.set(this.indices.subarray(s, s + n), w);
-      values.set(this.values.subarray(s, s + n), w);
-      this.starts[o] = w;
+      const s = u32[starts + o];
+      u32.copyWithin(di + w, si + s, si + s + n);
+      f32.copyWithin(dv + w, sv + s, sv + s + n);
+      u32[starts + o] = w;
       w += n;
     }
-    this.indices = indices;
-    this.values = values;
+    this.mem.free(this.indicesPtr);
+    this.mem.free(this.valuesPtr);
+    this.indicesPtr = indicesPtr;
+    this.valuesPtr = valuesPtr;
+    this.arena = cap;
     this.used = w;
     this.garbage = 0;
   }

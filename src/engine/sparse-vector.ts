@@ -2,7 +2,7 @@
 // indices sorted ascending (Qdrant sorts them too), no duplicates, finite values. Every input
 // goes through normalizeSparse() once, so the scoring loops can rely on that order.
 
-import { BadInput } from '../errors.js';
+import { InvalidSparseVector } from './sparse-errors.js';
 
 export interface SparseVector {
   /** Term (dimension) numbers, u32; any order, no duplicates. */
@@ -16,9 +16,6 @@ export interface SortedSparse {
   readonly indices: Uint32Array;
   readonly values: Float32Array;
 }
-
-/** A sparse vector the index cannot take (400, "Wrong input: ..."). */
-export class InvalidSparseVector extends BadInput {}
 
 const MAX_INDEX = 0xffffffff;
 
@@ -51,30 +48,4 @@ export function normalizeSparse(vector: SparseVector): SortedSparse {
     if (i > 0 && outIdx[i] === outIdx[i - 1]) throw new InvalidSparseVector(`sparse vector index ${outIdx[i]} appears more than once`);
   }
   return { indices: outIdx, values: outVal };
-}
-
-/**
- * The exact score of a stored vector for a query: the dot product over their shared indices,
- * summed in f64 in ascending index order and rounded to f32 once. Every search path ends with
- * this function, so a score never depends on the path that found it. Returns NaN when the two
- * share no index (no match, as in Qdrant, whose sparse search never returns such points).
- */
-export function sparseScore(qIdx: Uint32Array, qVal: Float64Array, dIdx: Uint32Array, dVal: Float32Array, dFrom: number, dTo: number): number {
-  let i = 0;
-  let j = dFrom;
-  let sum = 0;
-  let shared = false;
-  const qn = qIdx.length;
-  while (i < qn && j < dTo) {
-    const a = qIdx[i];
-    const b = dIdx[j];
-    if (a === b) {
-      sum += qVal[i] * dVal[j];
-      shared = true;
-      i++;
-      j++;
-    } else if (a < b) i++;
-    else j++;
-  }
-  return shared ? Math.fround(sum) : NaN;
 }

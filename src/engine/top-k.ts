@@ -69,12 +69,15 @@ export class TopK {
   }
 }
 
-/** The k-th largest of values[ids[0..n)] (n >= k >= 1), with `heap` as scratch of at least k. */
-export function kthLargest(values: Float64Array, ids: Uint32Array, n: number, k: number, heap: Float64Array): number {
+/**
+ * The k-th largest of values[vBase + ids[iBase + i]] for i in [0, n) (n >= k >= 1), with `heap`
+ * as scratch of at least k (the arrays are views of engine memory, hence the bases).
+ */
+export function kthLargest(values: Float64Array, vBase: number, ids: Uint32Array, iBase: number, n: number, k: number, heap: Float64Array): number {
   // A min-heap of the k largest so far; most values fail the first comparison.
   for (let i = 0; i < k; i++) {
     let j = i;
-    const v = values[ids[i]];
+    const v = values[vBase + ids[iBase + i]];
     while (j > 0) {
       const parent = (j - 1) >> 1;
       if (heap[parent] <= v) break;
@@ -84,7 +87,7 @@ export function kthLargest(values: Float64Array, ids: Uint32Array, n: number, k:
     heap[j] = v;
   }
   for (let i = k; i < n; i++) {
-    const v = values[ids[i]];
+    const v = values[vBase + ids[iBase + i]];
     if (v <= heap[0]) continue;
     let j = 0;
     for (;;) {
