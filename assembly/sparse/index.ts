@@ -2,7 +2,7 @@
 // the dense engine's globals are untouched. The host (src/engine/sparse-*.ts) owns every data
 // structure and lays it out in this instance's memory through alloc/realloc/free:
 //
-//   posting list   offsets u32[n] (bit 31 set = removed), values f32[n], sorted by offset
+//   posting list   n entries of 8 bytes: offset u32 (bit 31 set = removed), value f32; sorted by offset
 //   stored vectors indices u32[], values f32[]: each document a run [starts[o], + lengths[o])
 //                  sorted by index; lengths[o] = 0xffffffff when offset o holds no document
 //   search scratch acc f64[cap] partial scores, stamp u32[cap] (= epoch: the offset is a
@@ -29,13 +29,14 @@ export function resetBest(): void { best = -Infinity; }
  * Adds weight x value of every live posting allowed by `allow` (0: no filter) to acc; an offset
  * seen first in this search (stamp != epoch) becomes a candidate. Returns the candidate count.
  */
-export function accumulate(offs: usize, vals: usize, n: i32, weight: f64, acc: usize, stamp: usize, cand: usize, nc: i32, epoch: u32, allow: usize): i32 {
+export function accumulate(list: usize, n: i32, weight: f64, acc: usize, stamp: usize, cand: usize, nc: i32, epoch: u32, allow: usize): i32 {
   let top = best;
   for (let p = 0; p < n; p++) {
-    const off = load<u32>(offs + (<usize>p << 2));
+    const entry = list + (<usize>p << 3);
+    const off = load<u32>(entry);
     if (off >= DEAD) continue;
     if (allow != 0 && (load<u32>(allow + (<usize>(off >> 5) << 2)) & (1 << (off & 31))) == 0) continue;
-    let s = weight * <f64>load<f32>(vals + (<usize>p << 2));
+    let s = weight * <f64>load<f32>(entry, 4);
     const sp = stamp + (<usize>off << 2);
     const ap = acc + (<usize>off << 3);
     if (load<u32>(sp) != epoch) {
@@ -51,12 +52,13 @@ export function accumulate(offs: usize, vals: usize, n: i32, weight: f64, acc: u
 }
 
 /** Adds weight x value of every live posting whose offset is already a candidate. */
-export function addToStamped(offs: usize, vals: usize, n: i32, weight: f64, acc: usize, stamp: usize, epoch: u32): void {
+export function addToStamped(list: usize, n: i32, weight: f64, acc: usize, stamp: usize, epoch: u32): void {
   for (let p = 0; p < n; p++) {
-    const off = load<u32>(offs + (<usize>p << 2));
+    const entry = list + (<usize>p << 3);
+    const off = load<u32>(entry);
     if (off >= DEAD || load<u32>(stamp + (<usize>off << 2)) != epoch) continue;
     const ap = acc + (<usize>off << 3);
-    store<f64>(ap, load<f64>(ap) + weight * <f64>load<f32>(vals + (<usize>p << 2)));
+    store<f64>(ap, load<f64>(ap) + weight * <f64>load<f32>(entry, 4));
   }
 }
 

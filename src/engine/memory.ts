@@ -6,7 +6,6 @@ export class MemoryViews {
   private f32View = new Float32Array(0);
   private u32View = new Uint32Array(0);
   private u8View = new Uint8Array(0);
-  private f64View = new Float64Array(0);
 
   constructor(private readonly memory: WebAssembly.Memory) {}
 
@@ -16,11 +15,9 @@ export class MemoryViews {
     this.f32View = new Float32Array(this.buffer);
     this.u32View = new Uint32Array(this.buffer);
     this.u8View = new Uint8Array(this.buffer);
-    this.f64View = new Float64Array(this.buffer);
   }
 
   get f32(): Float32Array { this.refresh(); return this.f32View; }
   get u32(): Uint32Array { this.refresh(); return this.u32View; }
   get u8(): Uint8Array { this.refresh(); return this.u8View; }
-  get f64(): Float64Array { this.refresh(); return this.f64View; }
 }

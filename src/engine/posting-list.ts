@@ -1,10 +1,10 @@
-// One term's posting list: (offset, value) pairs sorted by offset, in two blocks of the sparse
-// engine's memory (offsets u32, values f32) that grow by doubling, so the scoring loops read
-// them in place. A removed posting is not cut out at once (that moves the whole tail): its
-// offset gets the DEAD bit and keeps its place, so the order and binary search still hold; the
-// list compacts itself once dead entries pass a quarter of it. `max`/`min` bound every live
-// value (they only widen until a compaction recomputes them), which is what the pruned search
-// needs: a bound that is never too small.
+// One term's posting list: (offset, value) pairs sorted by offset, interleaved in one block of
+// the sparse engine's memory (entry p: offset u32 at ptr + 8p, value f32 at ptr + 8p + 4, so the
+// scoring loop reads one stream), growing by doubling. A removed posting is not cut out at once
+// (that moves the whole tail): its offset gets the DEAD bit and keeps its place, so the order
+// and binary search still hold; the list compacts itself once dead entries pass a quarter of it.
+// `max`/`min` bound every live value (they only widen until a compaction recomputes them), which
+// is what the pruned search needs: a bound that is never too small.
 
 import type { SparseMemory } from './sparse-memory.js';
 
@@ -13,8 +13,7 @@ export const DEAD = 0x80000000;
 const MASK = 0x7fffffff;
 
 export class PostingList {
-  offsPtr = 0;
-  valsPtr = 0;
+  ptr = 0;
   capacity = 0;
   /** Entries in use, dead ones included. */
   length = 0;
@@ -34,35 +33,32 @@ export class PostingList {
     return this.capacity * 8;
   }
 
+  /** Word index of entry p's offset in the engine memory (its value is the next word). */
+  at(p: number): number {
+    return (this.ptr >>> 2) + 2 * p;
+  }
+
   /** Adds or revives the posting of `offset` (which must not be live in this list). */
   add(offset: number, value: number): void {
     this.widen(value);
     if (value !== 0) this.nonZero++;
     const n = this.length;
-    if (n === 0 || (this.mem.u32[(this.offsPtr >>> 2) + n - 1] & MASK) < offset) {
+    if (n === 0 || (this.mem.u32[this.at(n - 1)] & MASK) < offset) {
       // New offsets come in increasing order: the common case is an append.
       this.ensure(n + 1);
-      this.mem.u32[(this.offsPtr >>> 2) + n] = offset;
-      this.mem.f32[(this.valsPtr >>> 2) + n] = value;
+      this.put(n, offset, value);
       this.length = n + 1;
       return;
     }
     const at = this.search(offset);
-    if (at < n && (this.mem.u32[(this.offsPtr >>> 2) + at] & MASK) === offset) {
-      this.mem.u32[(this.offsPtr >>> 2) + at] = offset;
-      this.mem.f32[(this.valsPtr >>> 2) + at] = value;
+    if (at < n && (this.mem.u32[this.at(at)] & MASK) === offset) {
+      this.put(at, offset, value);
       this.dead--;
       return;
     }
     this.ensure(n + 1);
-    const o = this.offsPtr >>> 2;
-    const v = this.valsPtr >>> 2;
-    const u32 = this.mem.u32;
-    const f32 = this.mem.f32;
-    u32.copyWithin(o + at + 1, o + at, o + n);
-    f32.copyWithin(v + at + 1, v + at, v + n);
-    u32[o + at] = offset;
-    f32[v + at] = value;
+    this.mem.u32.copyWithin(this.at(at + 1), this.at(at), this.at(n));
+    this.put(at, offset, value);
     this.length = n + 1;
   }
 
@@ -71,7 +67,7 @@ export class PostingList {
     const at = this.find(offset);
     if (at < 0) return false;
     const f32 = this.mem.f32;
-    const v = (this.valsPtr >>> 2) + at;
+    const v = this.at(at) + 1;
     if (f32[v] !== 0) this.nonZero--;
     if (value !== 0) this.nonZero++;
     f32[v] = value;
@@ -83,8 +79,8 @@ export class PostingList {
   remove(offset: number): boolean {
     const at = this.find(offset);
     if (at < 0) return false;
-    this.mem.u32[(this.offsPtr >>> 2) + at] |= DEAD;
-    if (this.mem.f32[(this.valsPtr >>> 2) + at] !== 0) this.nonZero--;
+    this.mem.u32[this.at(at)] |= DEAD;
+    if (this.mem.f32[this.at(at) + 1] !== 0) this.nonZero--;
     this.dead++;
     if (this.dead * 4 > this.length) this.compact();
     return true;
@@ -94,17 +90,16 @@ export class PostingList {
   compact(): void {
     const u32 = this.mem.u32;
     const f32 = this.mem.f32;
-    const o = this.offsPtr >>> 2;
-    const v = this.valsPtr >>> 2;
+    const base = this.at(0);
     let w = 0;
     let max = -Infinity;
     let min = Infinity;
     for (let r = 0; r < this.length; r++) {
-      const off = u32[o + r];
+      const off = u32[base + 2 * r];
       if (off >= DEAD) continue;
-      const x = f32[v + r];
-      u32[o + w] = off;
-      f32[v + w] = x;
+      const x = f32[base + 2 * r + 1];
+      u32[base + 2 * w] = off;
+      f32[base + 2 * w + 1] = x;
       if (x > max) max = x;
       if (x < min) min = x;
       w++;
@@ -120,12 +115,12 @@ export class PostingList {
   /** First position whose offset (dead bit ignored) is >= `offset`, searching from `from`. */
   search(offset: number, from = 0): number {
     const u32 = this.mem.u32;
-    const o = this.offsPtr >>> 2;
+    const base = this.at(0);
     let lo = from;
     let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((u32[o + mid] & MASK) < offset) lo = mid + 1;
+      if ((u32[base + 2 * mid] & MASK) < offset) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -134,14 +129,19 @@ export class PostingList {
   /** Position of the live posting of `offset`, or -1. */
   find(offset: number): number {
     const at = this.search(offset);
-    return at < this.length && this.mem.u32[(this.offsPtr >>> 2) + at] === offset ? at : -1;
+    return at < this.length && this.mem.u32[this.at(at)] === offset ? at : -1;
   }
 
-  /** Gives the blocks back (the list is dropped). */
+  /** Gives the block back (the list is dropped). */
   release(): void {
-    this.mem.free(this.offsPtr);
-    this.mem.free(this.valsPtr);
-    this.offsPtr = this.valsPtr = this.capacity = this.length = 0;
+    this.mem.free(this.ptr);
+    this.ptr = this.capacity = this.length = 0;
+  }
+
+  private put(p: number, offset: number, value: number): void {
+    const w = this.at(p);
+    this.mem.u32[w] = offset;
+    this.mem.f32[w + 1] = value;
   }
 
   private widen(value: number): void {
@@ -154,8 +154,7 @@ export class PostingList {
   }
 
   private resize(capacity: number): void {
-    this.offsPtr = this.mem.realloc(this.offsPtr, capacity * 4);
-    this.valsPtr = this.mem.realloc(this.valsPtr, capacity * 4);
+    this.ptr = this.mem.realloc(this.ptr, capacity * 8);
     this.capacity = capacity;
   }
 }

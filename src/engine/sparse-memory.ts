@@ -1,10 +1,11 @@
 // The typed surface of build/quiver-sparse.wasm (assembly/sparse/index.ts), its instantiation,
-// and the host's handle on the instance's memory: block allocation plus typed views that are
-// re-made after memory growth. Every sparse index has its own instance. Views taken before an
-// allocation may be stale after it: code reads `mem.u32` etc. again after anything that allocates.
+// and the host's handle on the instance's memory: block allocation plus typed views of the whole
+// memory. Every sparse index has its own instance, and its memory grows only inside alloc and
+// realloc, so the views are re-made there and nowhere else (reading WebAssembly.Memory.buffer on
+// every access costs more than the posting updates themselves). A view taken before an
+// allocation is stale after it: code reads `mem.u32` etc. again after anything that allocates.
 
 import { EngineAbort } from './exports.js';
-import { MemoryViews } from './memory.js';
 
 export interface SparseExports {
   readonly memory: WebAssembly.Memory;
@@ -13,15 +14,25 @@ export interface SparseExports {
   free(ptr: number): void;
   bestScore(): number;
   resetBest(): void;
-  accumulate(offs: number, vals: number, n: number, weight: number, acc: number, stamp: number, cand: number, nc: number, epoch: number, allow: number): number;
-  addToStamped(offs: number, vals: number, n: number, weight: number, acc: number, stamp: number, epoch: number): void;
+  accumulate(list: number, n: number, weight: number, acc: number, stamp: number, cand: number, nc: number, epoch: number, allow: number): number;
+  addToStamped(list: number, n: number, weight: number, acc: number, stamp: number, epoch: number): void;
   score(qi: number, qw: number, qn: number, di: number, dv: number, from: number, to: number): number;
   scan(qi: number, qw: number, qn: number, di: number, dv: number, starts: number, lengths: number, count: number, allow: number, outIds: number, outScores: number): number;
 }
 
-export class SparseMemory extends MemoryViews {
+export class SparseMemory {
+  u8: Uint8Array;
+  u32: Uint32Array;
+  f32: Float32Array;
+  f64: Float64Array;
+  private buffer: ArrayBuffer;
+
   constructor(readonly wasm: SparseExports) {
-    super(wasm.memory);
+    this.buffer = wasm.memory.buffer;
+    this.u8 = new Uint8Array(this.buffer);
+    this.u32 = new Uint32Array(this.buffer);
+    this.f32 = new Float32Array(this.buffer);
+    this.f64 = new Float64Array(this.buffer);
   }
 
   /** A fresh instance of a compiled quiver-sparse.wasm module. */
@@ -39,16 +50,31 @@ export class SparseMemory extends MemoryViews {
 
   /** A block of `bytes` (contents undefined), 8-byte aligned. */
   alloc(bytes: number): number {
-    return this.wasm.alloc(Math.max(8, bytes));
+    const ptr = this.wasm.alloc(Math.max(8, bytes));
+    this.refresh();
+    return ptr;
   }
 
   /** `ptr` grown or shrunk to `bytes`, contents kept up to the smaller size (ptr 0: a new block). */
   realloc(ptr: number, bytes: number): number {
-    return ptr === 0 ? this.alloc(bytes) : this.wasm.realloc(ptr, Math.max(8, bytes));
+    if (ptr === 0) return this.alloc(bytes);
+    const moved = this.wasm.realloc(ptr, Math.max(8, bytes));
+    this.refresh();
+    return moved;
   }
 
   free(ptr: number): void {
     if (ptr !== 0) this.wasm.free(ptr);
+  }
+
+  /** Re-makes the views if the memory grew (which detaches the old buffer). */
+  private refresh(): void {
+    if (this.buffer === this.wasm.memory.buffer) return;
+    this.buffer = this.wasm.memory.buffer;
+    this.u8 = new Uint8Array(this.buffer);
+    this.u32 = new Uint32Array(this.buffer);
+    this.f32 = new Float32Array(this.buffer);
+    this.f64 = new Float64Array(this.buffer);
   }
 
   /** Bytes of the instance's linear memory. */

@@ -152,7 +152,7 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
     const { list, weight, hi, lo } = terms[t++];
     rHi -= hi;
     rLo -= lo;
-    nc = wasm.accumulate(list.offsPtr, list.valsPtr, list.length, weight, accPtr, stampPtr, candPtr, nc, epoch, allowPtr);
+    nc = wasm.accumulate(list.ptr, list.length, weight, accPtr, stampPtr, candPtr, nc, epoch, allowPtr);
     // The k-th best lower bound can only pass rHi if the best partial score does (a cheap
     // pre-check: the best is an over-estimate once scores can fall, which only costs a check).
     if (nc >= k && wasm.bestScore() + rLo > rHi - eps) {
@@ -172,16 +172,14 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
     rLo -= lo;
     if (nc * (Math.log2(list.length + 1) + 1) < list.length) {
       // Few candidates: find each one in the list by binary search, moving forward only.
-      const offs = list.offsPtr >>> 2;
-      const vals = list.valsPtr >>> 2;
       const f32 = mem.f32;
       let p = 0;
       for (let i = 0; i < nc && p < list.length; i++) {
         const off = u32[candBase + i];
         p = list.search(off, p);
-        if (p < list.length && u32[offs + p] === off) acc[accBase + off] += weight * f32[vals + p];
+        if (p < list.length && u32[list.at(p)] === off) acc[accBase + off] += weight * f32[list.at(p) + 1];
       }
-    } else wasm.addToStamped(list.offsPtr, list.valsPtr, list.length, weight, accPtr, stampPtr, epoch);
+    } else wasm.addToStamped(list.ptr, list.length, weight, accPtr, stampPtr, epoch);
     if (nc >= k) nc = keepReachable(acc, accBase, u32, candBase, stampBase, nc, kthLargest(acc, accBase, u32, candBase, nc, k, heap) + rLo - eps - rHi);
   }
 
