@@ -23,15 +23,13 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 export function writeImage(store: SparseStore, mem: SparseMemory): Uint8Array {
   if (!LITTLE_ENDIAN) throw new RangeError('sparse index images need a little-endian platform');
   const count = store.count;
-  const entries = store.used - store.garbage;
+  const entries = store.entries;
   const words = new Uint32Array(HEADER_WORDS + count + 2 * entries);
   words.set([MAGIC, VERSION, count, store.documents, entries]);
   const u32 = mem.u32;
   const f32 = mem.f32;
   const lengths = store.lengthsPtr >>> 2;
   const starts = store.startsPtr >>> 2;
-  const si = store.indicesPtr >>> 2;
-  const sv = store.valuesPtr >>> 2;
   words.set(u32.subarray(lengths, lengths + count), HEADER_WORDS);
   const indices = words.subarray(HEADER_WORDS + count, HEADER_WORDS + count + entries);
   const values = new Float32Array(words.buffer, (HEADER_WORDS + count + entries) * 4, entries);
@@ -39,9 +37,11 @@ export function writeImage(store: SparseStore, mem: SparseMemory): Uint8Array {
   for (let o = 0; o < count; o++) {
     const n = u32[lengths + o];
     if (n === ABSENT) continue;
-    const s = u32[starts + o];
-    indices.set(u32.subarray(si + s, si + s + n), w);
-    values.set(f32.subarray(sv + s, sv + s + n), w);
+    const s = u32[starts + o] >>> 2;
+    for (let i = 0; i < n; i++) {
+      indices[w + i] = u32[s + 2 * i];
+      values[w + i] = f32[s + 2 * i + 1];
+    }
     w += n;
   }
   return new Uint8Array(words.buffer);

@@ -192,8 +192,7 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
   for (let i = 0; i < nc; i++) {
     const off = u32[candBase + i];
     if (acc[accBase + off] < floor) continue;
-    const start = u32[starts + off];
-    const score = wasm.score(scratch.queryIdxPtr, scratch.queryWPtr, qn, store.indicesPtr, store.valuesPtr, start, start + u32[lengths + off]);
+    const score = wasm.score(scratch.queryIdxPtr, scratch.queryWPtr, qn, u32[starts + off], u32[lengths + off]);
     if (score === score) top.push(score, off);
   }
   return top.sorted();
@@ -213,7 +212,7 @@ function keepReachable(acc: Float64Array, accBase: number, u32: Uint32Array, can
 /** Scores every document allowed by `allow` (every stored one when null) from the stored vectors. */
 export function plainScan(query: PreparedQuery, store: SparseStore, mem: SparseMemory, scratch: SearchScratch, k: number, allow: Uint32Array | null): SearchResultArrays {
   scratch.begin(store.capacity, query, allow);
-  const m = mem.wasm.scan(scratch.queryIdxPtr, scratch.queryWPtr, query.indices.length, store.indicesPtr, store.valuesPtr, store.startsPtr, store.lengthsPtr, store.count, allow === null ? 0 : scratch.allowPtr, scratch.candPtr, scratch.outPtr);
+  const m = mem.wasm.scan(scratch.queryIdxPtr, scratch.queryWPtr, query.indices.length, store.startsPtr, store.lengthsPtr, store.count, allow === null ? 0 : scratch.allowPtr, scratch.candPtr, scratch.outPtr);
   const top = new TopK(k);
   const ids = mem.u32;
   const scores = mem.f64;
