@@ -54,7 +54,6 @@ export class SparseIndex {
   private readonly lists = new Map<number, PostingList>();
   private readonly store: SparseStore;
   private readonly scratch: SearchScratch;
-  private allowWords = new Uint32Array(0);
 
   private constructor(private readonly mem: SparseMemory, config: SparseIndexConfig) {
     this.fullScanThreshold = config.fullScanThreshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD;
@@ -103,7 +102,7 @@ export class SparseIndex {
    * scratch, allocator slack), plus the host's term map (~100 bytes per term).
    */
   get memoryBytes(): number {
-    return this.mem.byteLength + this.allowWords.byteLength + this.lists.size * 100;
+    return this.mem.byteLength + this.lists.size * 100;
   }
 
   /** Bytes of posting lists and stored vectors by capacity (what the engine memory holds for data). */
@@ -139,8 +138,7 @@ export class SparseIndex {
 
   /** The stored vector, indices ascending (a copy), or null. */
   vector(offset: number): SortedSparse | null {
-    const doc = this.store.get(offset);
-    return doc && { indices: doc.indices.slice(), values: doc.values.slice() };
+    return this.store.get(offset);
   }
 
   /** Documents with a non-zero value at `index`: Qdrant's n(q_i) for IDF. */
@@ -162,7 +160,7 @@ export class SparseIndex {
     const prepared = prepare(normalizeSparse(query), query, options.idf);
     const limit = Math.min(Math.floor(options.limit), this.store.documents);
     if (!(limit >= 1) || prepared.indices.length === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
-    const allow = options.filter ? this.copyAllow(options.filter) : null;
+    const allow = options.filter ? options.filter.words : null;
     if (options.exact === true || this.usesFullScan(options.filter)) return plainScan(prepared, this.store, this.mem, this.scratch, limit, allow);
     return prunedSearch(prepared, this.lists, this.store, this.mem, this.scratch, limit, allow);
   }
@@ -207,16 +205,6 @@ export class SparseIndex {
       if (j < doc.indices.length && doc.indices[j] === term) continue;
       this.lists.get(term)!.remove(offset);
     }
-  }
-
-  /** The filter as words covering every offset (missing words are zero), reused between searches. */
-  private copyAllow(filter: Bitset): Uint32Array {
-    const words = (this.store.capacity + 31) >>> 5;
-    if (this.allowWords.length < words) this.allowWords = new Uint32Array(words);
-    const n = Math.min(words, filter.words.length);
-    this.allowWords.set(filter.words.subarray(0, n));
-    this.allowWords.fill(0, n);
-    return this.allowWords;
   }
 }
 
