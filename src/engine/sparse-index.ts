@@ -3,7 +3,9 @@
 // vectors by offset. Exact top-k by dot product over shared indices, as Qdrant's sparse search:
 //
 // - a document sharing no index with the query is not a match and is never returned; a shared
-//   index counts even when the product is 0 (a stored or query value of 0);
+//   index counts even when the product is 0 (a stored or query value of 0), as on Qdrant's plain
+//   path (its indexed path also drops scores of exactly 0, qdrant-client issue #1454; here both
+//   paths follow the one rule, so they always agree);
 // - results: score descending, ties by offset ascending;
 // - an empty query, or a limit below 1, returns nothing; an empty stored vector matches nothing;
 // - a filter letting fewer than `fullScanThreshold` points through (Qdrant's sparse
