@@ -14,6 +14,7 @@ import { CommandError } from '../errors.js';
 import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
 import { comparisons, heading, resultTable, writeResult } from './report.js';
+import { sparseBenchCommand } from './bench-sparse.js';
 
 const DATA_OPTIONS: OptionSpec[] = [
   { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, or a .fvecs/.npy/.json file of vectors' },
@@ -96,7 +97,8 @@ export const BENCH_SPEC: CommandSpec = {
   summary: 'Benchmarks Quiver against the libraries you would pick instead, on Fashion-MNIST, synthetic clusters or your own vectors.\n\n'
     + '  engine   in-process: Quiver f32/int8 vs hnswlib-node vs a flat exact scan\n'
     + '  server   through HTTP against a running Quiver or any Qdrant-compatible URL\n'
-    + '  ingest   upsert throughput and time to a searchable index\n\n'
+    + '  ingest   upsert throughput and time to a searchable index\n'
+    + '  sparse   in-process: the sparse vector index, pruned top-k vs exact scan, on SPLADE-like data\n\n'
     + 'Each prints a table, writes a JSON result file and a recall-vs-QPS plot (SVG, and PNG when rsvg-convert or ImageMagick is installed).\n'
     + 'quiver bench <mode> --help lists the options of a mode.',
   options: [],
@@ -134,6 +136,8 @@ function datasetSummary(data: Dataset): BenchResult['dataset'] {
 
 /** Runs `quiver bench ...`; returns the process exit status. */
 export async function benchCommand(args: string[]): Promise<number> {
+  // Sparse vectors have their own data, measures and result file: a mode of its own.
+  if (args[0] === 'sparse') return sparseBenchCommand(args.slice(1));
   const mode = args[0] as BenchMode;
   if (!(mode in BENCH_SPECS)) {
     if (args.length === 0 || args[0] === '--help' || args[0] === '-h') {
