@@ -35,6 +35,11 @@ export function vectorNameNotFound(name: string): BadInput {
   return new BadInput(`Not existing vector name error: ${name}`);
 }
 
+/** A sparse vector under a dense vector's name, or a dense one under a sparse vector's name. */
+export function sparseDenseMismatch(): BadInput {
+  return new BadInput('Conversion between sparse and regular vectors failed');
+}
+
 /** An unnamed vector sent to a collection that has only named ones. */
 export function defaultVectorNotFound(): BadInput {
   return new BadInput('Default vector config is not found in collection');

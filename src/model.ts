@@ -11,12 +11,25 @@ export type PointId = number | string;
 /** A shard key of a custom-sharded collection as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
 export type ShardKey = string | number;
 
+/** A sparse vector as Quiver holds it: indices ascending and distinct (u32), one value each. */
+export interface SparseVector {
+  indices: Uint32Array;
+  values: Float32Array;
+}
+
 /**
- * Dense vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. Float32Array
- * from the request's conversion on: it is what the engine, the log and the point records store,
- * so a vector is converted from JSON numbers once, and crosses to a shard worker as one copy of
- * its bytes rather than a structured clone of a thousand numbers.
+ * A point's vector: dense (a Float32Array) or sparse. Typed arrays from the request's conversion
+ * on: they are what the engine, the log and the point records store, so a vector is converted
+ * from JSON numbers once, and crosses to a shard worker as a copy of its bytes rather than a
+ * structured clone of a thousand numbers.
  */
-export type NamedVectors = Record<string, Float32Array>;
+export type Vector = Float32Array | SparseVector;
+
+export function isSparse(vector: Vector): vector is SparseVector {
+  return !(vector instanceof Float32Array);
+}
+
+/** Vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. */
+export type NamedVectors = Record<string, Vector>;
 
 export const DEFAULT_VECTOR = '';

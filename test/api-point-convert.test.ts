@@ -47,9 +47,16 @@ t.test('vectors: the unnamed one is stored under the default name', async (t) =>
   t.same(toNamedVectors({ model: [1] }), { model: [1] }, 'a vector may be named like an inference field');
 });
 
-t.test('vector inputs other than dense vectors are refused', async (t) => {
+t.test('sparse vectors are held with their indices ascending, values alongside', async (t) => {
+  const { s } = toNamedVectors({ s: { indices: [9, 1, 4], values: [0.5, -2, 3] } }) as { s: { indices: Uint32Array; values: Float32Array } };
+  t.same([Array.from(s.indices), Array.from(s.values)], [[1, 4, 9], [-2, 3, 0.5]]);
+  t.ok(s.indices instanceof Uint32Array && s.values instanceof Float32Array, 'as typed arrays');
+  t.same(renderVectors({ s }), { s: { indices: [1, 4, 9], values: [-2, 3, 0.5] } }, 'rendered as Qdrant\'s {indices, values}');
+  t.same(toNamedVectors({ e: { indices: [], values: [] } }), { e: { indices: new Uint32Array(0), values: new Float32Array(0) } }, 'an empty one is a vector');
+});
+
+t.test('vector inputs Quiver does not hold yet are refused', async (t) => {
   const cases: Array<[unknown, string]> = [
-    [{ s: { indices: [1], values: [0.5] } }, 'sparse vector'],
     [[[1, 2], [3, 4]], 'multivector'],
     [{ m: [[1, 2]] }, 'multivector'],
     [{ text: 'hello', model: 'bm25' }, 'inference input'],
@@ -58,7 +65,7 @@ t.test('vector inputs other than dense vectors are refused', async (t) => {
   for (const [vector, kind] of cases) {
     t.throws(
       () => toNamedVectors(vector as never),
-      new BadInput(`Quiver supports dense vectors only, got a ${kind}`),
+      new BadInput(`Quiver supports dense and sparse vectors only, got a ${kind}`),
       JSON.stringify(vector),
     );
   }

@@ -32,7 +32,7 @@ async function harness(shards: { id: number; key?: ShardKey }[], keys: ShardKeyE
     replicas.set(id, Array.from({ length: copies }, () => new FakeReplica(shard)));
     return new ReplicaSet(shard, replicas.get(id)!, key);
   });
-  const collection = new Collection(NAME, { keys, shards: sets }, VECTORS, []);
+  const collection = new Collection(NAME, { keys, shards: sets }, VECTORS, [], []);
   await collection.open();
   return { collection, replicas };
 }

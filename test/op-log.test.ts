@@ -32,7 +32,7 @@ async function folder(t: Test): Promise<string> {
 }
 
 function open(path: string, wal: WalSpec = ROOMY): Promise<Shard> {
-  return Shard.open({ path, vectors: VECTORS, indexes: [], wal });
+  return Shard.open({ path, vectors: VECTORS, sparseVectors: [], indexes: [], wal });
 }
 
 const tag = (tick: number, peer = 0, clockId = 0): ClockTag => ({ peer, clockId, tick });

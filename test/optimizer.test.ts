@@ -27,6 +27,7 @@ async function openShard(path: string, optimizer: OptimizerSpec): Promise<Shard>
   return Shard.open({
     path,
     vectors: [{ name: 'v', size: DIM, distance: 'Euclid', m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }],
+    sparseVectors: [],
     indexes: [],
     optimizer,
   });
@@ -166,7 +167,7 @@ t.test('vacuum rebuilds the graph without deleted vectors and keeps every live o
   const freshVector = (id: number) => row(data, DIM, id - N);
   await upsert(shard, fresh, freshVector);
   t.ok(shard.vectorIndex('v')!.offsetCount <= N, 'new points took freed offsets');
-  t.equal(shard.record(fresh[0])!.vectors.v.length, DIM);
+  t.equal((shard.record(fresh[0])!.vectors.v as Float32Array).length, DIM);
   await shard.close();
 });
 

@@ -15,6 +15,7 @@ import { ShardWorkers } from '../src/worker/pool.js';
 
 const CONTENT: ShardContent = {
   vectors: [{ name: '', size: 2, distance: 'Dot', m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }],
+  sparseVectors: [],
   indexes: [],
   optimizer: DEFAULT_OPTIMIZER_SPEC,
 };

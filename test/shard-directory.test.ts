@@ -15,6 +15,7 @@ import type { PointRecord } from '../src/shard/write-ops.js';
 const spec = (path: string) => ({
   path,
   vectors: [{ name: '', size: 2, distance: 'Dot' as const, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }],
+  sparseVectors: [],
   indexes: [],
   optimizer: DEFAULT_OPTIMIZER_SPEC,
 });

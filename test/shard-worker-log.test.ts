@@ -20,7 +20,7 @@ t.test('apply, recovery_point and log_after tasks', async (t) => {
   });
   const shard = 'c/0';
   // 1-byte segments: every entry fills one, so with one closed segment kept the log holds two entries.
-  const spec: ShardSpec = { path: join(dir, '0'), vectors: [{ name: '', size: 2, distance: 'Dot', m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }], indexes: [], wal: { capacityBytes: 1, retainClosed: 1 } };
+  const spec: ShardSpec = { path: join(dir, '0'), vectors: [{ name: '', size: 2, distance: 'Dot', m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }], sparseVectors: [], indexes: [], wal: { capacityBytes: 1, retainClosed: 1 } };
   t.same(await workers.run(0, { type: 'open', shard, spec }), { lastOp: 0 });
 
   const upsert = (id: number): WriteOp[] => [{ kind: 'upsert', points: [{ id, vectors: { '': new Float32Array([id, 1]) }, payload: { id } }], mode: 'upsert', updateFilter: null }];

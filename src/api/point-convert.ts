@@ -3,13 +3,15 @@
 // expected to have passed their schema (validator.ts), which has already checked types, ids and
 // the lengths of a batch.
 
-import { DEFAULT_VECTOR, type NamedVectors, type Payload, type PointId } from '../model.js';
+import { normalizeSparse } from '../engine/index.js';
+import { DEFAULT_VECTOR, isSparse, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
 import { canonicalUuid } from '../shard/filter/uuid.js';
 import { unsupportedVectorInput } from './messages.js';
 import type {
   WireBatch,
   WirePointId,
   WirePointInsertOperations,
+  WireSparseVector,
   WireVector,
   WireVectorStruct,
   WireWithPayload,
@@ -46,16 +48,25 @@ export function pointIdFromPath(raw: string): PointId | undefined {
 
 /** A point's vectors by name; the unnamed vector is stored under DEFAULT_VECTOR. */
 export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
-  if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: denseOf(vector) };
+  if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: vectorOf(vector) };
   if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
   // fromEntries makes every name a field, "__proto__" too (an assignment would set the prototype).
-  return Object.fromEntries(Object.entries(vector).map(([name, value]) => [name, denseOf(value)]));
+  return Object.fromEntries(Object.entries(vector).map(([name, value]) => [name, vectorOf(value)]));
 }
 
-function denseOf(vector: WireVector): Float32Array {
-  if (!Array.isArray(vector)) throw unsupportedVectorInput(isInferenceInput(vector) ? 'inference input' : 'sparse vector');
+/** A dense vector becomes a Float32Array; a sparse one has its indices sorted, values alongside (as Qdrant stores it). */
+function vectorOf(vector: WireVector): Vector {
+  if (!Array.isArray(vector)) {
+    if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
+    return toSparseVector(vector as WireSparseVector);
+  }
   if (vector.some((element) => Array.isArray(element))) throw unsupportedVectorInput('multivector');
   return new Float32Array(vector as number[]);
+}
+
+/** A sparse vector as sent (validated: equal lengths, distinct u32 indices) in Quiver's form. */
+export function toSparseVector(vector: WireSparseVector): SparseVector {
+  return normalizeSparse(vector);
 }
 
 // Inference inputs name their model; a map of named vectors never holds a string.
@@ -76,8 +87,8 @@ export function toPointInputs(body: WirePointInsertOperations): PointInput[] {
 function batchPoints(batch: WireBatch): PointInput[] {
   const { ids, vectors, payloads } = batch;
   const vectorsAt: (i: number) => NamedVectors = Array.isArray(vectors)
-    ? (i) => ({ [DEFAULT_VECTOR]: denseOf(vectors[i] as WireVector) })
-    : (i) => Object.fromEntries(Object.entries(vectors).map(([name, column]) => [name, denseOf(column[i])]));
+    ? (i) => ({ [DEFAULT_VECTOR]: vectorOf(vectors[i] as WireVector) })
+    : (i) => Object.fromEntries(Object.entries(vectors).map(([name, column]) => [name, vectorOf(column[i])]));
   return ids.map((id, i) => ({ id: toPointId(id), vectors: vectorsAt(i), payload: payloads?.[i] ?? {} }));
 }
 
@@ -101,7 +112,7 @@ export function toVectorSelection(selector: WireWithVector | undefined): VectorS
 export interface WireRecord {
   id: PointId;
   payload: Payload | null;
-  vector: number[] | Record<string, number[]> | null;
+  vector: number[] | Record<string, WireVectorOutput> | null;
   shard_key?: string | number;
   order_value?: number;
 }
@@ -118,9 +129,17 @@ export function renderRecord(point: PointView): WireRecord {
 }
 
 /** A lone unnamed vector is written as a plain array, anything else as a map by name (as Qdrant). */
-export function renderVectors(vectors: NamedVectors): number[] | Record<string, number[]> {
+export function renderVectors(vectors: NamedVectors): number[] | Record<string, WireVectorOutput> {
   const names = Object.keys(vectors);
-  if (names.length === 1 && names[0] === DEFAULT_VECTOR) return Array.from(vectors[DEFAULT_VECTOR]);
-  return Object.fromEntries(names.map((name) => [name, Array.from(vectors[name])]));
+  const only = vectors[DEFAULT_VECTOR];
+  if (names.length === 1 && only !== undefined && !isSparse(only)) return Array.from(only);
+  return Object.fromEntries(names.map((name) => [name, renderVector(vectors[name])]));
+}
+
+/** Qdrant's VectorOutput: a dense vector as numbers, a sparse one as {indices, values}. */
+export type WireVectorOutput = number[] | { indices: number[]; values: number[] };
+
+function renderVector(vector: Vector): WireVectorOutput {
+  return isSparse(vector) ? { indices: Array.from(vector.indices), values: Array.from(vector.values) } : Array.from(vector);
 }
 

@@ -11,7 +11,7 @@ import type { Example } from '../shard/query-objective.js';
 import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
-import { renderRecord, toPayloadSelection, toPointId, toVectorSelection, type WireRecord } from './point-convert.js';
+import { renderRecord, toPayloadSelection, toPointId, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
 import type {
   WireContextInput,
   WireDiscoverRequest,
@@ -23,6 +23,7 @@ import type {
   WireSearchMatrixRequest,
   WireSearchParams,
   WireSearchRequest,
+  WireSparseVector,
   WireVectorInput,
   WireWithPayload,
   WireWithVector,
@@ -52,10 +53,10 @@ function resultShape(withPayload: WireWithPayload | null | undefined, withVector
 /** A v1.18 search: one nearest query on a vector given as such. */
 export function fromSearchRequest(body: WireSearchRequest): QueryRequest {
   const named = !Array.isArray(body.vector);
-  const vector = named ? (body.vector as { vector: number[] }).vector : (body.vector as number[]);
+  const vector = named ? (body.vector as { vector: number[] | WireSparseVector }).vector : (body.vector as number[]);
   return {
     root: {
-      plan: { kind: 'nearest', input: { vector } },
+      plan: { kind: 'nearest', input: toExample(vector) },
       prefetches: [],
       filter: body.filter ? toFilter(body.filter) : null,
       using: named ? (body.vector as { name: string }).name : DEFAULT_VECTOR,
@@ -84,7 +85,9 @@ export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
 }
 
 function toExample(input: WireVectorInput): Example {
-  return Array.isArray(input) ? { vector: input } : { pointId: toPointId(input) };
+  if (Array.isArray(input)) return { vector: input };
+  if (typeof input === 'object') return { vector: toSparseVector(input) };
+  return { pointId: toPointId(input) };
 }
 
 export function toOrderByRequest(wire: string | WireOrderBy): OrderByRequest {
@@ -112,6 +115,7 @@ function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
+    if ('indices' in q) return { kind: 'nearest', input: toExample(q) };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };

@@ -305,7 +305,7 @@ export interface WireSearchParams {
   indexed_only?: boolean;
 }
 
-export type WireNamedVectorStruct = number[] | { name: string; vector: number[] };
+export type WireNamedVectorStruct = number[] | { name: string; vector: number[] | WireSparseVector };
 
 export interface WireSearchRequest {
   shard_key?: Opt<WireShardKeySelector>;
@@ -323,7 +323,7 @@ export interface WireSearchRequestBatch {
   searches: WireSearchRequest[];
 }
 
-export type WireVectorInput = number[] | WirePointId;
+export type WireVectorInput = number[] | WireSparseVector | WirePointId;
 
 export type WireRecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 

@@ -2,10 +2,10 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound } from '../messages.js';
+import { collectionNotFound, sparseDenseMismatch, vectorNameNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
-import type { ShardKey } from '../model.js';
-import type { IndexSpec, VectorSpec } from '../shard/shard.js';
+import { isSparse, type ShardKey } from '../model.js';
+import type { IndexSpec, SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import { DEFAULT_WAL_SPEC, type WalSpec } from '../shard/op-log.js';
@@ -58,6 +58,7 @@ export class Collection implements ReaderSource {
     readonly name: string,
     private shardLayout: ShardLayout<ReplicaSet>,
     private vectorSpecs: VectorSpec[],
+    private sparseSpecs: SparseVectorSpec[],
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
     private readonly walSpec: WalSpec = DEFAULT_WAL_SPEC,
@@ -65,6 +66,10 @@ export class Collection implements ReaderSource {
 
   get vectors(): readonly VectorSpec[] {
     return this.vectorSpecs;
+  }
+
+  get sparseVectors(): readonly SparseVectorSpec[] {
+    return this.sparseSpecs;
   }
 
   get indexes(): readonly IndexSpec[] {
@@ -136,7 +141,7 @@ export class Collection implements ReaderSource {
   }
 
   private content(): ShardContent {
-    return { vectors: this.vectorSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
+    return { vectors: this.vectorSpecs, sparseVectors: this.sparseSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
   }
 
   /**
@@ -146,15 +151,16 @@ export class Collection implements ReaderSource {
    * each shard from its store in one task (its persisted graphs no longer match, so its
    * optimizer links the vectors again in the background), and writes wait for the reopen.
    */
-  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[] }>): Promise<void> {
+  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[]; sparseVectors: SparseVectorSpec[] }>): Promise<void> {
     return this.serial(async () => {
-      const { optimizer, vectors } = await persist();
+      const { optimizer, vectors, sparseVectors } = await persist();
       if (JSON.stringify(optimizer) !== JSON.stringify(this.optimizerSpec)) {
         this.optimizerSpec = optimizer;
         await this.updateAll({ type: 'configure_optimizer', optimizer });
       }
-      if (JSON.stringify(vectors) !== JSON.stringify(this.vectorSpecs)) {
+      if (JSON.stringify([vectors, sparseVectors]) !== JSON.stringify([this.vectorSpecs, this.sparseSpecs])) {
         this.vectorSpecs = vectors;
+        this.sparseSpecs = sparseVectors;
         await this.updateAll({ type: 'reopen', spec: this.content() });
       }
     });
@@ -199,17 +205,19 @@ export class Collection implements ReaderSource {
   /** Checks vector names and dimensions of every operation before anything is sent to a shard. */
   private checkVectors(ops: WriteOp[]): void {
     const byName = new Map(this.vectorSpecs.map((v) => [v.name, v]));
+    const sparse = new Set(this.sparseSpecs.map((v) => v.name));
     for (const op of ops) {
       if (op.kind !== 'upsert' && op.kind !== 'update_vectors' && op.kind !== 'delete_vectors') continue;
       if (op.kind === 'delete_vectors') {
-        for (const name of op.names) if (!byName.has(name)) throw new BadInput(`Not existing vector name error: ${name}`);
+        for (const name of op.names) if (!byName.has(name) && !sparse.has(name)) throw vectorNameNotFound(name);
         continue;
       }
       for (const p of op.points) {
         for (const [name, vector] of Object.entries(p.vectors)) {
           const spec = byName.get(name);
-          if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
-          if (vector.length !== spec.size) throw new BadInput(`Vector dimension error: expected dim: ${spec.size}, got ${vector.length}`);
+          if (!spec && !sparse.has(name)) throw vectorNameNotFound(name);
+          if (isSparse(vector) !== sparse.has(name)) throw sparseDenseMismatch();
+          if (spec && !isSparse(vector) && vector.length !== spec.size) throw new BadInput(`Vector dimension error: expected dim: ${spec.size}, got ${vector.length}`);
         }
       }
     }

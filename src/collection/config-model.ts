@@ -1,13 +1,14 @@
 // A collection's configuration as Quiver persists it, and what the engine and the shards need of
 // it: the shard count and, per named vector, the index parameters with per-vector overrides
 // applied (as Qdrant applies a vector's own hnsw_config and quantization_config over the
-// collection's). The parts Quiver acts on are plain fields; the parts it only keeps and reports
-// back (sparse vectors, strict mode, storage placement, quantization) stay in Qdrant's shapes.
+// collection's). The parts Quiver acts on are plain fields; the parts kept in Qdrant's shapes
+// (sparse vector params, strict mode, storage placement, quantization) are read where they act.
 
 import { BadInput } from '../errors.js';
 import type { Distance, ScalarQuantization } from '../engine/index.js';
 import type { Payload } from '../model.js';
-import type { VectorSpec } from '../shard/shard.js';
+import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
+import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { WalSpec } from '../shard/op-log.js';
 import type { Datatype, Memory, PayloadStorageParams, QuantizationConfig, SparseVectorParams, StrictModeConfig } from './kept-config.js';
@@ -118,4 +119,12 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       quantization: engineQuantization(v.quantization ?? config.quantization),
     };
   });
+}
+
+export function sparseSpecsOf(config: CollectionConfig): SparseVectorSpec[] {
+  return Object.entries(config.params.sparseVectors ?? {}).map(([name, v]) => ({
+    name,
+    fullScanThreshold: v.index?.full_scan_threshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD,
+    idf: v.modifier === 'idf',
+  }));
 }

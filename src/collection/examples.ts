@@ -3,6 +3,7 @@
 // (collection and vector name) for all the nodes asked, not one per node.
 
 import type { PointId } from '../model.js';
+import type { QueryVector } from '../shard/search.js';
 import { exampleVector, storedIds, type Example, type StoredVectors } from '../shard/query-objective.js';
 import { isVectorPlan, type QueryNode } from './query-tree.js';
 import type { ShardKeySelector } from './shard-keys.js';
@@ -47,7 +48,7 @@ export class ExampleVectors {
   }
 
   /** An example of `node` as a vector. */
-  vectorOf(node: QueryNode, example: Example): number[] {
+  vectorOf(node: QueryNode, example: Example): QueryVector {
     const { vector, found } = this.byNode.get(node)!;
     return exampleVector(example, found, vector);
   }

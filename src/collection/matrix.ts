@@ -2,9 +2,9 @@
 // the filter (and holding the vector) is drawn, then each sampled point's nearest neighbours among
 // the other sampled points are found by exact search, all searches in one batch (one task per shard).
 
-import type { PointId } from '../model.js';
+import { isSparse, type PointId, type Vector } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import type { ScoredView } from '../shard/search.js';
+import type { QueryVector, ScoredView } from '../shard/search.js';
 import type { QueryScope } from './query-planner.js';
 import type { ShardKeySelector } from './shard-keys.js';
 
@@ -47,7 +47,7 @@ export async function searchMatrix(scope: QueryScope, request: MatrixRequest): P
   const searches = points.map((p) => ({
     spec: {
       using,
-      query: { kind: 'nearest' as const, vector: Array.from(p.vectors![using]) },
+      query: { kind: 'nearest' as const, vector: queryVectorOf(p.vectors![using]) },
       filter: { must: [{ kind: 'hasId' as const, ids: new Set(ids) }], mustNot: [{ kind: 'hasId' as const, ids: new Set([p.id]) }] },
       params: { hnswEf: null, exact: true, quantization: null, indexedOnly: false },
       scoreThreshold: null,
@@ -58,4 +58,9 @@ export async function searchMatrix(scope: QueryScope, request: MatrixRequest): P
     offset: 0,
   }));
   return { ids: points.map((p) => p.id), neighbours: await reader.search(searches) };
+}
+
+/** A stored vector as a query scores with it: dense ones in numbers, sparse ones as they are. */
+function queryVectorOf(vector: Vector): QueryVector {
+  return isSparse(vector) ? vector : Array.from(vector);
 }

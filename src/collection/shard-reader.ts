@@ -2,7 +2,6 @@
 // request names): fan-out to their replica sets and merging of what they answer. Points read
 // from a custom-sharded collection carry the key of the shard they came from.
 
-import { BadInput } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
@@ -12,9 +11,9 @@ import type { StoredVectors } from '../shard/query-objective.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
 import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
-import { compareIds, type IndexSpec, type VectorSpec } from '../shard/shard.js';
+import { compareIds, type IndexSpec, type SparseVectorSpec, type VectorSpec } from '../shard/shard.js';
 import { orderByOf, type OrderByRequest } from '../shard/order-by.js';
-import { offsetWithOrderBy } from '../messages.js';
+import { offsetWithOrderBy, vectorNameNotFound } from '../messages.js';
 import { compareOrdered } from '../shard/reads.js';
 import type { ReadShape } from '../shard/selectors.js';
 import type { ReadTask, ReplicaResult } from '../replica/replica.js';
@@ -33,6 +32,7 @@ export interface ReaderSource {
   read<T extends ReadTask>(shard: ReplicaSet, task: T): Promise<ReplicaResult<T>>;
   readonly layout: ShardLayout<ReplicaSet>;
   readonly vectors: readonly VectorSpec[];
+  readonly sparseVectors: readonly SparseVectorSpec[];
   readonly indexes: readonly IndexSpec[];
 }
 
@@ -65,7 +65,7 @@ export class ShardReader implements QueryBackend {
 
   private vectorSpec(name: string): VectorSpec {
     const spec = this.source.vectors.find((v) => v.name === name);
-    if (!spec) throw new BadInput(`Not existing vector name error: ${name}`);
+    if (!spec) throw vectorNameNotFound(name);
     return spec;
   }
 
@@ -127,11 +127,11 @@ export class ShardReader implements QueryBackend {
    * search's hits: best score first, ties by id, then `offset` and `limit` over the merged list.
    */
   async search(searches: PagedSearch[]): Promise<ScoredView[][]> {
-    for (const s of searches) this.vectorSpec(s.spec.using);
+    for (const s of searches) this.distance(s.spec.using);
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', searches: specs })).map((hits) => labelled(sh, hits))));
     return searches.map((s, i) => {
-      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.vectorSpec(s.spec.using).distance));
+      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.distance(s.spec.using)));
       return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
     });
   }
@@ -155,7 +155,8 @@ export class ShardReader implements QueryBackend {
     return (await this.scroll(filter, null, limit, shape, order.orderBy)).points;
   }
 
-  distance(using: string): Distance {
+  distance(using: string): Distance | null {
+    if (this.source.sparseVectors.some((v) => v.name === using)) return null;
     return this.vectorSpec(using).distance;
   }
 

@@ -1,9 +1,12 @@
 // On-disk form of a point in a shard's classic-level store. Key: "p" + a key that sorts numeric
 // ids before UUIDs and numerically among themselves (as Qdrant orders ids). Value: a u32 header
-// length, a JSON header {id, version, payload, vectors: [[name, dim], ...]}, then the f32 data of each
-// vector in header order (little-endian), so vectors never round-trip through decimal text.
+// length, a JSON header {id, version, payload, vectors: [[name, dim], ...], sparse: [[name, nnz],
+// ...]}, then, 4-byte aligned and little-endian, the f32 data of each dense vector in header
+// order, then for each sparse vector its nnz u32 indices and its nnz f32 values, so vectors never
+// round-trip through decimal text. Records written before sparse vectors existed have no
+// `sparse` field and read the same.
 
-import type { NamedVectors, Payload, PointId } from '../model.js';
+import { isSparse, type NamedVectors, type Payload, type PointId, type SparseVector } from '../model.js';
 import type { PointRecord } from './write-ops.js';
 
 const encoder = new TextEncoder();
@@ -11,24 +14,44 @@ const decoder = new TextDecoder();
 
 export const POINT_PREFIX = 'p';
 
+interface Header {
+  id: PointId;
+  version?: number;
+  payload: Payload | null;
+  vectors: [string, number][];
+  sparse?: [string, number][];
+}
+
 export function pointKey(id: PointId): string {
   return typeof id === 'number' ? `${POINT_PREFIX}n${id.toString().padStart(20, '0')}` : `${POINT_PREFIX}u${id}`;
 }
 
 export function encodePoint(record: PointRecord): Uint8Array {
-  const names = Object.keys(record.vectors);
-  const header = encoder.encode(JSON.stringify({ id: record.id, version: record.version ?? 0, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
-  const floats = names.reduce((sum, n) => sum + record.vectors[n].length, 0);
-  const headerEnd = 4 + header.length;
-  const dataStart = (headerEnd + 3) & ~3;
-  const bytes = new Uint8Array(dataStart + floats * 4);
-  new DataView(bytes.buffer).setUint32(0, header.length, true);
-  bytes.set(header, 4);
-  const data = new Float32Array(bytes.buffer, dataStart, floats);
+  const dense: [string, Float32Array][] = [];
+  const sparse: [string, SparseVector][] = [];
+  for (const [name, v] of Object.entries(record.vectors)) {
+    if (isSparse(v)) sparse.push([name, v]);
+    else dense.push([name, v]);
+  }
+  const header: Header = { id: record.id, version: record.version ?? 0, payload: record.payload, vectors: dense.map(([n, v]) => [n, v.length]) };
+  if (sparse.length > 0) header.sparse = sparse.map(([n, v]) => [n, v.indices.length]);
+  const headerBytes = encoder.encode(JSON.stringify(header));
+  const words = dense.reduce((sum, [, v]) => sum + v.length, 0) + sparse.reduce((sum, [, v]) => sum + 2 * v.indices.length, 0);
+  const dataStart = (4 + headerBytes.length + 3) & ~3;
+  const bytes = new Uint8Array(dataStart + words * 4);
+  new DataView(bytes.buffer).setUint32(0, headerBytes.length, true);
+  bytes.set(headerBytes, 4);
+  const f32 = new Float32Array(bytes.buffer, dataStart, words);
+  const u32 = new Uint32Array(bytes.buffer, dataStart, words);
   let at = 0;
-  for (const n of names) {
-    data.set(record.vectors[n], at);
-    at += record.vectors[n].length;
+  for (const [, v] of dense) {
+    f32.set(v, at);
+    at += v.length;
+  }
+  for (const [, v] of sparse) {
+    u32.set(v.indices, at);
+    f32.set(v.values, at + v.indices.length);
+    at += 2 * v.indices.length;
   }
   return bytes;
 }
@@ -36,17 +59,22 @@ export function encodePoint(record: PointRecord): Uint8Array {
 export function decodePoint(bytes: Uint8Array): PointRecord {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(0, true);
-  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; version?: number; payload: Payload | null; vectors: [string, number][] };
+  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as Header;
   const dataStart = (4 + headerLength + 3) & ~3;
   // The store may hand back an unaligned Node Buffer: one aligned copy, then each vector its own
   // slice of it (a view would take the whole record along wherever it is posted).
   const copy = new Uint8Array(bytes.subarray(dataStart));
-  const data = new Float32Array(copy.buffer, 0, copy.byteLength >>> 2);
+  const f32 = new Float32Array(copy.buffer, 0, copy.byteLength >>> 2);
+  const u32 = new Uint32Array(copy.buffer, 0, copy.byteLength >>> 2);
   const vectors: NamedVectors = {};
   let at = 0;
   for (const [name, dim] of header.vectors) {
-    vectors[name] = data.slice(at, at + dim);
+    vectors[name] = f32.slice(at, at + dim);
     at += dim;
+  }
+  for (const [name, nnz] of header.sparse ?? []) {
+    vectors[name] = { indices: u32.slice(at, at + nnz), values: f32.slice(at + nnz, at + 2 * nnz) };
+    at += 2 * nnz;
   }
   return { id: header.id, payload: header.payload, vectors, version: header.version ?? 0 };
 }

@@ -4,11 +4,11 @@
 
 import { BadInput } from '../errors.js';
 import { pointNotFound } from '../messages.js';
-import type { PointId } from '../model.js';
-import type { ExamplePair, SearchQuery } from './search.js';
+import { isSparse, type PointId, type SparseVector, type Vector } from '../model.js';
+import { isSparseQuery, type ExamplePair, type QueryVector, type SearchQuery } from './search.js';
 
 /** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
-export type Example = { vector: number[] } | { pointId: PointId };
+export type Example = { vector: QueryVector } | { pointId: PointId };
 
 export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 
@@ -39,29 +39,61 @@ export function storedIds(query: VectorQuery): PointId[] {
 }
 
 /** Stored points' vectors of one name, as read: a point absent from the map was not found. */
-export type StoredVectors = Map<PointId, Float32Array | undefined>;
+export type StoredVectors = Map<PointId, Vector | undefined>;
 
 /** An example's vector: as given, or read from the stored point. */
-export function exampleVector(example: Example, stored: StoredVectors, name: string): number[] {
+export function exampleVector(example: Example, stored: StoredVectors, name: string): QueryVector {
   if ('vector' in example) return example.vector;
   if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
   const v = stored.get(example.pointId);
   if (!v) throw new BadInput(`Vector \`${name}\` of point ${example.pointId} not found`);
-  return Array.from(v);
+  return isSparse(v) ? v : Array.from(v);
 }
 
-/** Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). */
-function averageVector(positives: number[][], negatives: number[][]): number[] {
+/** Whether every vector of a list is sparse (false: every one is dense); mixed lists are refused. */
+function allSparse(list: QueryVector[]): boolean {
+  const sparse = list.filter(isSparseQuery).length;
+  if (sparse !== 0 && sparse !== list.length) throw new BadInput("Can't average vectors with different types");
+  return sparse > 0;
+}
+
+/**
+ * Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). Sparse
+ * vectors are averaged over the union of their indices (an absent index counts as 0).
+ */
+function averageVector(positives: QueryVector[], negatives: QueryVector[]): QueryVector {
   if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
+  const sparse = allSparse(positives);
+  if (negatives.length > 0 && allSparse(negatives) !== sparse) {
+    throw new BadInput('Positive and negative vectors should be of the same type, either all dense or all sparse or all multi');
+  }
+  if (sparse) return averageSparse(positives as SparseVector[], negatives as SparseVector[]);
   const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
-  const pos = avg(positives);
+  const pos = avg(positives as number[][]);
   if (negatives.length === 0) return pos;
-  const neg = avg(negatives);
+  const neg = avg(negatives as number[][]);
   return pos.map((p, j) => p + p - neg[j]);
 }
 
+function averageSparse(positives: SparseVector[], negatives: SparseVector[]): SparseVector {
+  const avg = (list: SparseVector[]): Map<number, number> => {
+    const sums = new Map<number, number>();
+    for (const v of list) v.indices.forEach((index, i) => sums.set(index, (sums.get(index) ?? 0) + v.values[i]));
+    for (const [index, sum] of sums) sums.set(index, sum / list.length);
+    return sums;
+  };
+  const pos = avg(positives);
+  const out = new Map(pos);
+  if (negatives.length > 0) {
+    const neg = avg(negatives);
+    for (const index of new Set([...pos.keys(), ...neg.keys()])) out.set(index, 2 * (pos.get(index) ?? 0) - (neg.get(index) ?? 0));
+  }
+  const indices = Uint32Array.from([...out.keys()].sort((a, b) => a - b));
+  return { indices, values: Float32Array.from(indices, (index) => out.get(index)!) };
+}
+
 /** The search a query makes once its examples are vectors. */
-export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => number[]): SearchQuery {
+export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => QueryVector): SearchQuery {
   const pairs = (list: [Example, Example][]): ExamplePair[] => list.map(([p, n]) => [vectorOf(p), vectorOf(n)]);
   switch (query.kind) {
     case 'nearest':
@@ -81,7 +113,7 @@ export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => numb
 }
 
 /** The query with its examples replaced by their vectors. */
-export function withVectors(query: VectorQuery, vectorOf: (e: Example) => number[]): VectorQuery {
+export function withVectors(query: VectorQuery, vectorOf: (e: Example) => QueryVector): VectorQuery {
   const v = (e: Example): Example => ({ vector: vectorOf(e) });
   const pairs = (list: [Example, Example][]): [Example, Example][] => list.map(([p, n]) => [v(p), v(n)]);
   switch (query.kind) {

@@ -59,7 +59,8 @@ export interface QueryBackend {
   read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]>;
   /** The `using` vectors of stored points; ids not found are absent. */
   storedVectors(ids: PointId[], using: string): Promise<StoredVectors>;
-  distance(using: string): Distance;
+  /** The distance of a dense vector; null for a sparse one (scored by dot product). */
+  distance(using: string): Distance | null;
 }
 
 function nodesOf(query: ShardQuery): ShardQuery[] {

@@ -1,9 +1,11 @@
-// Vector search inside one shard: the filter becomes an allow-bitset, the engine finds the top
-// offsets (graph or exact scan), ids and the requested payload and vectors are attached.
+// Vector search inside one shard: the filter becomes an allow-bitset, the named vector's index
+// finds the top offsets (the dense engine's graph or exact scan, or the sparse inverted index),
+// ids and the requested payload and vectors are attached.
 
-import { largerIsCloser, type Bitset, type Distance, type QuantizationSearchParams, type VectorIndex } from '../engine/index.js';
+import { largerIsCloser, type Bitset, type Distance, type QuantizationSearchParams, type SparseIndex, type VectorIndex } from '../engine/index.js';
 import { BadInput } from '../errors.js';
-import type { PointId } from '../model.js';
+import { sparseDenseMismatch, vectorNameNotFound } from '../messages.js';
+import type { PointId, SparseVector } from '../model.js';
 import type { Filter } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
 import { compareIds, type Shard } from './shard.js';
@@ -16,22 +18,29 @@ export interface SearchParams {
   indexedOnly: boolean;
 }
 
+/** A vector a query scores with: dense (as sent, in numbers) or sparse. */
+export type QueryVector = number[] | SparseVector;
+
+export function isSparseQuery(vector: QueryVector): vector is SparseVector {
+  return !Array.isArray(vector);
+}
+
 /** A (positive, negative) pair of example vectors of discover and context queries. */
-export type ExamplePair = [positive: number[], negative: number[]];
+export type ExamplePair = [positive: QueryVector, negative: QueryVector];
 
 /**
  * Scores combined from similarities to several example vectors (Qdrant's custom objectives):
  * recommend's best_score and sum_scores, discover (target plus context pairs), context (pairs).
  */
 export type Objective =
-  | { type: 'best_score' | 'sum_scores'; positives: number[][]; negatives: number[][] }
-  | { type: 'discover'; target: number[]; pairs: ExamplePair[] }
+  | { type: 'best_score' | 'sum_scores'; positives: QueryVector[]; negatives: QueryVector[] }
+  | { type: 'discover'; target: QueryVector; pairs: ExamplePair[] }
   | { type: 'context'; pairs: ExamplePair[] };
 
 /** What a search looks for: the points nearest a vector, or the best by a custom objective. */
-export type SearchQuery = { kind: 'nearest'; vector: number[] } | { kind: 'custom'; objective: Objective };
+export type SearchQuery = { kind: 'nearest'; vector: QueryVector } | { kind: 'custom'; objective: Objective };
 
-function objectiveVectors(o: Objective): number[][] {
+function objectiveVectors(o: Objective): QueryVector[] {
   if (o.type === 'discover') return [o.target, ...o.pairs.flat()];
   if (o.type === 'context') return o.pairs.flat();
   return [...o.positives, ...o.negatives];
@@ -54,23 +63,115 @@ export interface ScoredView extends PointView {
   version: number;
 }
 
-/** Whether hits of this search rank larger scores first. */
-export function ranksLargerFirst(query: SearchQuery, distance: Distance): boolean {
-  return query.kind === 'custom' || largerIsCloser(distance);
+/**
+ * Whether hits of this search rank larger scores first: custom objectives and sparse vectors
+ * (dot products) do; a dense vector as its distance says. `distance` is null for a sparse vector.
+ */
+export function ranksLargerFirst(query: SearchQuery, distance: Distance | null): boolean {
+  return query.kind === 'custom' || distance === null || largerIsCloser(distance);
+}
+
+interface Scored {
+  offset: number;
+  score: number;
+}
+
+/** One named vector of a shard as searches use it: dense (the engine) or sparse (the inverted index). */
+interface VectorScorer {
+  distance: Distance | null;
+  /** The `top` allowed points nearest `vector`, best first. */
+  nearest(vector: QueryVector, spec: SearchSpec, allowed: Bitset | undefined): Scored[];
+  /** Qdrant's raw similarity to `example` of every allowed point that has this vector, by offset. */
+  similarities(example: QueryVector, allowed: Bitset | undefined): Map<number, number>;
+}
+
+function scorerOf(shard: Shard, using: string): VectorScorer {
+  const dense = shard.vectorIndex(using);
+  if (dense) return denseScorer(dense);
+  const sparse = shard.sparseIndex(using);
+  if (sparse) return sparseScorer(sparse, shard.sparseSpec(using)?.idf ?? false);
+  throw vectorNameNotFound(using);
+}
+
+function denseScorer(index: VectorIndex): VectorScorer {
+  const check = (v: QueryVector): number[] => {
+    if (isSparseQuery(v)) throw sparseDenseMismatch();
+    const dense = v;
+    if (dense.length !== index.dim) throw new BadInput(`Vector dimension error: expected dim: ${index.dim}, got ${dense.length}`);
+    return dense;
+  };
+  const distance = index.config.distance;
+  return {
+    distance,
+    nearest(vector, spec, allowed) {
+      const found = index.search(check(vector), {
+        limit: spec.top,
+        ef: spec.params.hnswEf ?? undefined,
+        exact: spec.params.exact,
+        filter: allowed,
+        quantization: spec.params.quantization ?? undefined,
+      });
+      return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
+    },
+    similarities(example, allowed) {
+      const found = index.search(check(example), { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } });
+      const bySimilarity = new Map<number, number>();
+      found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
+      return bySimilarity;
+    },
+  };
+}
+
+/**
+ * A sparse vector: scores are dot products over shared indices; a point sharing none with the
+ * query is no match for a nearest search (as in Qdrant). With the `idf` modifier, query values
+ * are weighted by the shard's own statistics, as Qdrant weighs them per shard. The index is
+ * exact, so hnsw_ef and exact change nothing.
+ */
+function sparseScorer(index: SparseIndex, idf: boolean): VectorScorer {
+  const check = (v: QueryVector): SparseVector => {
+    if (!isSparseQuery(v)) throw sparseDenseMismatch();
+    return v;
+  };
+  return {
+    distance: null,
+    nearest(vector, spec, allowed) {
+      const query = check(vector);
+      const stats = idf ? { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) } : undefined;
+      const found = index.search(query, { limit: spec.top, filter: allowed, idf: stats });
+      return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
+    },
+    similarities(example, allowed) {
+      const query = check(example);
+      const bySimilarity = new Map<number, number>();
+      for (let offset = 0; offset < index.offsetCount; offset++) {
+        if (allowed && !allowed.has(offset)) continue;
+        const stored = index.vector(offset);
+        if (stored) bySimilarity.set(offset, sparseDot(query, stored));
+      }
+      return bySimilarity;
+    },
+  };
+}
+
+/** Dot product over shared indices of two sparse vectors (indices ascending in both). */
+function sparseDot(a: SparseVector, b: SparseVector): number {
+  let sum = 0;
+  for (let i = 0, j = 0; i < a.indices.length && j < b.indices.length;) {
+    if (a.indices[i] === b.indices[j]) sum += a.values[i++] * b.values[j++];
+    else if (a.indices[i] < b.indices[j]) i++;
+    else j++;
+  }
+  return Math.fround(sum);
 }
 
 export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
-  const index = shard.vectorIndex(spec.using);
-  if (!index) throw new BadInput(`Not existing vector name error: ${spec.using}`);
-  const vectors = spec.query.kind === 'nearest' ? [spec.query.vector] : objectiveVectors(spec.query.objective);
-  for (const v of vectors) {
-    if (v.length !== index.dim) throw new BadInput(`Vector dimension error: expected dim: ${index.dim}, got ${v.length}`);
-  }
+  const scorer = scorerOf(shard, spec.using);
   const allowed = spec.filter ? shard.matching(spec.filter) : undefined;
   const scored = spec.query.kind === 'nearest'
-    ? nearest(index, spec.query.vector, spec, allowed)
-    : customScored(index, spec.query.objective, spec, allowed);
-  const larger = ranksLargerFirst(spec.query, index.config.distance);
+    ? scorer.nearest(spec.query.vector, spec, allowed)
+    : customScored(scorer, spec.query.objective, spec, allowed);
+  const larger = ranksLargerFirst(spec.query, scorer.distance);
   const hits: ScoredView[] = [];
   for (const { offset, score } of scored) {
     // score_threshold is inclusive, on the side of "closer" for the ranking.
@@ -85,22 +186,6 @@ export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
     hits.push(hit);
   }
   return hits;
-}
-
-interface Scored {
-  offset: number;
-  score: number;
-}
-
-function nearest(index: VectorIndex, vector: number[], spec: SearchSpec, allowed: Bitset | undefined): Scored[] {
-  const found = index.search(vector, {
-    limit: spec.top,
-    ef: spec.params.hnswEf ?? undefined,
-    exact: spec.params.exact,
-    filter: allowed,
-    quantization: spec.params.quantization ?? undefined,
-  });
-  return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
 }
 
 /**
@@ -126,7 +211,7 @@ function scaledFastSigmoid(x: number): number {
 const CONTEXT_MARGIN = 1.1920929e-7;
 
 /** One point's score under an objective, from its similarity to each example vector. */
-function objectiveScore(o: Objective, sim: (v: number[]) => number): number {
+function objectiveScore(o: Objective, sim: (v: QueryVector) => number): number {
   switch (o.type) {
     case 'sum_scores':
       return o.positives.reduce((a, v) => a + sim(v), 0) - o.negatives.reduce((a, v) => a + sim(v), 0);
@@ -147,18 +232,14 @@ function objectiveScore(o: Objective, sim: (v: number[]) => number): number {
 
 /**
  * Custom objectives, scored exactly: every allowed point's similarity to each distinct example
- * comes from one exact engine scan per example, then the objective ranks them.
+ * comes from one exact scan per example, then the objective ranks them.
  */
-function customScored(index: VectorIndex, objective: Objective, spec: SearchSpec, allowed: Bitset | undefined): Scored[] {
-  const distance = index.config.distance;
-  const scans = new Map<number[], Map<number, number>>();
+function customScored(scorer: VectorScorer, objective: Objective, spec: SearchSpec, allowed: Bitset | undefined): Scored[] {
+  const scans = new Map<QueryVector, Map<number, number>>();
   for (const example of objectiveVectors(objective)) {
     if (scans.has(example)) continue;
     checkDeadline();
-    const found = index.search(example, { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } });
-    const bySimilarity = new Map<number, number>();
-    found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
-    scans.set(example, bySimilarity);
+    scans.set(example, scorer.similarities(example, allowed));
   }
   const offsets = [...(scans.values().next().value ?? new Map<number, number>()).keys()];
   const scored = offsets.map((offset) => {

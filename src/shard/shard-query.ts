@@ -13,8 +13,9 @@ import { vectorNameNotFound } from '../messages.js';
 function backendOf(shard: Shard): QueryBackend {
   const distance = (using: string) => {
     const index = shard.vectorIndex(using);
-    if (!index) throw vectorNameNotFound(using);
-    return index.config.distance;
+    if (index) return index.config.distance;
+    if (shard.sparseIndex(using)) return null;
+    throw vectorNameNotFound(using);
   };
   return {
     distance,

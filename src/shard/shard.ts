@@ -18,10 +18,10 @@
 // rebuilding them.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
 import { NotFound } from '../errors.js';
-import type { NamedVectors, Payload, PointId } from '../model.js';
-import { engineModule } from '../runtime/wasm-module.js';
+import { isSparse, type NamedVectors, type Payload, type PointId } from '../model.js';
+import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { indexSemantics, matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
@@ -47,6 +47,13 @@ export interface VectorSpec {
   quantization: ScalarQuantization | null;
 }
 
+/** A named sparse vector: its index's full scan threshold (points) and whether queries are weighted by IDF. */
+export interface SparseVectorSpec {
+  name: string;
+  fullScanThreshold: number;
+  idf: boolean;
+}
+
 export interface IndexSpec {
   key: string;
   schema: IndexSchema;
@@ -55,6 +62,7 @@ export interface IndexSpec {
 export interface ShardSpec {
   path: string;
   vectors: VectorSpec[];
+  sparseVectors: SparseVectorSpec[];
   indexes: IndexSpec[];
   /** Qdrant's defaults when absent. */
   optimizer?: OptimizerSpec;
@@ -126,6 +134,8 @@ export class Shard implements FilterSource {
   private readonly offsets = new Map<PointId, number>();
   private readonly live: Bitset[] = [];
   private readonly vectors = new Map<string, VectorIndex>();
+  /** Sparse vectors: rebuilt from the point records on open (only dense graphs are persisted). */
+  private readonly sparse = new Map<string, SparseIndex>();
   private readonly indexes = new Map<string, PayloadIndex>();
   private readonly indexSpecs = new Map<string, IndexSpec>();
   private sortedIds: PointId[] | null = null;
@@ -169,6 +179,7 @@ export class Shard implements FilterSource {
           fullScanThreshold: v.fullScanThreshold, quantization: v.quantization,
         }));
     }
+    for (const v of spec.sparseVectors) shard.sparse.set(v.name, await SparseIndex.create(await sparseModule(), { fullScanThreshold: v.fullScanThreshold }));
     for (const index of spec.indexes) shard.addIndex(index);
     await shard.load(stored);
     shard.lastOp = (await readJson<number>(db, LAST_OP_KEY)) ?? 0;
@@ -287,7 +298,7 @@ export class Shard implements FilterSource {
     return this.ids[offset];
   }
   hasVector(offset: number, name: string): boolean {
-    return this.vectors.get(name)?.has(offset) ?? false;
+    return (this.vectors.get(name) ?? this.sparse.get(name))?.has(offset) ?? false;
   }
   offsetOf(id: PointId): number | undefined {
     return this.offsets.get(id);
@@ -301,7 +312,7 @@ export class Shard implements FilterSource {
   }
 
   vectorCount(name: string): number {
-    return this.vectors.get(name)?.size ?? 0;
+    return (this.vectors.get(name) ?? this.sparse.get(name))?.size ?? 0;
   }
 
   indexedPoints(key: string): number {
@@ -314,6 +325,10 @@ export class Shard implements FilterSource {
     if (offset === undefined) return undefined;
     const vectors: NamedVectors = {};
     for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = index.vector(offset);
+    for (const [name, index] of this.sparse) {
+      const v = index.vector(offset);
+      if (v) vectors[name] = v;
+    }
     return { id, vectors, payload: this.payloads[offset] ?? {}, version: this.versions[offset] };
   }
 
@@ -625,7 +640,12 @@ export class Shard implements FilterSource {
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
       const v = ownField(record.vectors, name);
-      if (v) index.stash(offset, v);
+      if (v && !isSparse(v)) index.stash(offset, v);
+      else index.delete(offset);
+    }
+    for (const [name, index] of this.sparse) {
+      const v = ownField(record.vectors, name);
+      if (v && isSparse(v)) index.upsert(offset, v);
       else index.delete(offset);
     }
     for (const index of this.indexes.values()) index.add(offset, payload);
@@ -639,6 +659,7 @@ export class Shard implements FilterSource {
     this.free.push(offset);
     this.sortedIds = null;
     for (const index of this.vectors.values()) index.delete(offset);
+    for (const index of this.sparse.values()) index.delete(offset);
     for (const index of this.indexes.values()) index.remove(offset);
   }
 
@@ -661,6 +682,14 @@ export class Shard implements FilterSource {
 
   describe(): { vectors: VectorSpec[]; indexes: IndexSpec[] } {
     return { vectors: this.spec.vectors, indexes: [...this.indexSpecs.values()] };
+  }
+
+  sparseIndex(name: string): SparseIndex | undefined {
+    return this.sparse.get(name);
+  }
+
+  sparseSpec(name: string): SparseVectorSpec | undefined {
+    return this.spec.sparseVectors.find((v) => v.name === name);
   }
 
   vectorIndex(name: string): VectorIndex | undefined {

@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { shardOf } from './routing.js';
-import type { PointId } from '../model.js';
+import { isSparse, type PointId } from '../model.js';
 import { decodePoint } from './point-codec.js';
 import { Shard, type ShardSpec } from './shard.js';
 import type { PointRecord } from './write-ops.js';
@@ -83,6 +83,7 @@ function describe(id: PointId): string {
 /** Decodes and vets each record against the shard it is restored into. */
 async function* vetted(part: FileSlice, spec: ShardSpec, route: ShardRoute): AsyncGenerator<PointRecord> {
   const sizes = new Map(spec.vectors.map((v) => [v.name, v.size]));
+  const sparse = new Set(spec.sparseVectors.map((v) => v.name));
   for await (const bytes of partRecords(part)) {
     let record: PointRecord;
     try {
@@ -91,6 +92,10 @@ async function* vetted(part: FileSlice, spec: ShardSpec, route: ShardRoute): Asy
       throw new InvalidArchive('a point record does not decode');
     }
     for (const [name, vector] of Object.entries(record.vectors)) {
+      if (isSparse(vector)) {
+        if (!sparse.has(name)) throw new InvalidArchive(`point ${describe(record.id)} has sparse vector "${name}", which the collection does not define`);
+        continue;
+      }
       const size = sizes.get(name);
       if (size === undefined) throw new InvalidArchive(`point ${describe(record.id)} has vector "${name}", which the collection does not define`);
       if (vector.length !== size) throw new InvalidArchive(`point ${describe(record.id)} has a ${vector.length}-d vector "${name}", the collection expects ${size}`);

@@ -72,7 +72,7 @@ class FakeShard {
     if (spec.query.kind !== 'nearest') throw new Error('the fake shard scores nearest queries only');
     const vector = spec.query.vector;
     const larger = ranksLargerFirst(spec.query, this.distance);
-    const hits = this.matches(spec.filter).map((p) => ({ ...this.view(p, spec), score: scoreOf(this.distance, p.vector, vector), version: 0 }));
+    const hits = this.matches(spec.filter).map((p) => ({ ...this.view(p, spec), score: scoreOf(this.distance, p.vector, vector as number[]), version: 0 }));
     const kept = hits.filter((h) => spec.scoreThreshold === null || (larger ? h.score >= spec.scoreThreshold : h.score <= spec.scoreThreshold));
     return rankHits(kept, larger).slice(0, spec.top);
   }
@@ -133,7 +133,7 @@ export class FakeCollection {
     this.shards = Array.from({ length: shardCount }, (_, id) => new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === id), distance, indexes));
     const sets = this.shards.map((fake, id) => new ReplicaSet({ collection: name, shard: id }, [new FakeShardReplica({ collection: name, shard: id }, fake, this.log)]));
     const vectors: VectorSpec[] = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
-    this.collection = new Collection(name, { keys: null, shards: sets }, vectors, [...indexes]);
+    this.collection = new Collection(name, { keys: null, shards: sets }, vectors, [], [...indexes]);
   }
 
   static async open(name: string, points: FakePoint[], shardCount: number, distance: Distance, indexes: readonly IndexSpec[] = []): Promise<FakeCollection> {

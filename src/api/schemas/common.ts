@@ -2,7 +2,7 @@
 // and the vector forms a point may carry.
 
 import type { SchemaObject } from 'ajv';
-import { f32Seq, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
+import { andRule, f32Seq, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
 
 /** ExtendedPointId; a custom keyword, since Qdrant words a bad id in its own way. */
 export const POINT_ID: SchemaObject = { pointId: true };
@@ -38,11 +38,12 @@ export const PAYLOAD = jsonObject();
 export const DENSE = withRule(f32Seq(), { f32Components: true });
 const MULTI_DENSE = seq(DENSE);
 
-const SPARSE = struct(
+/** A sparse vector: Qdrant checks that the lists line up and that no index repeats (in that order). */
+export const SPARSE = andRule(withRule(struct(
   'SparseVector',
   { indices: seq(uint('u32')), values: DENSE },
   { required: ['indices', 'values'] },
-);
+), { sparseLengths: true, field: 'values' }), { sparseUnique: true, field: 'indices' });
 
 // Inference inputs: accepted as shapes so a body is judged as Qdrant judges it; Quiver has no
 // inference, which the layer handling vectors reports.

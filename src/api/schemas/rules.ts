@@ -14,6 +14,10 @@ export type RuleSpec = (
   | { f32Components: true }
   /** A vector struct must name at least one vector (PointVectors.vector). */
   | { vectorNotEmpty: true }
+  /** A sparse vector has one value per index (reported under `values`). */
+  | { sparseLengths: true }
+  /** A sparse vector names each index once (reported under `indices`). */
+  | { sparseUnique: true }
   /** A Batch's ids, vectors and payloads must line up. */
   | { batchLengths: true }
   /**
@@ -40,6 +44,12 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
   }
   if ('f32Components' in rule) return f32ComponentsViolation(value);
   if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
+  // Qdrant's sparse checks carry a code and no message, which the validator crate prints this way.
+  if ('sparseLengths' in rule) return sparseOf(value) && sparseOf(value)!.indices.length !== sparseOf(value)!.values.length ? 'Validation error: must be the same length as indices [{}]' : null;
+  if ('sparseUnique' in rule) {
+    const indices = sparseOf(value)?.indices;
+    return indices && new Set(indices).size !== indices.length ? 'Validation error: must be unique [{}]' : null;
+  }
   if ('maxPathSteps' in rule) {
     const steps = typeof value === 'string' ? (parseJsonPath(value)?.length ?? 0) : 0;
     return steps > rule.maxPathSteps ? `key path of ${steps} steps invalid, must be at most ${rule.maxPathSteps} steps` : null;
@@ -106,4 +116,10 @@ function batchLengthViolation(value: unknown): string | null {
     return `number of ids and payloads must be equal (${ids} != ${batch.payloads.length})`;
   }
   return null;
+}
+
+/** The lists of a value shaped as a sparse vector (the shape step has checked it). */
+function sparseOf(value: unknown): { indices: unknown[]; values: unknown[] } | null {
+  const v = value as { indices?: unknown; values?: unknown } | null;
+  return v && Array.isArray(v.indices) && Array.isArray(v.values) ? { indices: v.indices, values: v.values } : null;
 }

@@ -3,7 +3,7 @@
 
 import type { SchemaObject } from 'ajv';
 import { bool, f32Seq, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
-import { DENSE, POINT_ID, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+import { DENSE, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
 
@@ -24,6 +24,7 @@ export const SEARCH_PARAMS = struct('SearchParams', {
 const NAMED_VECTOR_STRUCT = untagged('NamedVectorStruct', [
   DENSE,
   struct('NamedVector', { name: str(), vector: DENSE }, { required: ['name', 'vector'] }),
+  struct('NamedSparseVector', { name: str(), vector: SPARSE }, { required: ['name', 'vector'] }),
 ]);
 
 const LIMIT = withRule(uint('usize'), { range: { min: 1 } });
@@ -44,7 +45,7 @@ export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector
 
 export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
 
-const VECTOR_INPUT = untagged('VectorInput', [DENSE, POINT_ID]);
+const VECTOR_INPUT = untagged('VectorInput', [DENSE, SPARSE, POINT_ID]);
 
 const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
 
