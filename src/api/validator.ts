@@ -7,7 +7,7 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import { filterSchema } from './filter.js';
 import { formatError, validationError, type RuleBreach } from './messages.js';
-import { isPointId } from './point-convert.js';
+import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION } from './schemas/collection.js';
 import { rulesOf, shapeOf, type PathStep, type PlacedRule } from './schemas/derive.js';
@@ -151,7 +151,7 @@ ajv.addKeyword({ keyword: 'serde', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 // serde's `expecting` text of an untagged enum, reported instead of the generic one.
 ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
-ajv.addKeyword({ keyword: 'pointId', schemaType: 'boolean', validate: (_: boolean, data: unknown) => isPointId(data) });
+ajv.addKeyword(POINT_ID_KEYWORD);
 ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
 ajv.addKeyword({
   keyword: 'pointsOrFilter',
@@ -286,7 +286,7 @@ function describeError(error: ErrorObject): string {
     case 'f32Items':
       return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
-      return `value ${showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+      return `value ${(error.params as PointIdErrorParams).shown} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'pointsOrFilter':
       return 'Either list of point ids or filter must be provided';
     default:
@@ -343,9 +343,4 @@ function oneOf(names: string[], what: 'fields' | 'variants'): string {
   if (names.length === 0) return `there are no ${what}`;
   if (names.length === 1) return `expected \`${names[0]}\``;
   return `expected one of ${names.map((n) => `\`${n}\``).join(', ')}`;
-}
-
-// Qdrant prints the rejected id bare: strings without quotes.
-function showValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -4,6 +4,7 @@
 // vector in header order (little-endian), so vectors never round-trip through decimal text.
 
 import type { NamedVectors, Payload, PointId } from '../model.js';
+import { fromStoredId, toStoredId, type StoredId } from './stored-id.js';
 import type { PointRecord } from './write-ops.js';
 
 const encoder = new TextEncoder();
@@ -11,13 +12,14 @@ const decoder = new TextDecoder();
 
 export const POINT_PREFIX = 'p';
 
+/** u64::MAX has 20 digits, so zero-padding to 20 sorts every numeric id by value, bigints too. */
 export function pointKey(id: PointId): string {
-  return typeof id === 'number' ? `${POINT_PREFIX}n${id.toString().padStart(20, '0')}` : `${POINT_PREFIX}u${id}`;
+  return typeof id === 'string' ? `${POINT_PREFIX}u${id}` : `${POINT_PREFIX}n${id.toString().padStart(20, '0')}`;
 }
 
 export function encodePoint(record: PointRecord): Uint8Array {
   const names = Object.keys(record.vectors);
-  const header = encoder.encode(JSON.stringify({ id: record.id, version: record.version ?? 0, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
+  const header = encoder.encode(JSON.stringify({ id: toStoredId(record.id), version: record.version ?? 0, payload: record.payload, vectors: names.map((n) => [n, record.vectors[n].length]) }));
   const floats = names.reduce((sum, n) => sum + record.vectors[n].length, 0);
   const headerEnd = 4 + header.length;
   const dataStart = (headerEnd + 3) & ~3;
@@ -36,7 +38,7 @@ export function encodePoint(record: PointRecord): Uint8Array {
 export function decodePoint(bytes: Uint8Array): PointRecord {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(0, true);
-  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: PointId; version?: number; payload: Payload | null; vectors: [string, number][] };
+  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as { id: StoredId; version?: number; payload: Payload | null; vectors: [string, number][] };
   const dataStart = (4 + headerLength + 3) & ~3;
   // The store may hand back an unaligned Node Buffer: one aligned copy, then each vector its own
   // slice of it (a view would take the whole record along wherever it is posted).
@@ -48,5 +50,5 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
     vectors[name] = data.slice(at, at + dim);
     at += dim;
   }
-  return { id: header.id, payload: header.payload, vectors, version: header.version ?? 0 };
+  return { id: fromStoredId(header.id), payload: header.payload, vectors, version: header.version ?? 0 };
 }
