@@ -8,9 +8,12 @@ import type { ErrorObject, FuncKeywordDefinition } from 'ajv';
 import { exactIntegerAt } from './exact-integers.js';
 import { isPointId, MAX_NUMERIC_ID } from './point-convert.js';
 
-/** What the keyword's failure reports: the value as Qdrant shows it in its message. */
+/**
+ * What the keyword's failure reports besides the value itself: the exact integer, when serde_json
+ * would have read it as one (an i64 below -2^53) and so Qdrant shows all its digits.
+ */
 export interface PointIdErrorParams {
-  shown: string;
+  exact?: bigint;
 }
 
 interface DataContext {
@@ -26,7 +29,7 @@ const I64_MIN = -(2n ** 63n);
 function validatePointId(_: boolean, data: unknown, _parent?: unknown, cxt?: DataContext): boolean {
   if (typeof data === 'number' && mayBeRounded(data)) return exactId(data, cxt);
   if (isPointId(data)) return true;
-  return refuse(data, showValue(data));
+  return refuse(data, {});
 }
 validatePointId.errors = undefined as Partial<ErrorObject>[] | undefined;
 
@@ -44,18 +47,13 @@ function exactId(data: number, cxt: DataContext | undefined): boolean {
     return true;
   }
   // Qdrant shows what serde_json read: an integer when it fits i64, the double otherwise.
-  return refuse(data, exact >= I64_MIN && exact < 0n ? exact.toString() : showValue(data));
+  return refuse(data, exact >= I64_MIN && exact < 0n ? { exact } : {});
 }
 
-function refuse(data: unknown, shown: string): false {
-  const params: PointIdErrorParams = { shown };
+// Runs for every branch an untagged enum tries, so the message is worded only if reported.
+function refuse(data: unknown, params: PointIdErrorParams): false {
   validatePointId.errors = [{ keyword: 'pointId', params, data }];
   return false;
-}
-
-// Qdrant prints the rejected id bare: strings without quotes.
-function showValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** The keyword's definition, for every Ajv instance that compiles schemas holding it. */

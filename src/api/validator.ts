@@ -7,6 +7,7 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import { filterSchema } from './filter.js';
 import { formatError, validationError, type RuleBreach } from './messages.js';
+import { printJson } from './json-print.js';
 import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION } from './schemas/collection.js';
@@ -286,7 +287,7 @@ function describeError(error: ErrorObject): string {
     case 'f32Items':
       return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
-      return `value ${(error.params as PointIdErrorParams).shown} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+      return `value ${(error.params as PointIdErrorParams).exact ?? showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'pointsOrFilter':
       return 'Either list of point ids or filter must be provided';
     default:
@@ -343,4 +344,9 @@ function oneOf(names: string[], what: 'fields' | 'variants'): string {
   if (names.length === 0) return `there are no ${what}`;
   if (names.length === 1) return `expected \`${names[0]}\``;
   return `expected one of ${names.map((n) => `\`${n}\``).join(', ')}`;
+}
+
+// Qdrant prints the rejected id bare: strings without quotes.
+function showValue(value: unknown): string {
+  return typeof value === 'string' ? value : printJson(value);
 }
