@@ -1,11 +1,16 @@
 // Numeric point ids over the whole u64 range inside a shard: order (numbers by value before
 // UUIDs), storage keys that sort the same way, point records, log entries and graph metadata that
-// give back the exact id, shard routing and slices over the id's exact value.
+// give back the exact id (graph metadata too), shard routing and slices over the id's exact value.
 
+import { ClassicLevel } from 'classic-level';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import type { PointId } from '../src/model.js';
 import { idBytes, sliceOf } from '../src/shard/filter/slice.js';
 import { decodeEntry, encodeEntry } from '../src/shard/log-entry-codec.js';
+import { GraphStore } from '../src/shard/optimizer/graph-store.js';
 import { decodePoint, encodePoint, pointKey } from '../src/shard/point-codec.js';
 import { shardOf } from '../src/shard/routing.js';
 import { compareIds } from '../src/shard/shard.js';
@@ -83,4 +88,19 @@ t.test('routing hashes the exact digits of a numeric id', async (t) => {
   const near = [U64_MAX, U64_MAX - 1n, U64_MAX - 2n, U64_MAX - 3n].map((id) => shardOf(id, 1000));
   t.same(near, [U64_MAX, U64_MAX - 1n, U64_MAX - 2n, U64_MAX - 3n].map((id) => fnvShard(`n${id}`, 1000)));
   t.ok(new Set(near).size > 1, 'neighbours in the low bits are spread (a rounded id would land them together)');
+});
+
+t.test('graph metadata keeps the id at each offset exactly', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'quiver-ids-'));
+  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+  await db.open();
+  t.teardown(async () => {
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const ids: (PointId | null)[] = [U64_MAX, null, U64_MAX - 1n, 3, UUID, 9007199254740993n];
+  await new GraphStore(db).write([], new Map(), ids, 9);
+  const stored = await new GraphStore(db).read([]);
+  t.same(stored?.ids, ids);
+  t.equal(stored?.lastOp, 9);
 });
