@@ -125,6 +125,15 @@ await t.test('updates and deletes by exact id touch only that point', async (t) 
   await result(t, base, 'POST', `${C}/points/delete?wait=true`, `{"points":[${U64_MAX}]}`);
   const got = await result<Rec[]>(t, base, 'POST', `${C}/points`, `{"ids":[${U64_MAX},${U64_MAX - 1n},${U64_MAX - 2n}],"with_payload":true}`);
   t.same(got.map((p) => [p.id, p.payload?.touched ?? false]).sort(), [[String(U64_MAX - 2n), false], [String(U64_MAX - 1n), true]]);
+  // Every other selector by id, in one batch, on the neighbours 2^63 and 2^63+1.
+  await result(t, base, 'POST', `${C}/points/batch?wait=true`, `{"operations":[
+    {"overwrite_payload":{"payload":{"key":"over"},"points":[${P63}]}},
+    {"clear_payload":{"points":[${P63 + 1n}]}},
+    {"update_vectors":{"points":[{"id":${P63},"vector":[7,7,7,7]}]}},
+    {"set_payload":{"payload":{"s":1},"points":[${P63 + 1n}]}},
+    {"delete_payload":{"keys":["s"],"points":[${P63 + 1n}]}}]}`);
+  const pair = await result<Rec[]>(t, base, 'POST', `${C}/points`, `{"ids":[${P63},${P63 + 1n}],"with_payload":true,"with_vector":true}`);
+  t.same(pair.map((p) => [p.id, p.payload, p.vector]).sort(), [[String(P63), { key: 'over' }, [7, 7, 7, 7]], [String(P63 + 1n), {}, vectorOf(ALL.indexOf(String(P63 + 1n)))]]);
   const missing = await send(base, 'GET', `${C}/points/${U64_MAX}`);
   t.same([missing.status, (missing.body.status as { error?: string }).error], [404, `Not found: Point with id ${U64_MAX} does not exists!`]);
 });
