@@ -5,8 +5,13 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 
 export type Payload = { [key: string]: JsonValue };
 
-/** A numeric id (non-negative safe integer) or a UUID in canonical lowercase hyphenated form. */
-export type PointId = number | string;
+/**
+ * A numeric id (0 to 2^64-1) or a UUID in canonical lowercase hyphenated form. A numeric id up to
+ * Number.MAX_SAFE_INTEGER is always a `number`, one above it always a `bigint`: one form per
+ * value, so ids compare with === and key Maps and Sets by value, and the common ids keep the
+ * speed of plain numbers.
+ */
+export type PointId = number | bigint | string;
 
 /** A shard key of a custom-sharded collection as Qdrant's API spells it: a string, or a non-negative integer (distinct from its text). */
 export type ShardKey = string | number;

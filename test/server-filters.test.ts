@@ -41,7 +41,7 @@ t.test('random filters select what the reference selects', async (t) => {
   for (const name of ['plain', 'indexed']) {
     await client.createCollection(name, { vectors: { [UNNAMED]: { size: 4, distance: 'Dot' }, image: { size: 4, distance: 'Dot' } }, shard_number: 3 });
     // Points without any vector are legal in Qdrant; upsert needs a vector map, possibly empty.
-    await client.upsert(name, { wait: true, points: points.map((p) => ({ id: p.id, vector: vectors(p), payload: p.payload })) });
+    await client.upsert(name, { wait: true, points: points.map((p) => ({ id: p.id as number | string, vector: vectors(p), payload: p.payload })) });
   }
   for (const [field, schema] of Object.entries(INDEXES)) {
     await client.createPayloadIndex('indexed', { field_name: field, field_schema: schema as 'keyword', wait: true });

@@ -9,8 +9,6 @@
 // a slice index below its total.
 
 import type { SchemaObject } from 'ajv';
-import type { PointId } from '../model.js';
-import { canonicalUuid, UUID_PATTERN } from '../shard/filter/uuid.js';
 import { parseDatetime } from '../shard/filter/datetime.js';
 import { arrayPath, formatJsonPath, parseJsonPath } from '../shard/filter/json-path.js';
 import type {
@@ -26,10 +24,12 @@ import type {
   ValueList,
 } from '../shard/filter/types.js';
 import { formatError, validationError } from './messages.js';
+import { toPointId } from './point-convert.js';
+import type { WirePointId } from './types.js';
 
 type Opt<T> = T | null | undefined;
 
-export type WirePointId = number | string;
+export type { WirePointId };
 
 export interface WireFilter {
   should?: Opt<WireCondition | WireCondition[]>;
@@ -215,7 +215,8 @@ export const filterSchema: SchemaObject = {
         object({ is_empty: object({ key: STRING }, ['key']) }, ['is_empty']),
         object({ is_null: object({ key: STRING }, ['key']) }, ['is_null']),
         object({
-          has_id: { type: 'array', items: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: UUID_PATTERN }] } },
+          // The id keyword (point-id-keyword.ts): it puts in the exact value of an id past 2^53.
+          has_id: { type: 'array', items: { pointId: true } },
         }, ['has_id']),
         object({ has_vector: STRING }, ['has_vector']),
         object({
@@ -313,9 +314,6 @@ function payloadKey(key: string): PayloadKey {
   return { key: formatJsonPath(path), path };
 }
 
-function toPointId(id: WirePointId): PointId {
-  return typeof id === 'number' ? id : (canonicalUuid(id) as string);
-}
 
 function toMatch(wire: WireMatch): Match {
   if ('value' in wire) return { kind: 'value', value: wire.value };

@@ -5,6 +5,7 @@
 // that walks parsed values (filters, prefetches, payloads) deeper than serde_json would let it.
 
 import { FormatError } from '../errors.js';
+import { rememberSource } from './exact-integers.js';
 import { describeJsonError, MAX_JSON_NESTING } from './json-syntax.js';
 
 const QUOTE = 0x22;
@@ -48,14 +49,19 @@ function closingQuote(text: string, open: number): number {
   }
 }
 
-/** The body as a JSON value (undefined when empty); FormatError with serde_json's message otherwise. */
+/**
+ * The body as a JSON value (undefined when empty); FormatError with serde_json's message otherwise.
+ * Its text is kept beside it, for the exact value of an id past 2^53 (exact-integers.ts).
+ */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) return undefined;
   // Too deep for serde_json: the syntax scan (itself depth-limited) finds where it stops, at the
   // limit or at a syntax error before it.
   if (!exceedsNesting(text)) {
     try {
-      return JSON.parse(text);
+      const body: unknown = JSON.parse(text);
+      rememberSource(body, text);
+      return body;
     } catch {
       // described below
     }

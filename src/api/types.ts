@@ -15,8 +15,11 @@ type Opt<T> = T | null | undefined;
 
 export type WireDistance = 'Cosine' | 'Euclid' | 'Dot' | 'Manhattan';
 
-/** A point id as sent: a non-negative integer or a UUID in any form Qdrant reads. */
-export type WirePointId = number | string;
+/**
+ * A point id as sent: a non-negative integer or a UUID in any form Qdrant reads. An integer past
+ * 2^53 is a bigint once the body has passed validation (the id keyword puts its exact value in).
+ */
+export type WirePointId = number | bigint | string;
 
 export type WireShardKey = string | number;
 export type WireShardKeySelector = WireShardKey | WireShardKey[] | { target: WireShardKey; fallback: WireShardKey };

@@ -7,7 +7,8 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import { filterSchema } from './filter.js';
 import { formatError, validationError, type RuleBreach } from './messages.js';
-import { isPointId } from './point-convert.js';
+import { printJson } from './json-print.js';
+import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION } from './schemas/collection.js';
 import { rulesOf, shapeOf, type PathStep, type PlacedRule } from './schemas/derive.js';
@@ -151,7 +152,7 @@ ajv.addKeyword({ keyword: 'serde', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 // serde's `expecting` text of an untagged enum, reported instead of the generic one.
 ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
-ajv.addKeyword({ keyword: 'pointId', schemaType: 'boolean', validate: (_: boolean, data: unknown) => isPointId(data) });
+ajv.addKeyword(POINT_ID_KEYWORD);
 ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
 ajv.addKeyword({
   keyword: 'pointsOrFilter',
@@ -286,7 +287,7 @@ function describeError(error: ErrorObject): string {
     case 'f32Items':
       return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
-      return `value ${showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+      return `value ${(error.params as PointIdErrorParams).exact ?? showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'pointsOrFilter':
       return 'Either list of point ids or filter must be provided';
     default:
@@ -347,5 +348,5 @@ function oneOf(names: string[], what: 'fields' | 'variants'): string {
 
 // Qdrant prints the rejected id bare: strings without quotes.
 function showValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  return typeof value === 'string' ? value : printJson(value);
 }

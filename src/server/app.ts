@@ -6,6 +6,7 @@ import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
 import { parseJsonBody } from '../api/json-body.js';
+import { printJson } from '../api/json-print.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
@@ -60,6 +61,8 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
       done(err as Error, undefined);
     }
   });
+  // JSON.stringify, except that point ids past 2^53 (bigints) are printed as JSON integers.
+  app.setReplySerializer((payload) => printJson(payload));
   app.addHook('onRequest', async (request) => markStart(request));
   // Before the routes: each route gets its access rule and its query parameters as it registers.
   // Before any body is read: authentication, then the collection name in the path, then the

@@ -7,6 +7,7 @@
 // `sparse` field and read the same.
 
 import { isSparse, type NamedVectors, type Payload, type PointId, type SparseVector } from '../model.js';
+import { fromStoredId, toStoredId, type StoredId } from './stored-id.js';
 import type { PointRecord } from './write-ops.js';
 
 const encoder = new TextEncoder();
@@ -15,15 +16,16 @@ const decoder = new TextDecoder();
 export const POINT_PREFIX = 'p';
 
 interface Header {
-  id: PointId;
+  id: StoredId;
   version?: number;
   payload: Payload | null;
   vectors: [string, number][];
   sparse?: [string, number][];
 }
 
+/** u64::MAX has 20 digits, so zero-padding to 20 sorts every numeric id by value, bigints too. */
 export function pointKey(id: PointId): string {
-  return typeof id === 'number' ? `${POINT_PREFIX}n${id.toString().padStart(20, '0')}` : `${POINT_PREFIX}u${id}`;
+  return typeof id === 'string' ? `${POINT_PREFIX}u${id}` : `${POINT_PREFIX}n${id.toString().padStart(20, '0')}`;
 }
 
 export function encodePoint(record: PointRecord): Uint8Array {
@@ -33,7 +35,7 @@ export function encodePoint(record: PointRecord): Uint8Array {
     if (isSparse(v)) sparse.push([name, v]);
     else dense.push([name, v]);
   }
-  const header: Header = { id: record.id, version: record.version ?? 0, payload: record.payload, vectors: dense.map(([n, v]) => [n, v.length]) };
+  const header: Header = { id: toStoredId(record.id), version: record.version ?? 0, payload: record.payload, vectors: dense.map(([n, v]) => [n, v.length]) };
   if (sparse.length > 0) header.sparse = sparse.map(([n, v]) => [n, v.indices.length]);
   const headerBytes = encoder.encode(JSON.stringify(header));
   const words = dense.reduce((sum, [, v]) => sum + v.length, 0) + sparse.reduce((sum, [, v]) => sum + 2 * v.indices.length, 0);
@@ -76,5 +78,5 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
     vectors[name] = { indices: u32.slice(at, at + nnz), values: f32.slice(at + nnz, at + 2 * nnz) };
     at += 2 * nnz;
   }
-  return { id: header.id, payload: header.payload, vectors, version: header.version ?? 0 };
+  return { id: fromStoredId(header.id), payload: header.payload, vectors, version: header.version ?? 0 };
 }

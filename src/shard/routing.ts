@@ -3,9 +3,13 @@
 
 import type { PointId } from '../model.js';
 
-/** FNV-1a (32-bit) over the id's text form; numbers and UUID strings never collide in form. */
+/**
+ * FNV-1a (32-bit) over the id's text form; numbers and UUID strings never collide in form. A
+ * numeric id's text is its exact decimal digits whether it is a number or (past 2^53) a bigint,
+ * so placement is the same as it always was for every id a number can hold.
+ */
 export function shardOf(id: PointId, shardCount: number): number {
-  const text = typeof id === 'number' ? `n${id}` : `u${id}`;
+  const text = typeof id === 'string' ? `u${id}` : `n${id}`;
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);

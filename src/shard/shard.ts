@@ -122,8 +122,10 @@ async function readJson<T>(db: ClassicLevel<string, Uint8Array>, key: string): P
 
 /** Compares ids as Qdrant orders them: numbers first by value, then UUIDs by their text. */
 export function compareIds(a: PointId, b: PointId): number {
-  if (typeof a === 'number') return typeof b === 'number' ? a - b : -1;
-  if (typeof b === 'number') return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  // Numeric ids (number or bigint, which < compares exactly across) before UUIDs.
+  const aText = typeof a === 'string';
+  if (aText !== (typeof b === 'string')) return aText ? 1 : -1;
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

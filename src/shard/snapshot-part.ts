@@ -77,7 +77,7 @@ async function* partRecords(part: FileSlice): AsyncGenerator<Uint8Array> {
 }
 
 function describe(id: PointId): string {
-  return typeof id === 'number' ? String(id) : id;
+  return String(id);
 }
 
 /** Decodes and vets each record against the shard it is restored into. */

@@ -50,6 +50,7 @@ function fail(kind: FaultKind): Promise<void> {
 
 /** Fails as the task asks, if it carries a fault marker; otherwise returns at once. */
 export async function injectFault(task: ShardTask): Promise<void> {
-  const kind = MARKER.exec(JSON.stringify(task))?.[1] as FaultKind | undefined;
+  // Ids past 2^53 are bigints, which JSON.stringify refuses; their digits hold no marker anyway.
+  const kind = MARKER.exec(JSON.stringify(task, (_, value: unknown) => (typeof value === 'bigint' ? String(value) : value)))?.[1] as FaultKind | undefined;
   if (kind) await fail(kind);
 }

@@ -214,8 +214,8 @@ function fullText(m: Wire, elements: JsonValue[]): boolean {
 
 /** SipHash-2-4 (zero key) of the id bytes, modulo total, computed with BigInt. */
 export function refSlice(id: PointId, total: number): number {
-  const bytes = new Uint8Array(typeof id === 'number' ? 8 : 16);
-  if (typeof id === 'number') {
+  const bytes = new Uint8Array(typeof id === 'string' ? 16 : 8);
+  if (typeof id !== 'string') {
     for (let i = 0; i < 8; i++) bytes[i] = Number((BigInt(id) >> BigInt(8 * i)) & 0xffn);
   } else {
     const hex = id.replaceAll('-', '');

@@ -12,9 +12,7 @@ const ZERO_KEY = [0, 0, 0, 0];
 export function idBytes(id: PointId): Uint8Array {
   if (typeof id === 'string') return uuidBytes(id);
   const bytes = new Uint8Array(8);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(0, id % 2 ** 32, true);
-  view.setUint32(4, Math.floor(id / 2 ** 32), true);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(id), true);
   return bytes;
 }
 

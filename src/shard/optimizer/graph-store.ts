@@ -6,6 +6,7 @@
 import type { ClassicLevel } from 'classic-level';
 import type { PointId } from '../../model.js';
 import type { VectorSpec } from '../shard.js';
+import { fromStoredId, toStoredId, type StoredId } from '../stored-id.js';
 
 const META_KEY = 'g:meta';
 const CHUNK_BYTES = 4 << 20;
@@ -17,8 +18,8 @@ function chunkKey(name: string, chunk: number): string {
 export interface GraphMeta {
   /** Every operation up to this id is in the graphs; records of later versions are not. */
   lastOp: number;
-  /** The point id at each offset; null for a free offset. */
-  ids: (PointId | null)[];
+  /** The point id at each offset (in its stored form); null for a free offset. */
+  ids: (StoredId | null)[];
   vectors: { name: string; params: string; chunks: number }[];
 }
 
@@ -54,12 +55,12 @@ export class GraphStore {
       if (parts.some((p) => p === undefined)) continue;
       images.set(stored.name, concat(parts as Uint8Array[]));
     }
-    return { lastOp: meta.lastOp, ids: meta.ids, images };
+    return { lastOp: meta.lastOp, ids: meta.ids.map((id) => (id === null ? null : fromStoredId(id))), images };
   }
 
   async write(specs: readonly VectorSpec[], images: Map<string, Uint8Array>, ids: (PointId | null)[], lastOp: number): Promise<void> {
     const batch = this.db.batch();
-    const meta: GraphMeta = { lastOp, ids, vectors: [] };
+    const meta: GraphMeta = { lastOp, ids: ids.map((id) => (id === null ? null : toStoredId(id))), vectors: [] };
     const written = new Map<string, number>();
     for (const spec of specs) {
       const image = images.get(spec.name);
