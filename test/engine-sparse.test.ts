@@ -289,6 +289,8 @@ t.test('IDF: document frequencies and Qdrant\'s formula on query weights', async
     t.equal(bad, 0, `exact=${exact}: top-10 with IDF weights equals the reference`);
   }
   t.ok(thrown(() => index.search(queries[0], { limit: 1, idf: { documentCount: 1, documentFrequencies: [] } })) instanceof InvalidSparseVector, 'statistics must match the query');
+  t.ok(thrown(() => index.search(queries[0], { limit: 1, idf: { documentCount: NaN, documentFrequencies: queries[0].indices.map(() => 1) } })) instanceof InvalidSparseVector, 'a NaN document count is refused');
+  t.ok(thrown(() => index.search(queries[0], { limit: 1, idf: { documentCount: 5, documentFrequencies: queries[0].indices.map(() => -1) } })) instanceof InvalidSparseVector, 'a negative document frequency is refused');
 });
 
 t.test('serialisation round trip gives identical results', async (t) => {

@@ -221,8 +221,13 @@ function prepare(sorted: SortedSparse, original: SparseVector, stats: IdfStatist
     if (stats.documentFrequencies.length !== original.indices.length) {
       throw new InvalidSparseVector(`IDF statistics give ${stats.documentFrequencies.length} document frequencies for a query of ${original.indices.length} indices`);
     }
+    if (!(stats.documentCount >= 0 && Number.isFinite(stats.documentCount))) throw new InvalidSparseVector(`IDF statistics: document count ${stats.documentCount} is not a finite number >= 0`);
     const df = new Map<number, number>();
-    for (let i = 0; i < original.indices.length; i++) df.set(original.indices[i], stats.documentFrequencies[i]);
+    for (let i = 0; i < original.indices.length; i++) {
+      const n = stats.documentFrequencies[i];
+      if (!(n >= 0 && Number.isFinite(n))) throw new InvalidSparseVector(`IDF statistics: document frequency ${n} of index ${original.indices[i]} is not a finite number >= 0`);
+      df.set(original.indices[i], n);
+    }
     for (let i = 0; i < weights.length; i++) weights[i] *= idf(stats.documentCount, df.get(sorted.indices[i]) ?? 0);
   }
   return { indices: sorted.indices, weights };

@@ -16,8 +16,9 @@ export interface SparseExports {
   resetBest(): void;
   accumulate(list: number, n: number, weight: number, acc: number, stamp: number, cand: number, nc: number, epoch: number, allow: number): number;
   addToStamped(list: number, n: number, weight: number, acc: number, stamp: number, epoch: number): void;
-  score(qi: number, qw: number, qn: number, doc: number, n: number): number;
-  scan(qi: number, qw: number, qn: number, starts: number, lengths: number, count: number, allow: number, outIds: number, outScores: number): number;
+  setQuery(qi: number, qw: number, qn: number, bits: number): void;
+  score(doc: number, n: number): number;
+  scan(starts: number, lengths: number, count: number, allow: number, outIds: number, outScores: number): number;
 }
 
 export class SparseMemory {

@@ -47,9 +47,13 @@ export class SearchScratch {
   queryIdxPtr = 0;
   queryWPtr = 0;
   queryCap = 0;
+  /** The engine's 4096-bit filter of the query's indices (assembly/sparse FILTER_BYTES). */
+  readonly queryBitsPtr: number;
   epoch = 0;
 
-  constructor(private readonly mem: SparseMemory) {}
+  constructor(private readonly mem: SparseMemory) {
+    this.queryBitsPtr = mem.alloc(512);
+  }
 
   get byteLength(): number {
     return this.capacity * 24 + this.allowWords * 4 + this.queryCap * 12;
@@ -85,6 +89,7 @@ export class SearchScratch {
     // No allocation past this point: the views below stay valid for the whole search.
     this.mem.u32.set(query.indices, this.queryIdxPtr >>> 2);
     this.mem.f64.set(query.weights, this.queryWPtr >>> 3);
+    this.mem.wasm.setQuery(this.queryIdxPtr, this.queryWPtr, query.indices.length, this.queryBitsPtr);
     if (allow !== null) {
       const n = Math.min(words, allow.length);
       const at = this.allowPtr >>> 2;
@@ -186,13 +191,12 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
   // Survivors within the slack of the k-th best are scored exactly; the rest cannot rank.
   const floor = nc >= k ? kthLargest(acc, accBase, u32, candBase, nc, k, heap) - eps : -Infinity;
   const top = new TopK(k);
-  const qn = query.indices.length;
   const starts = store.startsPtr >>> 2;
   const lengths = store.lengthsPtr >>> 2;
   for (let i = 0; i < nc; i++) {
     const off = u32[candBase + i];
     if (acc[accBase + off] < floor) continue;
-    const score = wasm.score(scratch.queryIdxPtr, scratch.queryWPtr, qn, u32[starts + off], u32[lengths + off]);
+    const score = wasm.score(u32[starts + off], u32[lengths + off]);
     if (score === score) top.push(score, off);
   }
   return top.sorted();
@@ -212,7 +216,7 @@ function keepReachable(acc: Float64Array, accBase: number, u32: Uint32Array, can
 /** Scores every document allowed by `allow` (every stored one when null) from the stored vectors. */
 export function plainScan(query: PreparedQuery, store: SparseStore, mem: SparseMemory, scratch: SearchScratch, k: number, allow: Uint32Array | null): SearchResultArrays {
   scratch.begin(store.capacity, query, allow);
-  const m = mem.wasm.scan(scratch.queryIdxPtr, scratch.queryWPtr, query.indices.length, store.startsPtr, store.lengthsPtr, store.count, allow === null ? 0 : scratch.allowPtr, scratch.candPtr, scratch.outPtr);
+  const m = mem.wasm.scan(store.startsPtr, store.lengthsPtr, store.count, allow === null ? 0 : scratch.allowPtr, scratch.candPtr, scratch.outPtr);
   const top = new TopK(k);
   const ids = mem.u32;
   const scores = mem.f64;
