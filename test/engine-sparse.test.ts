@@ -194,6 +194,11 @@ t.test('matches, empty vectors, zero values and ties', async (t) => {
   index.upsert(3, { indices: [2, 9], values: [0, 4] });
   index.upsert(4, { indices: [7, 1], values: [1, 1] });
   t.equal(index.size, 5, 'an empty vector is stored');
+  t.equal(index.documentCount, 4, 'but not counted as an indexed document (IDF\'s N)');
+  index.upsert(1, { indices: [8], values: [1] });
+  t.equal(index.documentCount, 5, 'until it gets an index');
+  index.upsert(1, { indices: [], values: [] });
+  t.equal(index.documentCount, 4, 'and loses it again');
   for (const exact of [false, true]) {
     const r = index.search({ indices: [2, 1], values: [1, 1] }, { limit: 10, exact });
     t.same(Array.from(r.offsets), [0, 4, 3], `exact=${exact}: only documents sharing an index; a shared index with value 0 still matches`);
@@ -273,7 +278,7 @@ t.test('IDF: document frequencies and Qdrant\'s formula on query weights', async
   let wrong = 0;
   for (let term = 0; term < VOCAB; term++) if (index.documentFrequency(term) !== df(term)) wrong++;
   t.equal(wrong, 0, 'documentFrequency counts live documents with a non-zero value');
-  t.equal(index.documentCount, current.filter((d) => d !== null).length);
+  t.equal(index.documentCount, current.filter((d) => d !== null && d.indices.length > 0).length, 'documentCount: stored vectors that have an index (an empty one is indexed nowhere)');
   t.same(Array.from(index.documentFrequencies([2, 1, 123456])), [df(2), df(1), 0]);
   for (const exact of [false, true]) {
     let bad = 0;

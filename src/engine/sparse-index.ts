@@ -56,6 +56,8 @@ export class SparseIndex {
   private readonly lists = new Map<number, PostingList>();
   private readonly store: SparseStore;
   private readonly scratch: SearchScratch;
+  /** Stored vectors with at least one index. */
+  private indexed = 0;
 
   private constructor(private readonly mem: SparseMemory, config: SparseIndexConfig) {
     this.fullScanThreshold = config.fullScanThreshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD;
@@ -78,13 +80,17 @@ export class SparseIndex {
     return index;
   }
 
-  /** Stored sparse vectors (an empty one counts): Qdrant's N for IDF. */
+  /** Stored sparse vectors (an empty one counts). */
   get size(): number {
     return this.store.documents;
   }
 
+  /**
+   * Qdrant's N for IDF: the vectors in the inverted index. An empty vector is stored but indexed
+   * nowhere, so it does not count (Qdrant counts its sparse index's indexed vectors).
+   */
   get documentCount(): number {
-    return this.store.documents;
+    return this.indexed;
   }
 
   /** One past the highest offset ever stored. */
@@ -135,6 +141,7 @@ export class SparseIndex {
     if (old === null) return false;
     for (let i = 0; i < old.indices.length; i++) this.lists.get(old.indices[i])!.remove(offset);
     this.store.drop(offset);
+    if (old.indices.length > 0) this.indexed--;
     return true;
   }
 
@@ -184,6 +191,7 @@ export class SparseIndex {
 
   private insert(offset: number, doc: SortedSparse): void {
     const old = this.store.get(offset);
+    this.indexed += (doc.indices.length > 0 ? 1 : 0) - (old !== null && old.indices.length > 0 ? 1 : 0);
     if (old !== null) this.retire(offset, old, doc);
     for (let i = 0; i < doc.indices.length; i++) {
       const term = doc.indices[i];
