@@ -201,3 +201,51 @@ const ABANDON_BLOCK: i32 = 64;
   }
   return hsumi(s) + l2I8(a, b, n - i);
 }
+
+// MaxSim over lists of vectors (multivectors), in the same smaller-is-closer form: the sum, over
+// the `qn` query vectors at `q`, of the distance to the closest of the `pn` vectors at `p`
+// (vectors `n` floats apart). With -dot, L2² and L1 as the pair distance this is Qdrant's
+// score_max_similarity negated: it sums the negated similarities Qdrant sums (for Euclid the
+// negated squared distances, the square root being taken of the total only, as Qdrant does).
+
+/** MaxSim distance between two lists of vectors. */
+export function maxSimF32(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32): f32 {
+  const step = <usize>n << 2;
+  let total: f32 = 0;
+  for (let i = 0; i < qn; i++) {
+    let best: f32 = Infinity;
+    let d = p;
+    for (let j = 0; j < pn; j++) {
+      // L2 and L1 abandon a pair once it cannot beat the closest vector found so far.
+      const x = distF32Bounded(m, q, d, n, best);
+      if (x < best) best = x;
+      d += step;
+    }
+    total += best;
+    q += step;
+  }
+  return total;
+}
+
+/**
+ * maxSimF32 allowed to stop early with any value above `bound` once the distance must exceed it:
+ * for L2 and L1 every term is >= 0, so a partial sum past the bound already decides.
+ */
+export function maxSimF32Bounded(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32, bound: f32): f32 {
+  if (m != METRIC_EUCLID && m != METRIC_MANHATTAN) return maxSimF32(m, q, qn, p, pn, n);
+  const step = <usize>n << 2;
+  let total: f32 = 0;
+  for (let i = 0; i < qn; i++) {
+    let best: f32 = Infinity;
+    let d = p;
+    for (let j = 0; j < pn; j++) {
+      const x = distF32Bounded(m, q, d, n, best);
+      if (x < best) best = x;
+      d += step;
+    }
+    total += best;
+    if (total > bound) return total;
+    q += step;
+  }
+  return total;
+}

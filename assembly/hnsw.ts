@@ -4,6 +4,9 @@
 // An offset can be stored without being linked (pending): the graph never returns it, and every
 // search scans the pending offsets exactly into the same result heap, so answers stay complete
 // while the optimizer links them a few at a time.
+// In multivector mode (layout.ts) every distance below is MaxSim between lists of vectors, the
+// list being measured from acting as the query (so a point-to-point distance is asymmetric, as
+// in Qdrant's graph over multivectors); the graph code itself is shared.
 
 import {
   EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
@@ -11,8 +14,10 @@ import {
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
+  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
+  reserveArena, setArenaUsed, setArena,
 } from "./layout";
-import { distF32, distF32Bounded, dotF32 } from "./distance";
+import { distF32, distF32Bounded, dotF32, maxSimF32, maxSimF32Bounded } from "./distance";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
 import { codeDistQuery, codeDistQueryBounded, encode, encodeQuery, maybeRefit } from "./quantize";
@@ -23,6 +28,7 @@ const ordered = new Heap();    // neighbour selection input, min-heap by distanc
 
 // Per-search settings, set once before a traversal.
 let target: usize = 0;       // f32 vector the distances are measured from
+let targetCount: i32 = 1;    // vectors at `target` (multivector mode)
 let useCodes: bool = false;  // measure with int8 codes (query codes) instead of f32
 let allow: usize = 0;        // allow-bitset over offsets, 0 = every offset
 let filtering: bool = false; // some offsets must be kept out of results (filter or deletions)
@@ -30,16 +36,20 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 @inline function targetDist(id: i32): f32 {
   if (useCodes) return codeDistQuery(id);
+  if (multi) return maxSimF32(metric, target, targetCount, multiPtr(id), multiCount(id), stride);
   return distF32(metric, target, vecPtr(id), stride);
 }
 
 /** targetDist where any value above `bound` may be returned once the distance exceeds it. */
 @inline function targetDistBounded(id: i32, bound: f32): f32 {
   if (useCodes) return codeDistQueryBounded(id, bound);
+  if (multi) return maxSimF32Bounded(metric, target, targetCount, multiPtr(id), multiCount(id), stride, bound);
   return distF32Bounded(metric, target, vecPtr(id), stride, bound);
 }
 
+/** Distance from stored offset `a` (as the query) to stored offset `b`. */
 @inline function pairDist(a: i32, b: i32): f32 {
+  if (multi) return maxSimF32(metric, multiPtr(a), multiCount(a), multiPtr(b), multiCount(b), stride);
   return distF32(metric, vecPtr(a), vecPtr(b), stride);
 }
 
@@ -170,7 +180,12 @@ function addLink(n: i32, id: i32, level: i32): void {
 
 /** Links offset `id` (vector already stored) into levels min(level, maxLevel) .. 0. */
 function connect(id: i32, level: i32): void {
-  target = vecPtr(id);
+  if (multi) {
+    target = multiPtr(id);
+    targetCount = multiCount(id);
+  } else {
+    target = vecPtr(id);
+  }
   useCodes = false;
   allow = 0;
   filtering = false;
@@ -204,17 +219,40 @@ function normalizeInPlace(p: usize): void {
   }
 }
 
+/** Copies the `queryCount` query vectors to offset `id`'s arena slot (multivector mode). */
+function storeList(id: i32): void {
+  const k = queryCount;
+  const slot = <usize>id << 2;
+  // A list no longer than the one it replaces reuses its slot; a longer one is appended and the
+  // old slot stays unused until vacuum() compacts the arena.
+  if (k > multiCount(id)) {
+    reserveArena(arenaUsed + k);
+    store<u32>(mvStart + slot, arenaUsed);
+    setArenaUsed(arenaUsed + k);
+  }
+  store<u32>(mvCount + slot, k);
+  const v = multiPtr(id);
+  memory.copy(v, query, (<usize>k * <usize>stride) << 2);
+  if (metric == METRIC_COSINE) {
+    for (let i = 0; i < k; i++) normalizeInPlace(v + ((<usize>i * <usize>stride) << 2));
+  }
+}
+
 /**
  * Stores the vector in the query region at offset `id` without linking it: it becomes pending
  * (searched exactly) until link(). A linked offset stored again keeps routing with its new vector.
  */
 export function stash(id: i32): void {
   if (id >= capacity) reserve(max(id + 1, max(capacity * 2, 1024)));
-  const v = vecPtr(id);
-  permuteQuery();
-  memory.copy(v, query, <usize>stride << 2);
-  if (metric == METRIC_COSINE) normalizeInPlace(v);
-  if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+  if (multi) {
+    storeList(id);
+  } else {
+    const v = vecPtr(id);
+    permuteQuery();
+    memory.copy(v, query, <usize>stride << 2);
+    if (metric == METRIC_COSINE) normalizeInPlace(v);
+    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+  }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
     setDeletedCount(deletedCount - 1);
@@ -288,6 +326,7 @@ export function vacuum(): void {
       if (level > 0) heap.free(<usize>load<u32>(upper + (<usize>id << 2)));
       store<u32>(upper + (<usize>id << 2), 0);
       store<u8>(levels + <usize>id, EMPTY);
+      if (multi) store<u32>(mvCount + (<usize>id << 2), 0);
       setDeletedBit(id, false);
       continue;
     }
@@ -299,6 +338,34 @@ export function vacuum(): void {
   }
   setDeletedCount(0);
   setEntry(-1, -1);
+  if (multi) compactArena();
+}
+
+/** Total vectors in the lists of the stored offsets. */
+export function storedVectors(): i32 {
+  let total = 0;
+  for (let id = 0; id < count; id++) total += multiCount(id);
+  return total;
+}
+
+/** Rewrites the arena with the stored lists only, in offset order (drops replaced slots). */
+function compactArena(): void {
+  const total = storedVectors();
+  const cap = max(total, 1);
+  const bytes = (<usize>cap * <usize>stride) << 2;
+  const fresh = heap.alloc(bytes);
+  memory.fill(fresh, 0, bytes);
+  let at = 0;
+  for (let id = 0; id < count; id++) {
+    const k = multiCount(id);
+    if (k == 0) continue;
+    memory.copy(fresh + ((<usize>at * <usize>stride) << 2), multiPtr(id), (<usize>k * <usize>stride) << 2);
+    store<u32>(mvStart + (<usize>id << 2), at);
+    at += k;
+  }
+  if (arena != 0) heap.free(arena);
+  setArena(fresh, cap);
+  setArenaUsed(at);
 }
 
 export function pendingOffsets(): i32 { return pendingCount; }
@@ -335,8 +402,15 @@ export function allowedCount(bits: usize): i32 {
 }
 
 function prepareQuery(codes: bool, bits: usize): void {
-  permuteQuery();
-  if (metric == METRIC_COSINE) normalizeInPlace(query);
+  if (multi) {
+    if (metric == METRIC_COSINE) {
+      for (let i = 0; i < queryCount; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
+    }
+    targetCount = queryCount;
+  } else {
+    permuteQuery();
+    if (metric == METRIC_COSINE) normalizeInPlace(query);
+  }
   target = query;
   useCodes = codes && quantized;
   if (useCodes) encodeQuery(query);

@@ -7,7 +7,7 @@
 import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
-  setQuantState, setQueryCorr, reserveCodes, nextRandom,
+  setQuantState, setQueryCorr, reserveCodes, nextRandom, multi,
 } from "./layout";
 import { dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
 
@@ -17,6 +17,7 @@ const REFIT_LIMIT: i32 = 1 << 17;
 let sample: usize = 0;
 
 export function enableQuantization(q: f32): void {
+  if (multi) return; // codes are one per offset; lists of vectors have none (see index.ts)
   setQuantState(true, q, 1, 0, 0);
   reserveCodes();
   if (count > 0) fit();
