@@ -4,7 +4,7 @@
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
-  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap,
+  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena,
 } from "./layout";
 import { distF32, dotI8, l1I8, l2I8 } from "./distance";
 import { enableQuantization } from "./quantize";
@@ -19,6 +19,9 @@ export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u
 }
 
 export function reserve(n: i32): void { reserveOffsets(n); }
+
+/** Pre-sizes the multivector arena for `total` vectors (appends grow it by doubling otherwise). */
+export function reserveVectors(total: i32): void { if (multi) reserveArena(total); }
 
 /**
  * Multivector mode: each offset stores a list of vectors, compared by MaxSim. Call right after

@@ -78,7 +78,7 @@ export async function multivectorMode(options: MultivectorBenchOptions, progress
   const index = await VectorIndex.create(await engineModule(), {
     dim: options.dim, distance: options.distance, m: options.m, efConstruct: options.efConstruct, multivector: { comparator: 'max_sim' },
   });
-  index.reserve(options.points);
+  index.reserve(options.points, base.counts.reduce((a, b) => a + b, 0));
   const build = progress.start(`quiver multivector: building ${options.points} points x ${options.minK}..${options.maxK} vectors x ${options.dim}`, options.points);
   const started = performance.now();
   for (let i = 0; i < options.points; i++) {

@@ -43,6 +43,7 @@ export interface EngineExports {
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
   enableMultivector(): void;
+  reserveVectors(total: number): void;
   isMultivector(): number;
   queryVectors(k: number): number;
   vectorCount(offset: number): number;

@@ -187,9 +187,13 @@ export class VectorIndex {
     return this.wasm.vectorCount(offset);
   }
 
-  /** Pre-sizes the regions for offsets below n (inserts grow them by doubling otherwise). */
-  reserve(n: number): void {
+  /**
+   * Pre-sizes the regions for offsets below n (inserts grow them by doubling otherwise); a
+   * multivector index also makes room for `vectors` vectors in all across its lists.
+   */
+  reserve(n: number, vectors = 0): void {
     this.wasm.reserve(n);
+    if (this.multivector && vectors > 0) this.wasm.reserveVectors(bounded(vectors, 0, I32_MAX));
   }
 
   /**
