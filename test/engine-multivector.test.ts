@@ -35,6 +35,7 @@ function reference(distance: Distance, lists: Lists, query: Float32Array, k: num
 
 async function build(distance: Distance, lists: Lists, extra: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
   const index = await VectorIndex.create(await engineModule(), { dim: DIM, distance, multivector: { comparator: 'max_sim' }, ...extra });
+  index.reserve(lists.length, lists.reduce((sum, list) => sum + (list ? list.length / DIM : 0), 0));
   lists.forEach((list, i) => { if (list) index.upsert(i, list, list.length / DIM); });
   return index;
 }
@@ -141,6 +142,7 @@ t.test('deletes and replacements by lists of other lengths, then vacuum', async 
     }
   }
   t.equal(index.size, N - deleted);
+  t.equal(index.vectorCount(lists.findIndex((list) => list === undefined)), 0, 'a deleted offset holds no vectors');
   const check = (stage: string): void => {
     let leaked = 0;
     for (let q = 0; q < QUERIES; q++) {

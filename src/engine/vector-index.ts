@@ -181,10 +181,10 @@ export class VectorIndex {
     return this.config.multivector !== null;
   }
 
-  /** Vectors stored at `offset`: 1 for a dense index, the list length for multivectors (0 if none). */
+  /** Vectors stored at `offset`: 1 for a dense index, the list length for multivectors (0 if none or deleted). */
   vectorCount(offset: number): number {
-    if (!this.multivector) return this.has(offset) ? 1 : 0;
-    return this.wasm.vectorCount(offset);
+    if (!this.has(offset)) return 0;
+    return this.multivector ? this.wasm.vectorCount(offset) : 1;
   }
 
   /**
