@@ -17,12 +17,12 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  reserveArena, setArenaUsed, setArena,
+  reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
 } from "./layout";
 import { distF32, distF32Bounded, dotF32, maxSimF32, maxSimF32Bounded } from "./distance";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, encode, encodeQuery, maybeRefit } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -43,14 +43,14 @@ let filtering: bool = false; // some offsets must be kept out of results (filter
 let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 @inline function targetDist<K>(id: i32): f32 {
-  if (useCodes) return codeDistQuery(id);
+  if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
   if (isLists<K>()) return maxSimF32(metric, target, targetCount, multiPtr(id), multiCount(id), stride);
   return distF32(metric, target, vecPtr(id), stride);
 }
 
 /** targetDist where any value above `bound` may be returned once the distance exceeds it. */
 @inline function targetDistBounded<K>(id: i32, bound: f32): f32 {
-  if (useCodes) return codeDistQueryBounded(id, bound);
+  if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQueryBounded(id, bound);
   if (isLists<K>()) return maxSimF32Bounded(metric, target, targetCount, multiPtr(id), multiCount(id), stride, bound);
   return distF32Bounded(metric, target, vecPtr(id), stride, bound);
 }
@@ -244,6 +244,12 @@ function storeList(id: i32): void {
   if (metric == METRIC_COSINE) {
     for (let i = 0; i < k; i++) normalizeInPlace(v + ((<usize>i * <usize>stride) << 2));
   }
+  if (quantized) {
+    const first = multiStart(id);
+    for (let i = 0; i < k; i++) {
+      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(v + ((<usize>i * <usize>stride) << 2), codeVecPtr(first + i)));
+    }
+  }
 }
 
 /**
@@ -364,15 +370,27 @@ function compactArena(): void {
   const bytes = (<usize>cap * <usize>stride) << 2;
   const fresh = heap.alloc(bytes);
   memory.fill(fresh, 0, bytes);
+  // Codes move with their vectors (they are indexed by arena vector).
+  const freshCodes = quantized ? heap.alloc(<usize>cap * <usize>codeStride) : 0;
+  const freshCorr = quantized ? heap.alloc(<usize>cap << 2) : 0;
   let at = 0;
   for (let id = 0; id < count; id++) {
     const k = multiCount(id);
     if (k == 0) continue;
     memory.copy(fresh + ((<usize>at * <usize>stride) << 2), multiPtr(id), (<usize>k * <usize>stride) << 2);
+    if (quantized) {
+      memory.copy(freshCodes + <usize>at * <usize>codeStride, codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
+      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
+    }
     store<u32>(mvStart + (<usize>id << 2), at);
     at += k;
   }
   if (arena != 0) heap.free(arena);
+  if (quantized) {
+    heap.free(codes);
+    heap.free(codeCorr);
+    setCodeRegions(freshCodes, freshCorr);
+  }
   setArena(fresh, cap);
   setArenaUsed(at);
 }
@@ -422,17 +440,21 @@ function prepareQuery(codes: bool, bits: usize): void {
   }
   target = query;
   useCodes = codes && quantized;
-  if (useCodes) encodeQuery(query);
+  if (useCodes) {
+    if (multi) encodeQueryList(query);
+    else encodeQuery(query);
+  }
   allow = bits;
   filtering = bits != 0 || deletedCount > 0 || pendingCount > 0;
   excluded = -1;
 }
 
 /** Keeps the `keep` best of `results` by exact f32 distance (rescoring of int8 candidates). */
-function rescore(keep: i32): void {
+function rescore<K>(keep: i32): void {
   while (results.size > 0) {
     const id = results.topId();
-    ordered.push(-distF32(metric, query, vecPtr(id), stride), id);
+    const d = isLists<K>() ? maxSimF32(metric, query, queryCount, multiPtr(id), multiCount(id), stride) : distF32(metric, query, vecPtr(id), stride);
+    ordered.push(-d, id);
     results.pop();
   }
   while (ordered.size > 0) {
@@ -505,7 +527,7 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
     }
     if (pendingCount > 0) scanPending<K>(pool);
   }
-  if (useCodes && rescoreOn) rescore(k);
+  if (useCodes && rescoreOn) rescore<K>(k);
   return emit(k);
 }
 

@@ -31,7 +31,10 @@
 //   mvCount   u32[n]                   vectors of each offset (0 = none stored).
 //
 // `vecs` is not allocated then, and the query region holds `queryCount` vectors. A list stored
-// again reuses its slot when it fits, else it is appended; vacuum() compacts the arena.
+// again reuses its slot when it fits, else it is appended; vacuum() compacts the arena. With
+// quantization, `codes` and `codeCorr` are indexed by arena vector (arenaCap of them) rather than
+// by offset, and the query codes region holds queryCount codes with their corrections in
+// queryCorrs f32[queryCount].
 
 export const EMPTY: u8 = 255;
 export const MAX_LEVEL: i32 = 16;
@@ -77,6 +80,7 @@ export let arenaCap: i32 = 0;  // vectors the arena has room for
 export let mvStart: usize = 0;
 export let mvCount: usize = 0;
 export let queryCount: i32 = 1; // vectors in the query region
+export let queryCorrs: usize = 0; // f32[queryCount]: dot-product corrections of the query codes
 let queryCap: i32 = 1;          // vectors the query region has room for
 
 // Quantization state (codes live only while `quantized` is true).
@@ -120,12 +124,19 @@ export function setMulti(): void {
 
 /** Makes the query region hold `k` vectors (zero-padded past dim) and returns it. */
 export function setQueryCount(k: i32): usize {
-  if (k > queryCap) {
-    const bytes = <usize>k * <usize>stride << 2;
+  if (k > queryCap || queryCorrs == 0) {
+    const n = max(k, queryCap);
+    const bytes = <usize>n * <usize>stride << 2;
     heap.free(query);
     query = heap.alloc(bytes);
     memory.fill(query, 0, bytes);
-    queryCap = k;
+    const codeBytes = <usize>n * <usize>codeStride;
+    heap.free(queryCodes);
+    queryCodes = heap.alloc(codeBytes);
+    memory.fill(queryCodes, 0, codeBytes);
+    if (queryCorrs != 0) heap.free(queryCorrs);
+    queryCorrs = heap.alloc(<usize>n << 2);
+    queryCap = n;
   }
   queryCount = k;
   return query;
@@ -136,11 +147,16 @@ export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
   const cap = max(total, max(arenaCap * 2, 1024));
   arena = grow(arena, <usize>arenaCap * stride * 4, <usize>cap * stride * 4, 0);
+  if (quantized) {
+    codes = grow(codes, <usize>arenaCap * codeStride, <usize>cap * codeStride, 0);
+    codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
+  }
   arenaCap = cap;
 }
 
 export function setArenaUsed(n: i32): void { arenaUsed = n; }
 export function setArena(p: usize, cap: i32): void { arena = p; arenaCap = cap; }
+export function setCodeRegions(c: usize, corr: usize): void { codes = c; codeCorr = corr; }
 
 export function setCount(c: i32): void { count = c; }
 export function setEntry(e: i32, l: i32): void { entryPoint = e; maxLevel = l; }
@@ -177,7 +193,7 @@ export function reserve(n: i32): void {
   deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   visited = grow(visited, old * 4, cap * 4, 0);
-  if (quantized) {
+  if (quantized && !multi) {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
@@ -187,7 +203,7 @@ export function reserve(n: i32): void {
 /** Allocates the code regions for the current capacity (first training). */
 export function reserveCodes(): void {
   if (codes != 0) return;
-  const cap = <usize>capacity;
+  const cap = <usize>(multi ? arenaCap : capacity);
   codes = grow(0, 0, cap * codeStride, 0);
   codeCorr = grow(0, 0, cap * 4, 0);
 }
@@ -210,6 +226,16 @@ export function ensureOut(k: i32): void {
 
 @inline export function multiCount(id: i32): i32 {
   return <i32>load<u32>(mvCount + (<usize>id << 2));
+}
+
+/** Codes of arena vector `v` (multivector mode). */
+@inline export function codeVecPtr(v: i32): usize {
+  return codes + <usize>v * <usize>codeStride;
+}
+
+/** First arena vector of offset `id`'s list. */
+@inline export function multiStart(id: i32): i32 {
+  return <i32>load<u32>(mvStart + (<usize>id << 2));
 }
 
 @inline export function codePtr(id: i32): usize {

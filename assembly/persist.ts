@@ -13,14 +13,16 @@
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
-// order: counts u32[count], then f32[sum(counts) * stride]. Dense images are unchanged.
+// order: counts u32[count], then f32[sum(counts) * stride]; its codes, when quantized, follow
+// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)]. Dense images are
+// unchanged.
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena,
+  multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
@@ -45,7 +47,8 @@ function measure(): usize {
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
   vecsBytes = multi ? n * 4 + <usize>storedVectors() * <usize>stride * 4 : n * <usize>stride * 4;
-  codesBytes = quantized ? n * <usize>codeStride + n * 4 : 0;
+  const coded = multi ? <usize>storedVectors() : n;
+  codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
   return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
 }
@@ -95,7 +98,8 @@ export function serialize(out: usize): void {
   if (multi) p = writeLists(p);
   else { memory.copy(p, vecs, vecsBytes); p += vecsBytes; }
   if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
-  if (quantized) {
+  if (quantized && multi) writeListCodes(p);
+  else if (quantized) {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
     memory.copy(p, codeCorr, <usize>count * 4);
   }
@@ -145,7 +149,12 @@ export function deserialize(src: usize, len: usize): bool {
   if (multi) p = readLists(p, n);
   else { memory.copy(vecs, p, vecsBytes); p += vecsBytes; }
   if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
-  if (quantized) {
+  if (quantized && multi) {
+    // readLists laid the lists out contiguously in offset order, as their codes were written.
+    const total = <usize>storedVectors();
+    memory.copy(codes, p, total * codeStride); p += total * codeStride;
+    memory.copy(codeCorr, p, total * 4);
+  } else if (quantized) {
     memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
     memory.copy(codeCorr, p, <usize>n * 4);
   }
@@ -170,6 +179,20 @@ function writeLists(p: usize): usize {
     p += bytes;
   }
   return p;
+}
+
+/** Writes the codes of every list in offset order, then their corrections. */
+function writeListCodes(p: usize): void {
+  for (let id = 0; id < count; id++) {
+    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
+    memory.copy(p, codeVecPtr(multiStart(id)), k * codeStride);
+    p += k * codeStride;
+  }
+  for (let id = 0; id < count; id++) {
+    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
+    memory.copy(p, codeCorr + (<usize>multiStart(id) << 2), k << 2);
+    p += k << 2;
+  }
 }
 
 /** Reads what writeLists wrote (counts already copied to mvCount); returns the end. */

@@ -104,10 +104,6 @@ export class VectorIndex {
       quantization: config.quantization ?? null,
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
-    if (full.multivector && full.quantization) {
-      // Codes are kept one per offset; a list of vectors per offset has no codes yet.
-      throw new RangeError('scalar quantization of multivectors is not supported');
-    }
     const wasm = await instantiate(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0);
     if (full.multivector) wasm.enableMultivector();
