@@ -61,9 +61,10 @@ export function comparisons(result: BenchResult): string[] {
   if (result.mode === 'multivector' && result.multivector) {
     const bytesPerQuery = result.multivector.vectors * result.dataset.dim * 4;
     for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors, ${((s.points[0].qps * bytesPerQuery * result.multivector.queryK) / (result.dataset.dim * 4) / 1e9).toFixed(2)} G vector pairs/s (one thread)`);
-    const graph = result.series.find((o) => o.m !== null);
     const exact = result.series.find((o) => o.m === null);
-    if (graph && exact) for (const p of graph.points) lines.push(`${graph.engine} ef ${p.ef}: ${(p.qps / exact.points[0].qps).toFixed(1)}x the exact scan's QPS at recall@${result.k} ${p.recall.toFixed(4)}`);
+    for (const graph of result.series.filter((o) => o.m !== null)) {
+      if (exact) for (const p of graph.points) lines.push(`${graph.engine} ef ${p.ef}: ${(p.qps / exact.points[0].qps).toFixed(1)}x the exact scan's QPS at recall@${result.k} ${p.recall.toFixed(4)}`);
+    }
   }
   if (result.mode === 'engine') {
     const bytesPerQuery = result.dataset.base * result.dataset.dim * 4;
