@@ -201,3 +201,107 @@ const ABANDON_BLOCK: i32 = 64;
   }
   return hsumi(s) + l2I8(a, b, n - i);
 }
+
+// MaxSim over lists of vectors (multivectors), in the same smaller-is-closer form: the sum, over
+// the `qn` query vectors at `q`, of the distance to the closest of the `pn` vectors at `p`
+// (vectors `n` floats apart). With -dot, L2² and L1 as the pair distance this is Qdrant's
+// score_max_similarity negated: it sums the negated similarities Qdrant sums (for Euclid the
+// negated squared distances, the square root being taken of the total only, as Qdrant does).
+
+/** MaxSim distance between two lists of vectors. */
+export function maxSimF32(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32): f32 {
+  if (m != METRIC_EUCLID && m != METRIC_MANHATTAN) return -maxSimDot(q, qn, p, pn, n);
+  const step = <usize>n << 2;
+  let total: f32 = 0;
+  for (let i = 0; i < qn; i++) {
+    let best: f32 = Infinity;
+    let d = p;
+    for (let j = 0; j < pn; j++) {
+      // L2 and L1 abandon a pair once it cannot beat the closest vector found so far.
+      const x = distF32Bounded(m, q, d, n, best);
+      if (x < best) best = x;
+      d += step;
+    }
+    total += best;
+    q += step;
+  }
+  return total;
+}
+
+/**
+ * maxSimF32 allowed to stop early with any value above `bound` once the distance must exceed it:
+ * for L2 and L1 every term is >= 0, so a partial sum past the bound already decides.
+ */
+export function maxSimF32Bounded(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32, bound: f32): f32 {
+  if (m != METRIC_EUCLID && m != METRIC_MANHATTAN) return maxSimF32(m, q, qn, p, pn, n);
+  const step = <usize>n << 2;
+  let total: f32 = 0;
+  for (let i = 0; i < qn; i++) {
+    let best: f32 = Infinity;
+    let d = p;
+    for (let j = 0; j < pn; j++) {
+      const x = distF32Bounded(m, q, d, n, best);
+      if (x < best) best = x;
+      d += step;
+    }
+    total += best;
+    if (total > bound) return total;
+    q += step;
+  }
+  return total;
+}
+
+// MaxSim of dot products, tiled: two query vectors against four stored vectors at a time, eight
+// independent accumulators. One load of a stored chunk serves two query vectors and one load of
+// a query chunk four stored ones, so the loop does 6 loads per 8 multiply-adds instead of 16,
+// and the eight dependency chains keep the adder busy (a single dot of 128 floats is bound by
+// the latency of its four chains). `n` is a multiple of 4 (the stride).
+
+/** Sum over the query vectors of their largest dot product with any stored vector. */
+export function maxSimDot(q: usize, qn: i32, p: usize, pn: i32, n: i32): f32 {
+  const step = <usize>n << 2;
+  let total: f32 = 0;
+  let i = 0;
+  for (; i + 2 <= qn; i += 2) {
+    const q0 = q, q1 = q + step;
+    let best0: f32 = -Infinity, best1: f32 = -Infinity;
+    let d = p;
+    let j = 0;
+    for (; j + 4 <= pn; j += 4) {
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+      // Six running pointers, so each load is a plain pointer (no per-load address arithmetic).
+      let x0p = q0, x1p = q1, y0p = d, y1p = d + step, y2p = d + 2 * step, y3p = d + 3 * step;
+      const end = q0 + step;
+      while (x0p < end) {
+        const x0 = v128.load(x0p), x1 = v128.load(x1p);
+        const y0 = v128.load(y0p), y1 = v128.load(y1p), y2 = v128.load(y2p), y3 = v128.load(y3p);
+        a0 = f32x4.add(a0, f32x4.mul(x0, y0)); b0 = f32x4.add(b0, f32x4.mul(x1, y0));
+        a1 = f32x4.add(a1, f32x4.mul(x0, y1)); b1 = f32x4.add(b1, f32x4.mul(x1, y1));
+        a2 = f32x4.add(a2, f32x4.mul(x0, y2)); b2 = f32x4.add(b2, f32x4.mul(x1, y2));
+        a3 = f32x4.add(a3, f32x4.mul(x0, y3)); b3 = f32x4.add(b3, f32x4.mul(x1, y3));
+        x0p += 16; x1p += 16; y0p += 16; y1p += 16; y2p += 16; y3p += 16;
+      }
+      best0 = max(best0, max(max(hsum(a0), hsum(a1)), max(hsum(a2), hsum(a3))));
+      best1 = max(best1, max(max(hsum(b0), hsum(b1)), max(hsum(b2), hsum(b3))));
+      d += 4 * step;
+    }
+    for (; j < pn; j++) {
+      best0 = max(best0, dotF32(q0, d, n));
+      best1 = max(best1, dotF32(q1, d, n));
+      d += step;
+    }
+    total += best0 + best1;
+    q += 2 * step;
+  }
+  if (i < qn) {
+    let best: f32 = -Infinity;
+    let d = p;
+    for (let j = 0; j < pn; j++) {
+      best = max(best, dotF32(q, d, n));
+      d += step;
+    }
+    total += best;
+  }
+  return total;
+}

@@ -4,6 +4,11 @@
 // An offset can be stored without being linked (pending): the graph never returns it, and every
 // search scans the pending offsets exactly into the same result heap, so answers stay complete
 // while the optimizer links them a few at a time.
+// In multivector mode (layout.ts) every distance below is MaxSim between lists of vectors, the
+// list being measured from acting as the query (so a point-to-point distance is asymmetric, as
+// in Qdrant's graph over multivectors). The graph code is shared: it is generic over the storage
+// kind K (Dense or Lists), and each exported entry point picks the instantiation once, so the
+// dense instantiation compiles to the same loops as before multivectors existed.
 
 import {
   EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
@@ -11,11 +16,19 @@ import {
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
+  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
+  reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
 } from "./layout";
-import { distF32, distF32Bounded, dotF32 } from "./distance";
+import { distF32, distF32Bounded, dotF32, maxSimF32, maxSimF32Bounded } from "./distance";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, encode, encodeQuery, maybeRefit } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
+
+// Storage kinds, as compile-time markers: only their size is read (by isLists), which the
+// compiler folds, so the branch on it disappears from each instantiation.
+type Dense = u8;
+type Lists = u16;
+@inline function isLists<K>(): bool { return sizeof<K>() == 2; }
 
 const candidates = new Heap(); // frontier, min-heap by distance
 const results = new Heap();    // best found, max-heap (negated keys)
@@ -23,23 +36,28 @@ const ordered = new Heap();    // neighbour selection input, min-heap by distanc
 
 // Per-search settings, set once before a traversal.
 let target: usize = 0;       // f32 vector the distances are measured from
+let targetCount: i32 = 1;    // vectors at `target` (multivector mode)
 let useCodes: bool = false;  // measure with int8 codes (query codes) instead of f32
 let allow: usize = 0;        // allow-bitset over offsets, 0 = every offset
 let filtering: bool = false; // some offsets must be kept out of results (filter or deletions)
 let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
-@inline function targetDist(id: i32): f32 {
-  if (useCodes) return codeDistQuery(id);
+@inline function targetDist<K>(id: i32): f32 {
+  if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
+  if (isLists<K>()) return maxSimF32(metric, target, targetCount, multiPtr(id), multiCount(id), stride);
   return distF32(metric, target, vecPtr(id), stride);
 }
 
 /** targetDist where any value above `bound` may be returned once the distance exceeds it. */
-@inline function targetDistBounded(id: i32, bound: f32): f32 {
-  if (useCodes) return codeDistQueryBounded(id, bound);
+@inline function targetDistBounded<K>(id: i32, bound: f32): f32 {
+  if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQueryBounded(id, bound);
+  if (isLists<K>()) return maxSimF32Bounded(metric, target, targetCount, multiPtr(id), multiCount(id), stride, bound);
   return distF32Bounded(metric, target, vecPtr(id), stride, bound);
 }
 
-@inline function pairDist(a: i32, b: i32): f32 {
+/** Distance from stored offset `a` (as the query) to stored offset `b`. */
+@inline function pairDist<K>(a: i32, b: i32): f32 {
+  if (isLists<K>()) return maxSimF32(metric, multiPtr(a), multiCount(a), multiPtr(b), multiCount(b), stride);
   return distF32(metric, vecPtr(a), vecPtr(b), stride);
 }
 
@@ -75,7 +93,7 @@ function newVisit(): void {
 let greedyDist: f32 = 0;
 
 /** Descends one upper level greedily from `cur`; `greedyDist` holds cur's distance in and out. */
-function greedy(cur: i32, level: i32): i32 {
+function greedy<K>(cur: i32, level: i32): i32 {
   let changed = true;
   while (changed) {
     changed = false;
@@ -83,7 +101,7 @@ function greedy(cur: i32, level: i32): i32 {
     const n = <i32>load<u32>(l);
     for (let j = 0; j < n; j++) {
       const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
-      const d = targetDistBounded(c, greedyDist);
+      const d = targetDistBounded<K>(c, greedyDist);
       if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
     }
   }
@@ -91,7 +109,7 @@ function greedy(cur: i32, level: i32): i32 {
 }
 
 /** Beam search of one level; leaves up to `ef` accepted nodes in `results`. */
-function searchLayer(ep: i32, epDist: f32, ef: i32, level: i32): void {
+function searchLayer<K>(ep: i32, epDist: f32, ef: i32, level: i32): void {
   newVisit();
   candidates.clear();
   results.clear();
@@ -110,7 +128,7 @@ function searchLayer(ep: i32, epDist: f32, ef: i32, level: i32): void {
       const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
       if (!visit(nb)) continue;
       const growing = results.size < ef;
-      const d = growing ? targetDist(nb) : targetDistBounded(nb, bound);
+      const d = growing ? targetDist<K>(nb) : targetDistBounded<K>(nb, bound);
       if (growing || d < bound) {
         candidates.push(d, nb);
         if (accepted(nb)) {
@@ -131,7 +149,7 @@ let firstDist: f32 = 0;
  * only if it is closer to the base than to every node already kept, so links spread out in
  * different directions. Writes at most `maxSel` ids to `out`; returns how many.
  */
-function selectNeighbors(out: usize, maxSel: i32): i32 {
+function selectNeighbors<K>(out: usize, maxSel: i32): i32 {
   let kept = 0;
   firstId = -1;
   while (ordered.size > 0 && kept < maxSel) {
@@ -141,7 +159,7 @@ function selectNeighbors(out: usize, maxSel: i32): i32 {
     if (firstId < 0) { firstId = c; firstDist = d; }
     let good = true;
     for (let j = 0; j < kept; j++) {
-      if (pairDist(c, <i32>load<u32>(out + (<usize>j << 2))) < d) { good = false; break; }
+      if (pairDist<K>(c, <i32>load<u32>(out + (<usize>j << 2))) < d) { good = false; break; }
     }
     if (good) store<u32>(out + (<usize>(kept++) << 2), c);
   }
@@ -150,7 +168,7 @@ function selectNeighbors(out: usize, maxSel: i32): i32 {
 }
 
 /** Adds the edge n -> id at `level`, pruning n's list with the heuristic when it is full. */
-function addLink(n: i32, id: i32, level: i32): void {
+function addLink<K>(n: i32, id: i32, level: i32): void {
   const cap = level == 0 ? M0 : M;
   const l = linksAt(n, level);
   const cnt = <i32>load<u32>(l);
@@ -160,36 +178,41 @@ function addLink(n: i32, id: i32, level: i32): void {
     store<u32>(l, cnt + 1);
     return;
   }
-  ordered.push(pairDist(n, id), id);
+  ordered.push(pairDist<K>(n, id), id);
   for (let j = 0; j < cnt; j++) {
     const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
-    ordered.push(pairDist(n, c), c);
+    ordered.push(pairDist<K>(n, c), c);
   }
-  store<u32>(l, selectNeighbors(l + 4, cap));
+  store<u32>(l, selectNeighbors<K>(l + 4, cap));
 }
 
 /** Links offset `id` (vector already stored) into levels min(level, maxLevel) .. 0. */
-function connect(id: i32, level: i32): void {
-  target = vecPtr(id);
+function connect<K>(id: i32, level: i32): void {
+  if (isLists<K>()) {
+    target = multiPtr(id);
+    targetCount = multiCount(id);
+  } else {
+    target = vecPtr(id);
+  }
   useCodes = false;
   allow = 0;
   filtering = false;
   excluded = id;
   let cur = entryPoint;
-  greedyDist = targetDist(cur);
-  for (let l = maxLevel; l > level; l--) cur = greedy(cur, l);
+  greedyDist = targetDist<K>(cur);
+  for (let l = maxLevel; l > level; l--) cur = greedy<K>(cur, l);
   for (let l = min(level, maxLevel); l >= 0; l--) {
-    searchLayer(cur, greedyDist, efConstruct, l);
+    searchLayer<K>(cur, greedyDist, efConstruct, l);
     while (results.size > 0) {
       ordered.push(-results.topKey(), results.topId());
       results.pop();
     }
     const own = linksAt(id, l);
-    const kept = selectNeighbors(own + 4, M);
+    const kept = selectNeighbors<K>(own + 4, M);
     store<u32>(own, kept);
     // The closest candidate enters the next level down; read it before addLink reuses firstId.
     if (firstId >= 0) { cur = firstId; greedyDist = firstDist; }
-    for (let j = 0; j < kept; j++) addLink(<i32>load<u32>(own + 4 + (<usize>j << 2)), id, l);
+    for (let j = 0; j < kept; j++) addLink<K>(<i32>load<u32>(own + 4 + (<usize>j << 2)), id, l);
   }
   excluded = -1;
 }
@@ -204,17 +227,46 @@ function normalizeInPlace(p: usize): void {
   }
 }
 
+/** Copies the `queryCount` query vectors to offset `id`'s arena slot (multivector mode). */
+function storeList(id: i32): void {
+  const k = queryCount;
+  const slot = <usize>id << 2;
+  // A list no longer than the one it replaces reuses its slot; a longer one is appended and the
+  // old slot stays unused until vacuum() compacts the arena.
+  if (k > multiCount(id)) {
+    reserveArena(arenaUsed + k);
+    store<u32>(mvStart + slot, arenaUsed);
+    setArenaUsed(arenaUsed + k);
+  }
+  store<u32>(mvCount + slot, k);
+  const v = multiPtr(id);
+  memory.copy(v, query, (<usize>k * <usize>stride) << 2);
+  if (metric == METRIC_COSINE) {
+    for (let i = 0; i < k; i++) normalizeInPlace(v + ((<usize>i * <usize>stride) << 2));
+  }
+  if (quantized) {
+    const first = multiStart(id);
+    for (let i = 0; i < k; i++) {
+      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(v + ((<usize>i * <usize>stride) << 2), codeVecPtr(first + i)));
+    }
+  }
+}
+
 /**
  * Stores the vector in the query region at offset `id` without linking it: it becomes pending
  * (searched exactly) until link(). A linked offset stored again keeps routing with its new vector.
  */
 export function stash(id: i32): void {
   if (id >= capacity) reserve(max(id + 1, max(capacity * 2, 1024)));
-  const v = vecPtr(id);
-  permuteQuery();
-  memory.copy(v, query, <usize>stride << 2);
-  if (metric == METRIC_COSINE) normalizeInPlace(v);
-  if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+  if (multi) {
+    storeList(id);
+  } else {
+    const v = vecPtr(id);
+    permuteQuery();
+    memory.copy(v, query, <usize>stride << 2);
+    if (metric == METRIC_COSINE) normalizeInPlace(v);
+    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+  }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
     setDeletedCount(deletedCount - 1);
@@ -249,7 +301,8 @@ export function link(id: i32): bool {
     setEntry(id, level);
     return true;
   }
-  connect(id, level);
+  if (multi) connect<Lists>(id, level);
+  else connect<Dense>(id, level);
   if (level > maxLevel) setEntry(id, level);
   return true;
 }
@@ -288,6 +341,7 @@ export function vacuum(): void {
       if (level > 0) heap.free(<usize>load<u32>(upper + (<usize>id << 2)));
       store<u32>(upper + (<usize>id << 2), 0);
       store<u8>(levels + <usize>id, EMPTY);
+      if (multi) store<u32>(mvCount + (<usize>id << 2), 0);
       setDeletedBit(id, false);
       continue;
     }
@@ -299,6 +353,46 @@ export function vacuum(): void {
   }
   setDeletedCount(0);
   setEntry(-1, -1);
+  if (multi) compactArena();
+}
+
+/** Total vectors in the lists of the stored offsets. */
+export function storedVectors(): i32 {
+  let total = 0;
+  for (let id = 0; id < count; id++) total += multiCount(id);
+  return total;
+}
+
+/** Rewrites the arena with the stored lists only, in offset order (drops replaced slots). */
+function compactArena(): void {
+  const total = storedVectors();
+  const cap = max(total, 1);
+  const bytes = (<usize>cap * <usize>stride) << 2;
+  const fresh = heap.alloc(bytes);
+  memory.fill(fresh, 0, bytes);
+  // Codes move with their vectors (they are indexed by arena vector).
+  const freshCodes = quantized ? heap.alloc(<usize>cap * <usize>codeStride) : 0;
+  const freshCorr = quantized ? heap.alloc(<usize>cap << 2) : 0;
+  let at = 0;
+  for (let id = 0; id < count; id++) {
+    const k = multiCount(id);
+    if (k == 0) continue;
+    memory.copy(fresh + ((<usize>at * <usize>stride) << 2), multiPtr(id), (<usize>k * <usize>stride) << 2);
+    if (quantized) {
+      memory.copy(freshCodes + <usize>at * <usize>codeStride, codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
+      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
+    }
+    store<u32>(mvStart + (<usize>id << 2), at);
+    at += k;
+  }
+  if (arena != 0) heap.free(arena);
+  if (quantized) {
+    heap.free(codes);
+    heap.free(codeCorr);
+    setCodeRegions(freshCodes, freshCorr);
+  }
+  setArena(fresh, cap);
+  setArenaUsed(at);
 }
 
 export function pendingOffsets(): i32 { return pendingCount; }
@@ -335,21 +429,32 @@ export function allowedCount(bits: usize): i32 {
 }
 
 function prepareQuery(codes: bool, bits: usize): void {
-  permuteQuery();
-  if (metric == METRIC_COSINE) normalizeInPlace(query);
+  if (multi) {
+    if (metric == METRIC_COSINE) {
+      for (let i = 0; i < queryCount; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
+    }
+    targetCount = queryCount;
+  } else {
+    permuteQuery();
+    if (metric == METRIC_COSINE) normalizeInPlace(query);
+  }
   target = query;
   useCodes = codes && quantized;
-  if (useCodes) encodeQuery(query);
+  if (useCodes) {
+    if (multi) encodeQueryList(query);
+    else encodeQuery(query);
+  }
   allow = bits;
   filtering = bits != 0 || deletedCount > 0 || pendingCount > 0;
   excluded = -1;
 }
 
 /** Keeps the `keep` best of `results` by exact f32 distance (rescoring of int8 candidates). */
-function rescore(keep: i32): void {
+function rescore<K>(keep: i32): void {
   while (results.size > 0) {
     const id = results.topId();
-    ordered.push(-distF32(metric, query, vecPtr(id), stride), id);
+    const d = isLists<K>() ? maxSimF32(metric, query, queryCount, multiPtr(id), multiCount(id), stride) : distF32(metric, query, vecPtr(id), stride);
+    ordered.push(-d, id);
     results.pop();
   }
   while (ordered.size > 0) {
@@ -373,24 +478,24 @@ function emit(k: i32): i32 {
 }
 
 /** Keeps `id` among the `pool` best results if it is closer than the worst of them. */
-@inline function offer(id: i32, pool: i32): void {
+@inline function offer<K>(id: i32, pool: i32): void {
   if (results.size < pool) {
-    results.push(-targetDist(id), id);
+    results.push(-targetDist<K>(id), id);
     return;
   }
-  const d = targetDistBounded(id, -results.topKey());
+  const d = targetDistBounded<K>(id, -results.topKey());
   if (d < -results.topKey()) { results.pop(); results.push(-d, id); }
 }
 
 /** Adds the pending (unlinked) offsets to `results` by exact distance. */
-function scanPending(pool: i32): void {
+function scanPending<K>(pool: i32): void {
   const words = (count + 31) >> 5;
   for (let w = 0; w < words; w++) {
     let bits = load<u32>(pending + (<usize>w << 2));
     while (bits != 0) {
       const id = (w << 5) + <i32>ctz(bits);
       bits &= bits - 1;
-      if (scannable(id)) offer(id, pool);
+      if (scannable(id)) offer<K>(id, pool);
     }
   }
 }
@@ -401,29 +506,34 @@ function scanPending(pool: i32): void {
  */
 export function search(k: i32, ef: i32, bits: usize, exact: bool, codes: bool, rescoreOn: bool, candidatesK: i32): i32 {
   prepareQuery(codes, bits);
+  if (multi) return searchAs<Lists>(k, ef, exact, rescoreOn, candidatesK);
+  return searchAs<Dense>(k, ef, exact, rescoreOn, candidatesK);
+}
+
+function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK: i32): i32 {
   results.clear();
   const pool = useCodes && rescoreOn ? max(candidatesK, k) : k;
   if (exact) {
     for (let id = 0; id < count; id++) {
-      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offer(id, pool);
+      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offer<K>(id, pool);
     }
   } else {
     if (entryPoint >= 0) {
       let cur = entryPoint;
-      greedyDist = targetDist(cur);
-      for (let l = maxLevel; l > 0; l--) cur = greedy(cur, l);
-      searchLayer(cur, greedyDist, max(ef, pool), 0);
+      greedyDist = targetDist<K>(cur);
+      for (let l = maxLevel; l > 0; l--) cur = greedy<K>(cur, l);
+      searchLayer<K>(cur, greedyDist, max(ef, pool), 0);
       while (results.size > pool) results.pop();
     }
-    if (pendingCount > 0) scanPending(pool);
+    if (pendingCount > 0) scanPending<K>(pool);
   }
-  if (useCodes && rescoreOn) rescore(k);
+  if (useCodes && rescoreOn) rescore<K>(k);
   return emit(k);
 }
 
 /** The stored vector's f32 distance between two offsets (for tests of the stored form). */
 export function distanceBetween(a: i32, b: i32): f32 {
-  return pairDist(a, b);
+  return multi ? pairDist<Lists>(a, b) : pairDist<Dense>(a, b);
 }
 
 export function dimension(): i32 { return dim; }

@@ -4,12 +4,13 @@
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
+  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena,
 } from "./layout";
 import { distF32, dotI8, l1I8, l2I8 } from "./distance";
 import { enableQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
-export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, distanceBetween, dimension } from "./hnsw";
+export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization };
 
@@ -18,6 +19,25 @@ export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u
 }
 
 export function reserve(n: i32): void { reserveOffsets(n); }
+
+/** Pre-sizes the multivector arena for `total` vectors (appends grow it by doubling otherwise). */
+export function reserveVectors(total: i32): void { if (multi) reserveArena(total); }
+
+/**
+ * Multivector mode: each offset stores a list of vectors, compared by MaxSim. Call right after
+ * init, before anything is stored; quantization is not available in this mode.
+ */
+export function enableMultivector(): void { setMulti(); }
+export function isMultivector(): bool { return multi; }
+
+/** Sizes the query region for `k` vectors (multivector mode) and returns where to write them. */
+export function queryVectors(k: i32): usize { return setQueryCount(max(k, 1)); }
+
+/** Vectors stored at offset `id` (multivector mode; 0 if none). */
+export function vectorCount(id: i32): i32 { return id < offsetCount() ? multiCount(id) : 0; }
+
+/** Vectors the multivector arena has room for (memory accounting). */
+export function arenaCapacity(): i32 { return arenaCap; }
 
 export function alloc(bytes: usize): usize { return heap.alloc(bytes); }
 export function free(ptr: usize): void { heap.free(ptr); }
@@ -28,6 +48,8 @@ export function outDistPtr(): usize { return outDist; }
 let vecOut: usize = 0;
 /** Stored vector `id` in its original dimension order; returns where it was written. */
 export function readVector(id: i32): usize {
+  // Lists are stored in original order (no permutation in multivector mode): read in place.
+  if (multi) return multiPtr(id);
   if (vecOut == 0) vecOut = heap.alloc(<usize>stride << 2);
   readOriginal(id, vecOut);
   return vecOut;

@@ -22,6 +22,19 @@
 //
 // Scratch regions, sized by dim and by the largest ef seen: the query (f32[stride], its codes
 // i8[codeStride]), the result buffers (outIds u32[k], outDist f32[k]) and three binary heaps.
+//
+// Multivector mode (chosen once, before the first insert) stores a list of k >= 1 vectors per
+// offset instead of one, so k can differ from point to point:
+//
+//   arena     f32[arenaCap * stride]   the vectors of every offset, each list contiguous.
+//   mvStart   u32[n]                   first arena vector of each offset.
+//   mvCount   u32[n]                   vectors of each offset (0 = none stored).
+//
+// `vecs` is not allocated then, and the query region holds `queryCount` vectors. A list stored
+// again reuses its slot when it fits, else it is appended; vacuum() compacts the arena. With
+// quantization, `codes` and `codeCorr` are indexed by arena vector (arenaCap of them) rather than
+// by offset, and the query codes region holds queryCount codes with their corrections in
+// queryCorrs f32[queryCount].
 
 export const EMPTY: u8 = 255;
 export const MAX_LEVEL: i32 = 16;
@@ -59,6 +72,17 @@ export let pending: usize = 0;
 export let visited: usize = 0;
 export let visitTag: u32 = 0;
 
+// Multivector state.
+export let multi: bool = false;
+export let arena: usize = 0;
+export let arenaUsed: i32 = 0; // vectors appended so far (live or orphaned by a replacement)
+export let arenaCap: i32 = 0;  // vectors the arena has room for
+export let mvStart: usize = 0;
+export let mvCount: usize = 0;
+export let queryCount: i32 = 1; // vectors in the query region
+export let queryCorrs: usize = 0; // f32[queryCount]: dot-product corrections of the query codes
+let queryCap: i32 = 1;          // vectors the query region has room for
+
 // Quantization state (codes live only while `quantized` is true).
 export let quantized: bool = false;
 export let quantile: f32 = 1;
@@ -93,6 +117,47 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64): void {
   memory.fill(queryCodes, 0, <usize>codeStride);
 }
 
+/** Switches to multivector storage; only valid before the first reserve or insert. */
+export function setMulti(): void {
+  multi = true;
+}
+
+/** Makes the query region hold `k` vectors (zero-padded past dim) and returns it. */
+export function setQueryCount(k: i32): usize {
+  if (k > queryCap || queryCorrs == 0) {
+    const n = max(k, queryCap);
+    const bytes = <usize>n * <usize>stride << 2;
+    heap.free(query);
+    query = heap.alloc(bytes);
+    memory.fill(query, 0, bytes);
+    const codeBytes = <usize>n * <usize>codeStride;
+    heap.free(queryCodes);
+    queryCodes = heap.alloc(codeBytes);
+    memory.fill(queryCodes, 0, codeBytes);
+    if (queryCorrs != 0) heap.free(queryCorrs);
+    queryCorrs = heap.alloc(<usize>n << 2);
+    queryCap = n;
+  }
+  queryCount = k;
+  return query;
+}
+
+/** Room for `total` vectors in the arena (grown by doubling). */
+export function reserveArena(total: i32): void {
+  if (total <= arenaCap) return;
+  const cap = max(total, max(arenaCap * 2, 1024));
+  arena = grow(arena, <usize>arenaCap * stride * 4, <usize>cap * stride * 4, 0);
+  if (quantized) {
+    codes = grow(codes, <usize>arenaCap * codeStride, <usize>cap * codeStride, 0);
+    codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
+  }
+  arenaCap = cap;
+}
+
+export function setArenaUsed(n: i32): void { arenaUsed = n; }
+export function setArena(p: usize, cap: i32): void { arena = p; arenaCap = cap; }
+export function setCodeRegions(c: usize, corr: usize): void { codes = c; codeCorr = corr; }
+
 export function setCount(c: i32): void { count = c; }
 export function setEntry(e: i32, l: i32): void { entryPoint = e; maxLevel = l; }
 export function setDeletedCount(c: i32): void { deletedCount = c; }
@@ -116,14 +181,19 @@ export function reserve(n: i32): void {
   if (n <= capacity) return;
   const old = <usize>capacity;
   const cap = <usize>n;
-  vecs = grow(vecs, old * stride * 4, cap * stride * 4, 0);
+  if (multi) {
+    mvStart = grow(mvStart, old * 4, cap * 4, 0);
+    mvCount = grow(mvCount, old * 4, cap * 4, 0);
+  } else {
+    vecs = grow(vecs, old * stride * 4, cap * stride * 4, 0);
+  }
   levels = grow(levels, old, cap, EMPTY);
   links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
   upper = grow(upper, old * 4, cap * 4, 0);
   deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   visited = grow(visited, old * 4, cap * 4, 0);
-  if (quantized) {
+  if (quantized && !multi) {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
@@ -133,7 +203,7 @@ export function reserve(n: i32): void {
 /** Allocates the code regions for the current capacity (first training). */
 export function reserveCodes(): void {
   if (codes != 0) return;
-  const cap = <usize>capacity;
+  const cap = <usize>(multi ? arenaCap : capacity);
   codes = grow(0, 0, cap * codeStride, 0);
   codeCorr = grow(0, 0, cap * 4, 0);
 }
@@ -147,6 +217,25 @@ export function ensureOut(k: i32): void {
 
 @inline export function vecPtr(id: i32): usize {
   return vecs + ((<usize>id * <usize>stride) << 2);
+}
+
+/** First vector of offset `id`'s list (multivector mode). */
+@inline export function multiPtr(id: i32): usize {
+  return arena + ((<usize>load<u32>(mvStart + (<usize>id << 2)) * <usize>stride) << 2);
+}
+
+@inline export function multiCount(id: i32): i32 {
+  return <i32>load<u32>(mvCount + (<usize>id << 2));
+}
+
+/** Codes of arena vector `v` (multivector mode). */
+@inline export function codeVecPtr(v: i32): usize {
+  return codes + <usize>v * <usize>codeStride;
+}
+
+/** First arena vector of offset `id`'s list. */
+@inline export function multiStart(id: i32): i32 {
+  return <i32>load<u32>(mvStart + (<usize>id << 2));
 }
 
 @inline export function codePtr(id: i32): usize {

@@ -6,7 +6,7 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr,
+  vecPtr, codePtr, multi,
 } from "./layout";
 import { Heap } from "./heap";
 
@@ -64,7 +64,8 @@ export function readOriginal(id: i32, out: usize): void {
 
 /** Called after each insert: fits the order once enough vectors are stored. */
 export function maybeFitPermutation(): void {
-  if (fitted || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
+  // Multivector lists keep identity order: their arena is not a per-offset stride of vecs.
+  if (fitted || multi || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
   ensureRegions();
   const mean = heap.alloc(<usize>dim << 3);
   const sq = heap.alloc(<usize>dim << 3);

@@ -11,17 +11,25 @@
 //   vecs    f32[count * stride], dimensions in stored order
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
+//
+// A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
+// order: counts u32[count], then f32[sum(counts) * stride]; its codes, when quantized, follow
+// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)]. Dense images are
+// unchanged.
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
+  multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
+import { storedVectors } from "./hnsw";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 2;
+const VERSION_MULTI: u32 = 3;
 const HEADER_WORDS: usize = 19;
 
 @inline function pad4(n: usize): usize { return (n + 3) & ~3; }
@@ -38,8 +46,9 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = n * <usize>stride * 4;
-  codesBytes = quantized ? n * <usize>codeStride + n * 4 : 0;
+  vecsBytes = multi ? n * 4 + <usize>storedVectors() * <usize>stride * 4 : n * <usize>stride * 4;
+  const coded = multi ? <usize>storedVectors() : n;
+  codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
   return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
 }
@@ -58,7 +67,7 @@ export function serializedSize(): usize {
 export function serialize(out: usize): void {
   measure();
   store<u32>(out, MAGIC);
-  store<u32>(out, VERSION, 4);
+  store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
   store<u32>(out, dim, 8);
   store<u32>(out, metric, 12);
   store<u32>(out, M, 16);
@@ -86,9 +95,11 @@ export function serialize(out: usize): void {
   }
   memory.copy(p, deleted, deletedBytes); p += deletedBytes;
   memory.copy(p, pending, deletedBytes); p += deletedBytes;
-  memory.copy(p, vecs, vecsBytes); p += vecsBytes;
+  if (multi) p = writeLists(p);
+  else { memory.copy(p, vecs, vecsBytes); p += vecsBytes; }
   if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
-  if (quantized) {
+  if (quantized && multi) writeListCodes(p);
+  else if (quantized) {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
     memory.copy(p, codeCorr, <usize>count * 4);
   }
@@ -96,8 +107,11 @@ export function serialize(out: usize): void {
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
 export function deserialize(src: usize, len: usize): bool {
-  if (len < HEADER_WORDS * 4 || word(src, 0) != MAGIC || word(src, 1) != VERSION) return false;
+  if (len < HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
+  const version = word(src, 1);
+  if (version != VERSION && version != VERSION_MULTI) return false;
   setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0);
+  if (version == VERSION_MULTI) setMulti();
   const n = <i32>word(src, 6);
   if (len < HEADER_WORDS * 4 + <usize>n) return false;
   reserve(max(n, 1));
@@ -113,6 +127,12 @@ export function deserialize(src: usize, len: usize): bool {
   let p = src + HEADER_WORDS * 4;
   memory.copy(levels, p, <usize>n);
   const permuted = word(src, 17) != 0;
+  if (multi) {
+    // measure() counts the lists from mvCount, so read the counts before checking the length.
+    const at = HEADER_WORDS * 4 + pad4(<usize>n) + <usize>n * <usize>(M0 + 1) * 4 + upperSize(n) + ((((<usize>n + 31) >> 5) << 2) << 1);
+    if (len < at + <usize>n * 4) return false;
+    memory.copy(mvCount, src + at, <usize>n * 4);
+  }
   if (len < measure() + (permuted ? <usize>dim << 2 : 0)) return false;
   p += levelsBytes;
   memory.copy(links0, p, links0Bytes); p += links0Bytes;
@@ -126,11 +146,67 @@ export function deserialize(src: usize, len: usize): bool {
   }
   memory.copy(deleted, p, deletedBytes); p += deletedBytes;
   memory.copy(pending, p, deletedBytes); p += deletedBytes;
-  memory.copy(vecs, p, vecsBytes); p += vecsBytes;
+  if (multi) p = readLists(p, n);
+  else { memory.copy(vecs, p, vecsBytes); p += vecsBytes; }
   if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
-  if (quantized) {
+  if (quantized && multi) {
+    // readLists laid the lists out contiguously in offset order, as their codes were written.
+    const total = <usize>storedVectors();
+    memory.copy(codes, p, total * codeStride); p += total * codeStride;
+    memory.copy(codeCorr, p, total * 4);
+  } else if (quantized) {
     memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
     memory.copy(codeCorr, p, <usize>n * 4);
   }
   return true;
+}
+
+/** Bytes of the upper-level blocks of offsets below n (levels already in place). */
+function upperSize(n: i32): usize {
+  let bytes: usize = 0;
+  for (let id = 0; id < n; id++) bytes += blockBytes(id);
+  return bytes;
+}
+
+/** Writes counts u32[count] then every list in offset order; returns the end. */
+function writeLists(p: usize): usize {
+  memory.copy(p, mvCount, <usize>count << 2);
+  p += <usize>count << 2;
+  for (let id = 0; id < count; id++) {
+    const bytes = (<usize>load<u32>(mvCount + (<usize>id << 2)) * <usize>stride) << 2;
+    if (bytes == 0) continue;
+    memory.copy(p, multiPtr(id), bytes);
+    p += bytes;
+  }
+  return p;
+}
+
+/** Writes the codes of every list in offset order, then their corrections. */
+function writeListCodes(p: usize): void {
+  for (let id = 0; id < count; id++) {
+    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
+    memory.copy(p, codeVecPtr(multiStart(id)), k * codeStride);
+    p += k * codeStride;
+  }
+  for (let id = 0; id < count; id++) {
+    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
+    memory.copy(p, codeCorr + (<usize>multiStart(id) << 2), k << 2);
+    p += k << 2;
+  }
+}
+
+/** Reads what writeLists wrote (counts already copied to mvCount); returns the end. */
+function readLists(p: usize, n: i32): usize {
+  p += <usize>n << 2;
+  const total = storedVectors();
+  reserveArena(max(total, 1));
+  const bytes = (<usize>total * <usize>stride) << 2;
+  memory.copy(arena, p, bytes);
+  let at: u32 = 0;
+  for (let id = 0; id < n; id++) {
+    store<u32>(mvStart + (<usize>id << 2), at);
+    at += load<u32>(mvCount + (<usize>id << 2));
+  }
+  setArenaUsed(total);
+  return p + bytes;
 }

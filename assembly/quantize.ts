@@ -3,11 +3,15 @@
 // values (1 = the whole range). The codebook is refitted whenever the number of stored vectors
 // doubles, up to REFIT_LIMIT, so early inserts do not freeze a poor range; each refit re-encodes
 // every vector, which keeps the total work linear.
+//
+// Multivectors share the codebook: every vector of every list gets its own codes (indexed by
+// arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
 
 import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
-  setQuantState, setQueryCorr, reserveCodes, nextRandom,
+  setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
+  multiPtr, multiCount, multiStart, codeVecPtr, mvCount,
 } from "./layout";
 import { dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
 
@@ -47,6 +51,37 @@ export function encodeQuery(src: usize): void {
   setQueryCorr(encode(src, queryCodes));
 }
 
+/** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
+export function encodeQueryList(src: usize): void {
+  for (let i = 0; i < queryCount; i++) {
+    const c = encode(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>codeStride);
+    store<f32>(queryCorrs + (<usize>i << 2), c);
+  }
+}
+
+/** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
+@inline function codePairDist(q: usize, qc: f32, v: i32): f32 {
+  const p = codeVecPtr(v);
+  if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(q, p, codeStride);
+  if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(q, p, codeStride);
+  return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + load<f32>(codeCorr + (<usize>v << 2)));
+}
+
+/** MaxSim distance on codes between the query list and stored offset `id`'s list. */
+export function codeMaxSimQuery(id: i32): f32 {
+  const first = multiStart(id);
+  const n = multiCount(id);
+  let total: f32 = 0;
+  for (let i = 0; i < queryCount; i++) {
+    const q = queryCodes + <usize>i * <usize>codeStride;
+    const qc = load<f32>(queryCorrs + (<usize>i << 2));
+    let best: f32 = Infinity;
+    for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j));
+    total += best;
+  }
+  return total;
+}
+
 /** Quantized distance between the query codes and stored offset `id`. */
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
@@ -63,8 +98,50 @@ export function encodeQuery(src: usize): void {
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
 
+/** Fills `sample` with values of the stored lists (all, or a random sample); returns how many. */
+function sampleLists(): i32 {
+  let total: i64 = 0;
+  for (let id = 0; id < count; id++) total += <i64>load<u32>(mvCount + (<usize>id << 2));
+  let n = 0;
+  if (total * dim <= <i64>SAMPLE_LIMIT) {
+    for (let id = 0; id < count; id++) {
+      const p = multiPtr(id);
+      // Vectors are stride apart; copy dim values of each.
+      for (let v = 0; v < multiCount(id); v++) {
+        for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(p + ((<usize>v * <usize>stride + <usize>j) << 2)));
+      }
+    }
+    return n;
+  }
+  for (let s = 0; s < SAMPLE_LIMIT; s++) {
+    const r = nextRandom();
+    const id = <i32>((r & 0xffffffff) % <u64>count);
+    const k = multiCount(id);
+    if (k == 0) continue;
+    const v = <i32>(((r >> 32) & 0xffff) % <u64>k);
+    const j = <i32>((r >> 48) % <u64>dim);
+    store<f32>(sample + (<usize>(n++) << 2), load<f32>(multiPtr(id) + ((<usize>v * <usize>stride + <usize>j) << 2)));
+  }
+  return n;
+}
+
+/** Encodes every vector of every stored list with the current codebook. */
+function encodeLists(): void {
+  for (let id = 0; id < count; id++) {
+    const first = multiStart(id);
+    const p = multiPtr(id);
+    for (let v = 0; v < multiCount(id); v++) {
+      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(p + ((<usize>v * <usize>stride) << 2), codeVecPtr(first + v)));
+    }
+  }
+}
+
 function fit(): void {
   if (sample == 0) sample = heap.alloc(<usize>SAMPLE_LIMIT << 2);
+  if (multi) {
+    fitRange(sampleLists());
+    return;
+  }
   let n = 0;
   if (<i64>count * dim <= <i64>SAMPLE_LIMIT) {
     for (let id = 0; id < count; id++) {
@@ -80,6 +157,11 @@ function fit(): void {
       store<f32>(sample + (<usize>(n++) << 2), load<f32>(vecPtr(id) + (<usize>j << 2)));
     }
   }
+  fitRange(n);
+}
+
+/** Fits the codebook to the first `n` values of `sample` and re-encodes every stored vector. */
+function fitRange(n: i32): void {
   if (n == 0) return;
   const tail = <f64>(1 - quantile) * 0.5;
   const lo = select(sample, n, <i32>Math.floor(tail * <f64>(n - 1)));
@@ -87,6 +169,10 @@ function fit(): void {
   const alpha: f32 = hi > lo ? (hi - lo) / 254 : 1;
   setQuantState(true, quantile, alpha, lo + 127 * alpha, max(count, 1));
   reserveCodes();
+  if (multi) {
+    encodeLists();
+    return;
+  }
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     store<f32>(codeCorr + (<usize>id << 2), encode(vecPtr(id), codePtr(id)));

@@ -102,10 +102,11 @@ function checkStructure(t: Test, result: BenchResult, engines: string[]): void {
 t.test('--help of every command', async (t) => {
   for (const [args, usage] of [
     [['--help'], 'Usage: quiver <command>'],
-    [['bench', '--help'], 'Usage: quiver bench <engine|server|ingest>'],
+    [['bench', '--help'], 'Usage: quiver bench <engine|server|ingest|sparse|multivector>'],
     [['bench', 'engine', '--help'], 'Usage: quiver bench engine'],
     [['bench', 'server', '--help'], 'Usage: quiver bench server'],
     [['bench', 'ingest', '--help'], 'Usage: quiver bench ingest'],
+    [['bench', 'multivector', '--help'], 'Usage: quiver bench multivector'],
     [['demo', '--help'], 'Usage: quiver demo'],
   ] as const) {
     const run = await quiver([...args]);

@@ -3,7 +3,7 @@
 import type { Distance } from '../engine/index.js';
 import type { SweepPoint } from './sweep.js';
 
-export type BenchMode = 'engine' | 'server' | 'ingest';
+export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
 
 /** One index configuration of one engine, measured at each ef of the sweep. */
 export interface Series {
@@ -45,4 +45,6 @@ export interface BenchResult {
   groundTruth: { file: string; k: number };
   series: Series[];
   ingest: IngestRow[];
+  /** Multivector mode: the shape of the lists (dataset.base counts points, not vectors). */
+  multivector?: { vectors: number; minK: number; maxK: number; queryK: number };
 }

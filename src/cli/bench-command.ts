@@ -1,4 +1,4 @@
-// `quiver bench engine|server|ingest`: load a data set, compute (or reuse) its exact ground
+// `quiver bench engine|server|ingest|sparse|multivector`: load a data set, compute (or reuse) its exact ground
 // truth, run the mode, print the table, write the JSON result and the plot.
 
 import { cpus } from 'node:os';
@@ -7,6 +7,7 @@ import { loadDataset, type Dataset } from '../bench/dataset.js';
 import { DEFAULT_CACHE_DIR, groundTruth } from '../bench/ground-truth.js';
 import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
+import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { ENGINES } from '../bench/runners.js';
 import { DISTANCES, type Distance } from '../engine/index.js';
@@ -90,15 +91,43 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
     ],
     epilog: ['Example: npx quiver bench ingest --dataset vectors.npy --batch 100,1000 --concurrency 4'],
   },
+  multivector: {
+    usage: 'quiver bench multivector [options]',
+    summary: 'Quiver\'s engine over synthetic multivectors (a list of vectors per point, MaxSim) in this process, one thread:\n'
+      + 'build time, memory, and recall@k and QPS of the HNSW per ef against the exact MaxSim scan of the same index.',
+    options: [
+      { name: 'size', value: 'N', default: '5000', help: 'points' },
+      { name: 'dim', value: 'N', default: '128', help: 'dimension of each vector' },
+      { name: 'vectors', value: 'N', default: '16', help: 'vectors per point (with --min-vectors: the most)' },
+      { name: 'min-vectors', value: 'N', help: 'fewest vectors per point, drawn uniformly up to --vectors (default: --vectors)' },
+      { name: 'queries', value: 'N', default: '100', help: 'queries' },
+      { name: 'query-vectors', value: 'N', default: '16', help: 'vectors per query' },
+      { name: 'topics', value: 'N', default: '64', help: 'topics the lists are drawn from' },
+      { name: 'seed', value: 'N', default: '7', help: 'random seed' },
+      { name: 'distance', value: 'NAME', default: 'Cosine', help: DISTANCES.join(', ') },
+      { name: 'k', value: 'N', default: '10', help: 'neighbours per query (recall@k)' },
+      { name: 'm', value: 'N', default: '16', help: 'HNSW m' },
+      { name: 'ef-construct', value: 'N', default: '100', help: 'HNSW ef_construct' },
+      { name: 'ef', value: 'LIST', default: '16,32,64,128', help: 'search ef (hnsw_ef) values to sweep' },
+      { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
+      { name: 'exact-queries', value: 'N', default: '20', help: 'queries the exact scan is timed on (all get ground truth)' },
+      { name: 'int8', help: 'also build an int8-quantized index (scalar quantization of every vector) and sweep it' },
+      { name: 'oversampling', value: 'N', default: '2', help: 'int8: candidates per result rescored with f32 MaxSim' },
+      { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
+      { name: 'quiet', help: 'no progress on stderr' },
+    ],
+    epilog: ['Example: npx quiver bench multivector --size 20000 --vectors 32 --query-vectors 32 --dim 128 --ef 32,64'],
+  },
 };
 
 export const BENCH_SPEC: CommandSpec = {
-  usage: 'quiver bench <engine|server|ingest> [options]',
+  usage: 'quiver bench <engine|server|ingest|sparse|multivector> [options]',
   summary: 'Benchmarks Quiver against the libraries you would pick instead, on Fashion-MNIST, synthetic clusters or your own vectors.\n\n'
     + '  engine   in-process: Quiver f32/int8 vs hnswlib-node vs a flat exact scan\n'
     + '  server   through HTTP against a running Quiver or any Qdrant-compatible URL\n'
     + '  ingest   upsert throughput and time to a searchable index\n'
-    + '  sparse   in-process: the sparse vector index, pruned top-k vs exact scan, on SPLADE-like data\n\n'
+    + '  sparse   in-process: the sparse vector index, pruned top-k vs exact scan, on SPLADE-like data\n'
+    + '  multivector  in-process: HNSW over lists of vectors (MaxSim) vs the exact MaxSim scan\n\n'
     + 'Each prints a table, writes a JSON result file and a recall-vs-QPS plot (SVG, and PNG when rsvg-convert or ImageMagick is installed).\n'
     + 'quiver bench <mode> --help lists the options of a mode.',
   options: [],
@@ -153,6 +182,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     return 0;
   }
   const progress = terminalProgress(process.stderr, values.quiet === true);
+  if (mode === 'multivector') return multivectorCommand(args, values, progress);
   const sweep = sweepOptions(values, mode);
   const data = await loadDataset(datasetOptions(values));
   if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
@@ -187,6 +217,11 @@ export async function benchCommand(args: string[]): Promise<number> {
       await http.close();
     }
   }
+  return report(result, values);
+}
+
+/** Prints the table and the ratios, writes the JSON result and the plot. */
+async function report(result: BenchResult, values: ParsedOptions): Promise<number> {
   console.log(`\n${heading(result)}\n`);
   console.log(resultTable(result));
   const ratios = comparisons(result);
@@ -194,4 +229,36 @@ export async function benchCommand(args: string[]): Promise<number> {
   const files = await writeResult(result, String(values.out));
   console.log(`\nresults: ${files.json}${files.svg ? `\nplot:    ${files.svg}` : ''}${files.png ? `\n         ${files.png}` : ''}`);
   return 0;
+}
+
+async function multivectorCommand(args: string[], values: ParsedOptions, progress: ReturnType<typeof terminalProgress>): Promise<number> {
+  const distance = String(values.distance) as Distance;
+  if (!DISTANCES.includes(distance)) throw new CommandError(`--distance: unknown distance "${distance}" (one of ${DISTANCES.join(', ')})`);
+  const maxK = int(values, 'vectors');
+  const minK = optionalInt(values, 'min-vectors') ?? maxK;
+  if (minK > maxK) throw new CommandError(`--min-vectors ${minK} exceeds --vectors ${maxK}`);
+  const options = {
+    points: int(values, 'size'), dim: int(values, 'dim'), minK, maxK, queries: int(values, 'queries'), queryK: int(values, 'query-vectors'),
+    topics: int(values, 'topics'), seed: int(values, 'seed'), distance, k: int(values, 'k'), m: int(values, 'm'),
+    efConstruct: int(values, 'ef-construct'), efs: intList(values, 'ef'), repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'),
+    int8: values.int8 === true, oversampling: int(values, 'oversampling'),
+  };
+  const startedAt = new Date().toISOString();
+  const run = await multivectorMode(options, progress);
+  const cpu = cpus();
+  const name = `synthetic-multivector-${options.points}x${minK === maxK ? maxK : `${minK}-${maxK}`}x${options.dim}-${distance.toLowerCase()}`;
+  return report({
+    mode: 'multivector',
+    command: ['quiver', 'bench', ...args].join(' '),
+    startedAt,
+    machine: { node: process.version, platform: process.platform, arch: process.arch, cpus: cpu.length, cpuModel: cpu[0]?.model ?? 'unknown' },
+    target: 'this process',
+    concurrency: null,
+    dataset: { name, dim: options.dim, distance, base: options.points, queries: options.queries },
+    k: options.k,
+    groundTruth: { file: 'exact MaxSim scan in this run', k: options.k },
+    series: run.series,
+    ingest: [],
+    multivector: { vectors: run.base.counts.reduce((a, b) => a + b, 0), minK, maxK, queryK: options.queryK },
+  }, values);
 }

@@ -26,7 +26,7 @@ export function resultTable(result: BenchResult): string {
   const columns: Column[] = [
     { title: 'engine', align: 'left' }, { title: 'm', align: 'right' }, { title: 'ef_c', align: 'right' }, { title: 'ef', align: 'right' },
     { title: `recall@${result.k}`, align: 'right' }, { title: 'QPS', align: 'right' }, { title: 'p50 ms', align: 'right' }, { title: 'p99 ms', align: 'right' },
-    { title: result.mode === 'engine' ? 'build s' : 'load s', align: 'right' }, { title: 'memory MB', align: 'right' },
+    { title: result.mode === 'engine' || result.mode === 'multivector' ? 'build s' : 'load s', align: 'right' }, { title: 'memory MB', align: 'right' },
   ];
   const rows = result.series.flatMap((s) => s.points.map((p) => [
     s.engine, s.m === null ? '-' : String(s.m), s.efConstruct === null ? '-' : String(s.efConstruct), p.ef === null ? '-' : String(p.ef),
@@ -58,6 +58,14 @@ export function comparisons(result: BenchResult): string[] {
       }
     }
   }
+  if (result.mode === 'multivector' && result.multivector) {
+    const bytesPerQuery = result.multivector.vectors * result.dataset.dim * 4;
+    for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors, ${((s.points[0].qps * bytesPerQuery * result.multivector.queryK) / (result.dataset.dim * 4) / 1e9).toFixed(2)} G vector pairs/s (one thread)`);
+    const exact = result.series.find((o) => o.m === null);
+    for (const graph of result.series.filter((o) => o.m !== null)) {
+      if (exact) for (const p of graph.points) lines.push(`${graph.engine} ef ${p.ef}: ${(p.qps / exact.points[0].qps).toFixed(1)}x the exact scan's QPS at recall@${result.k} ${p.recall.toFixed(4)}`);
+    }
+  }
   if (result.mode === 'engine') {
     const bytesPerQuery = result.dataset.base * result.dataset.dim * 4;
     for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors (one thread)`);
@@ -67,6 +75,11 @@ export function comparisons(result: BenchResult): string[] {
 
 export function heading(result: BenchResult): string {
   const d = result.dataset;
+  if (result.multivector) {
+    const mv = result.multivector;
+    const per = mv.minK === mv.maxK ? `${mv.maxK}` : `${mv.minK}..${mv.maxK}`;
+    return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} points x ${per} vectors (${mv.vectors} in all) x ${d.dim} ${d.distance} MaxSim, ${d.queries} queries of ${mv.queryK} vectors, k=${result.k}`;
+  }
   return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}`;
 }
 

@@ -42,6 +42,13 @@ export interface EngineExports {
   indexQuantile(): number;
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
+  enableMultivector(): void;
+  reserveVectors(total: number): void;
+  isMultivector(): number;
+  queryVectors(k: number): number;
+  vectorCount(offset: number): number;
+  storedVectors(): number;
+  arenaCapacity(): number;
 }
 
 export class EngineAbort extends Error {}

@@ -12,6 +12,14 @@ export interface ScalarQuantization {
   alwaysRam?: boolean;
 }
 
+/**
+ * Qdrant's multivector_config: each point holds a list of vectors of `dim`, scored against a
+ * query list by MaxSim (the sum over query vectors of the best similarity to any stored vector).
+ */
+export interface MultivectorConfig {
+  comparator: 'max_sim';
+}
+
 export interface IndexConfig {
   dim: number;
   distance: Distance;
@@ -22,6 +30,8 @@ export interface IndexConfig {
   /** Qdrant's hnsw_config.full_scan_threshold in KiB of vectors (default 10000). */
   fullScanThreshold?: number;
   quantization?: ScalarQuantization | null;
+  /** Lists of vectors per point compared by MaxSim; null or omitted = one vector per point. */
+  multivector?: MultivectorConfig | null;
   /** Seed of the level generator, so a rebuild gives the same graph. */
   seed?: number;
 }
@@ -44,7 +54,12 @@ export interface SearchOptions {
 
 export interface SearchResult {
   offsets: Uint32Array;
-  /** Qdrant scores: dot product for Cosine/Dot, L2 for Euclid, L1 for Manhattan. */
+  /**
+   * Qdrant scores: dot product for Cosine/Dot, L2 for Euclid, L1 for Manhattan. Multivectors:
+   * the sum of the per-query-vector best dot products (Cosine/Dot), the sum of the smallest L1
+   * distances (Manhattan), and for Euclid the square root of the sum of the smallest squared L2
+   * distances, which is what Qdrant reports (its issue #6294, kept as is).
+   */
   scores: Float32Array;
 }
 
@@ -71,7 +86,13 @@ export class VectorIndex {
   private bitsPtr = 0;
   private bitsWords = 0;
 
-  private constructor(private readonly wasm: EngineExports, readonly config: Readonly<Required<Omit<IndexConfig, 'quantization'>>> & { quantization: ScalarQuantization | null }) {
+  private constructor(
+    private readonly wasm: EngineExports,
+    readonly config: Readonly<Required<Omit<IndexConfig, 'quantization' | 'multivector'>>> & {
+      quantization: ScalarQuantization | null;
+      multivector: MultivectorConfig | null;
+    },
+  ) {
     this.views = new MemoryViews(wasm.memory);
   }
 
@@ -81,9 +102,11 @@ export class VectorIndex {
       ...DEFAULTS,
       ...Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)),
       quantization: config.quantization ?? null,
+      multivector: config.multivector ?? null,
     } as VectorIndex['config'];
     const wasm = await instantiate(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0);
+    if (full.multivector) wasm.enableMultivector();
     if (full.quantization) wasm.enableQuantization(full.quantization.quantile ?? 1);
     return new VectorIndex(wasm, full);
   }
@@ -103,6 +126,7 @@ export class VectorIndex {
       efConstruct: wasm.indexEfConstruct(),
       fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
       quantization: wasm.isQuantized() ? { quantile: wasm.indexQuantile() } : null,
+      multivector: wasm.isMultivector() ? { comparator: 'max_sim' } : null,
       seed: DEFAULTS.seed,
     });
   }
@@ -149,20 +173,37 @@ export class VectorIndex {
     return this.wasm.isQuantized() !== 0;
   }
 
-  /** Pre-sizes the regions for offsets below n (inserts grow them by doubling otherwise). */
-  reserve(n: number): void {
-    this.wasm.reserve(n);
+  get multivector(): boolean {
+    return this.config.multivector !== null;
   }
 
-  /** Inserts the vector at `offset`, or moves an existing offset to a new vector. */
-  upsert(offset: number, vector: ArrayLike<number>): void {
-    this.writeQuery(vector);
+  /** Vectors stored at `offset`: 1 for a dense index, the list length for multivectors (0 if none or deleted). */
+  vectorCount(offset: number): number {
+    if (!this.has(offset)) return 0;
+    return this.multivector ? this.wasm.vectorCount(offset) : 1;
+  }
+
+  /**
+   * Pre-sizes the regions for offsets below n (inserts grow them by doubling otherwise); a
+   * multivector index also makes room for `vectors` vectors in all across its lists.
+   */
+  reserve(n: number, vectors = 0): void {
+    this.wasm.reserve(n);
+    if (this.multivector && vectors > 0) this.wasm.reserveVectors(bounded(vectors, 0, I32_MAX));
+  }
+
+  /**
+   * Inserts the vector at `offset`, or moves an existing offset to a new vector. A multivector
+   * index takes `count` vectors of dim, row after row (count defaults to vector.length / dim).
+   */
+  upsert(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.writeQuery(vector, count);
     this.wasm.insert(offset);
   }
 
-  /** Stores the vector at `offset` unlinked: searches scan it exactly until it is linked. */
-  stash(offset: number, vector: ArrayLike<number>): void {
-    this.writeQuery(vector);
+  /** Stores the vector (or list, as for upsert) at `offset` unlinked: searches scan it exactly until it is linked. */
+  stash(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.writeQuery(vector, count);
     this.wasm.stash(offset);
   }
 
@@ -185,14 +226,25 @@ export class VectorIndex {
     return this.wasm.contains(offset) !== 0;
   }
 
-  /** The stored vector (normalised for Cosine, as Qdrant stores it). */
+  /**
+   * The stored vector (normalised for Cosine, as Qdrant stores it); for a multivector index the
+   * whole list, vectorCount(offset) rows of dim.
+   */
   vector(offset: number): Float32Array {
     const start = this.wasm.readVector(offset) >>> 2;
-    return this.views.f32.slice(start, start + this.config.dim);
+    const dim = this.config.dim;
+    if (!this.multivector) return this.views.f32.slice(start, start + dim);
+    const k = this.wasm.vectorCount(offset);
+    const stride = this.wasm.vecStride();
+    const f32 = this.views.f32;
+    const out = new Float32Array(k * dim);
+    for (let i = 0; i < k; i++) out.set(f32.subarray(start + i * stride, start + i * stride + dim), i * dim);
+    return out;
   }
 
-  search(query: ArrayLike<number>, options: SearchOptions): SearchResult {
-    this.writeQuery(query);
+  /** Top `limit` offsets for the query: one vector, or for multivectors a list of `count` (default length / dim). */
+  search(query: ArrayLike<number>, options: SearchOptions, count?: number): SearchResult {
+    this.writeQuery(query, count);
     // No search can return, keep as candidates or visit more than every offset, so limit, pool
     // and beam are capped there: a request may ask for any number (Qdrant serves a huge limit
     // with every match) without the engine allocating by it.
@@ -231,11 +283,34 @@ export class VectorIndex {
     return Math.floor((this.config.fullScanThreshold * 1024) / (this.config.dim * 4));
   }
 
-  private writeQuery(vector: ArrayLike<number>): void {
-    if (vector.length !== this.config.dim) {
-      throw new RangeError(`vector dimension error: expected dim: ${this.config.dim}, got ${vector.length}`);
+  private writeQuery(vector: ArrayLike<number>, count?: number): void {
+    const dim = this.config.dim;
+    if (this.multivector) {
+      this.writeList(vector, count ?? vector.length / dim);
+      return;
+    }
+    if (vector.length !== dim) {
+      throw new RangeError(`vector dimension error: expected dim: ${dim}, got ${vector.length}`);
     }
     this.views.f32.set(vector, this.wasm.queryPtr() >>> 2);
+  }
+
+  /** Writes `count` vectors into the engine's query region, each at its padded stride. */
+  private writeList(vectors: ArrayLike<number>, count: number): void {
+    const dim = this.config.dim;
+    if (!Number.isInteger(count) || count < 1 || count > I32_MAX / dim || vectors.length !== count * dim) {
+      throw new RangeError(`multivector dimension error: expected ${Number.isInteger(count) && count >= 1 ? count : 'k >= 1'} vectors of dim ${dim}, got ${vectors.length} numbers`);
+    }
+    const at = this.wasm.queryVectors(count) >>> 2;
+    const stride = this.wasm.vecStride();
+    const f32 = this.views.f32;
+    if (stride === dim) {
+      f32.set(vectors, at);
+      return;
+    }
+    const rows = vectors instanceof Float32Array ? vectors : Float32Array.from(vectors);
+    // Padding lanes stay zero (the engine zero-fills the region), so kernels may read them.
+    for (let i = 0; i < count; i++) f32.set(rows.subarray(i * dim, (i + 1) * dim), at + i * stride);
   }
 
   private copyBits(filter: Bitset): number {
