@@ -11,7 +11,8 @@ import {
   toPointInputs,
   toVectorSelection,
 } from '../src/api/point-convert.js';
-import { BadInput } from '../src/errors.js';
+import { BadInput, ServiceError } from '../src/errors.js';
+import { Bm25 } from '../src/text/bm25.js';
 
 const CANONICAL = '5c56c793-691f-4b3a-b0a6-a1b7e5a2e0c1';
 
@@ -55,20 +56,21 @@ t.test('sparse vectors are held with their indices ascending, values alongside',
   t.same(toNamedVectors({ e: { indices: [], values: [] } }), { e: { indices: new Uint32Array(0), values: new Float32Array(0) } }, 'an empty one is a vector');
 });
 
-t.test('vector inputs Quiver does not hold yet are refused', async (t) => {
-  const cases: Array<[unknown, string]> = [
-    [[[1, 2], [3, 4]], 'multivector'],
-    [{ m: [[1, 2]] }, 'multivector'],
-    [{ text: 'hello', model: 'bm25' }, 'inference input'],
-    [{ v: { text: 'hello', model: 'bm25' } }, 'inference input'],
-  ];
-  for (const [vector, kind] of cases) {
-    t.throws(
-      () => toNamedVectors(vector as never),
-      new BadInput(`Quiver supports dense and sparse vectors only, got a ${kind}`),
-      JSON.stringify(vector),
-    );
+t.test('multivectors are refused until Quiver holds them', async (t) => {
+  for (const vector of [[[1, 2], [3, 4]], { m: [[1, 2]] }]) {
+    t.throws(() => toNamedVectors(vector as never), new BadInput('Quiver supports dense and sparse vectors only, got a multivector'), JSON.stringify(vector));
   }
+});
+
+t.test('documents for the BM25 model become sparse vectors; other models need an inference service', async (t) => {
+  const named = toNamedVectors({ v: { text: 'Running dogs, running!', model: 'qdrant/bm25' } }) as Record<string, { indices: Uint32Array; values: Float32Array }>;
+  const expected = Bm25.fromOptions(null).document('Running dogs, running!');
+  t.same([Array.from(named.v.indices), Array.from(named.v.values)], [expected.indices, expected.values], 'a named document: its BM25 document vector');
+  t.ok(named.v.indices.length === 2, 'two distinct stems');
+  const unnamed = toNamedVectors({ text: 'hello', model: 'BM25' });
+  t.same(Object.keys(unnamed), [''], 'an unnamed document is the default vector (the collection decides whether it may be sparse)');
+  t.throws(() => toNamedVectors({ v: { text: 'hello', model: 'sentence-transformers/all-minilm-l6-v2' } }), new ServiceError('InferenceService URL not configured - please provide valid address in config'));
+  t.throws(() => toNamedVectors({ v: { image: 'https://example.com/a.png', model: 'qdrant/bm25' } } as never), new BadInput('Only text input is supported for qdrant/bm25.'));
 });
 
 t.test('both upsert forms give the same points', async (t) => {

@@ -32,7 +32,7 @@ const QUERY = [0.3, -0.2, 0.5, 0.1];
 function node(plan: QueryPlan | null, more: Partial<QueryNode> = {}): QueryNode {
   return {
     plan, prefetches: [], filter: null, using: '', lookupFrom: null,
-    params: { hnswEf: null, exact: false, quantization: null, indexedOnly: false },
+    params: { hnswEf: null, exact: false, quantization: null, indexedOnly: false, idfCorpus: null },
     scoreThreshold: null, limit: 10, offset: 0, ...more,
   };
 }

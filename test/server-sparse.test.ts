@@ -2,9 +2,11 @@
 // dense vector (both upsert forms), come back with indices ascending; nearest searches by
 // /points/query and /points/search equal an exact dot-product reference computed here (no shared
 // index, no match; ties by id), with filters, score_threshold and offset, over several shards;
-// the idf modifier weights the query by Qdrant's formula with each shard's statistics; rrf fuses a sparse and a dense
+// the idf modifier weights the query by Qdrant's formula with each shard's statistics (or those
+// of a corpus filter's points); rrf fuses a sparse and a dense
 // prefetch as the reference does; average_vector recommends by the averaged sparse vector;
-// updates, has_vector and Qdrant's validation errors; everything survives a restart.
+// updates, has_vector and Qdrant's validation errors; everything survives a restart; BM25
+// documents are embedded on upsert and in queries.
 
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
@@ -12,6 +14,7 @@ import { startServer } from './helpers/server.js';
 import { call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { shardOf } from '../src/shard/routing.js';
+import { Bm25 } from '../src/text/bm25.js';
 
 interface Sparse {
   indices: number[];
@@ -195,14 +198,51 @@ t.test('the idf modifier weights query values by ln((N - n + 0.5) / (n + 0.5) + 
     await client.upsert(name, { wait: true, points: docs.map((d) => ({ id: d.id, vector: { words: d.sparse! } })) });
     // Each shard weighs the query with its own N (non-empty vectors) and n (non-zero values at the index), as Qdrant does.
     const perShard = Array.from({ length: shards }, (_, s) => docs.filter((d) => shardOf(d.id, shards) === s));
+    const expected = (query: Sparse, inCorpus: (d: Doc) => boolean) => perShard.flatMap((own) => {
+      const indexed = own.filter((d) => inCorpus(d) && d.sparse!.indices.length > 0);
+      const df = (index: number) => indexed.filter((d) => (d.sparse!.values[d.sparse!.indices.indexOf(index)] ?? 0) !== 0).length;
+      return reference(query, own, { limit: 10, weight: (index) => Math.log((indexed.length - df(index) + 0.5) / (df(index) + 0.5) + 1) });
+    }).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, 10);
+    const corpus = docs.filter((d) => d.id <= 60).map((d) => d.id);
     for (const [i, query] of QUERIES.entries()) {
       const found = await client.query(name, { query, using: 'words', limit: 10 });
-      const expected = perShard.flatMap((own) => {
-        const indexed = own.filter((d) => d.sparse!.indices.length > 0);
-        const df = (index: number) => indexed.filter((d) => (d.sparse!.values[d.sparse!.indices.indexOf(index)] ?? 0) !== 0).length;
-        return reference(query, own, { limit: 10, weight: (index) => Math.log((indexed.length - df(index) + 0.5) / (df(index) + 0.5) + 1) });
-      }).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, 10);
-      sameHits(t, brief(found.points), expected, `${shards} shard(s), query ${i}`);
+      sameHits(t, brief(found.points), expected(query, () => true), `${shards} shard(s), query ${i}`);
+      const global = await client.query(name, { query, using: 'words', limit: 10, params: { idf: 'global' } as never });
+      sameHits(t, brief(global.points), expected(query, () => true), `${shards} shard(s), query ${i}, params.idf "global"`);
+      const narrowed = await client.query(name, { query, using: 'words', limit: 10, params: { idf: { corpus: { must: [{ has_id: corpus }] } } } as never });
+      sameHits(t, brief(narrowed.points), expected(query, (d) => d.id <= 60), `${shards} shard(s), query ${i}, params.idf corpus: the statistics of the corpus points only`);
     }
   }
+});
+
+t.test('BM25 documents: texts embedded on upsert and in queries by the qdrant/bm25 model, scored with IDF', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  await client.createCollection('texts', { sparse_vectors: { bm25: { modifier: 'idf' } }, shard_number: 1 });
+  const texts = [
+    'The quick brown fox jumps over the lazy dog',
+    'Foxes are running through the forest',
+    'A lazy afternoon with a good book',
+    'Dogs and foxes: a history of running',
+    'Nothing to see here',
+  ];
+  const options = { language: 'english' };
+  await client.upsert('texts', { wait: true, points: texts.map((text, i) => ({ id: i + 1, vector: { bm25: { text, model: 'qdrant/bm25', options } } })) });
+  const stored = await client.retrieve('texts', { ids: [2], with_vector: true });
+  const model = Bm25.fromOptions(options);
+  const doc2 = model.document(texts[1]);
+  t.same((stored[0].vector as Record<string, Sparse>).bm25, { indices: doc2.indices, values: doc2.values }, 'the stored vector is the text\'s BM25 document vector');
+
+  const docs: Doc[] = texts.map((text, i) => ({ id: i + 1, dense: [], group: 0, sparse: (({ indices, values }) => ({ indices, values }))(model.document(text)) }));
+  const n = docs.filter((d) => d.sparse!.indices.length > 0).length;
+  const df = (index: number) => docs.filter((d) => d.sparse!.indices.includes(index)).length;
+  for (const text of ['running fox', 'lazy dogs', 'the']) {
+    const query = model.query(text);
+    const found = await client.query('texts', { query: { text, model: 'qdrant/bm25', options } as never, using: 'bm25', limit: 5 });
+    const expected = reference({ indices: query.indices, values: query.values }, docs, { limit: 5, weight: (index) => Math.log((n - df(index) + 0.5) / (df(index) + 0.5) + 1) });
+    sameHits(t, brief(found.points), expected, `query "${text}"`);
+  }
+  const unknown = await call(server.url, 'POST', '/collections/texts/points/query', { query: { text: 'fox', model: 'openai/text-embedding-3-small' }, using: 'bm25' });
+  t.same([unknown.status, (unknown.body as { status: { error: string } }).status.error], [500, 'Service internal error: InferenceService URL not configured - please provide valid address in config'], 'another model needs an inference service Quiver does not have');
 });

@@ -38,6 +38,6 @@ export function pointDoesNotExist(id: PointId): NotFound {
 }
 
 /** Quiver stores dense vectors only; other vector inputs Qdrant accepts are refused as bad input. */
-export function unsupportedVectorInput(kind: 'multivector' | 'inference input'): BadInput {
+export function unsupportedVectorInput(kind: 'multivector'): BadInput {
   return new BadInput(`Quiver supports dense and sparse vectors only, got a ${kind}`);
 }

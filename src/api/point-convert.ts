@@ -7,6 +7,7 @@ import { normalizeSparse } from '../engine/index.js';
 import { DEFAULT_VECTOR, isSparse, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
 import { canonicalUuid } from '../shard/filter/uuid.js';
 import { unsupportedVectorInput } from './messages.js';
+import { inferVector, isInferenceInput } from './inference.js';
 import type {
   WireBatch,
   WirePointId,
@@ -62,16 +63,18 @@ export function pointIdFromPath(raw: string): PointId | undefined {
 
 /** A point's vectors by name; the unnamed vector is stored under DEFAULT_VECTOR. */
 export function toNamedVectors(vector: WireVectorStruct): NamedVectors {
-  if (Array.isArray(vector)) return { [DEFAULT_VECTOR]: vectorOf(vector) };
-  if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
+  if (Array.isArray(vector) || isInferenceInput(vector)) return { [DEFAULT_VECTOR]: vectorOf(vector) };
   // fromEntries makes every name a field, "__proto__" too (an assignment would set the prototype).
   return Object.fromEntries(Object.entries(vector).map(([name, value]) => [name, vectorOf(value)]));
 }
 
-/** A dense vector becomes a Float32Array; a sparse one has its indices sorted, values alongside (as Qdrant stores it). */
+/**
+ * A dense vector becomes a Float32Array; a sparse one has its indices sorted, values alongside (as
+ * Qdrant stores it); a document is embedded (src/api/inference.ts).
+ */
 function vectorOf(vector: WireVector): Vector {
   if (!Array.isArray(vector)) {
-    if (isInferenceInput(vector)) throw unsupportedVectorInput('inference input');
+    if (isInferenceInput(vector)) return inferVector(vector, 'document');
     return toSparseVector(vector as WireSparseVector);
   }
   if (vector.some((element) => Array.isArray(element))) throw unsupportedVectorInput('multivector');
@@ -81,11 +84,6 @@ function vectorOf(vector: WireVector): Vector {
 /** A sparse vector as sent (validated: equal lengths, distinct u32 indices) in Quiver's form. */
 export function toSparseVector(vector: WireSparseVector): SparseVector {
   return normalizeSparse(vector);
-}
-
-// Inference inputs name their model; a map of named vectors never holds a string.
-function isInferenceInput(value: object): boolean {
-  return typeof (value as { model?: unknown }).model === 'string';
 }
 
 /** The points of an upsert body, in either form. */

@@ -11,6 +11,7 @@ import type { Example } from '../shard/query-objective.js';
 import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
+import { inferVector, isInferenceInput } from './inference.js';
 import { renderRecord, toPayloadSelection, toPointId, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
 import type {
   WireContextInput,
@@ -41,6 +42,7 @@ function toSearchParams(wire: WireSearchParams | null | undefined): SearchParams
     hnswEf: wire?.hnsw_ef ?? null,
     exact: wire?.exact ?? false,
     indexedOnly: wire?.indexed_only ?? false,
+    idfCorpus: typeof wire?.idf === 'object' && wire.idf !== null ? toFilter(wire.idf.corpus) : null,
     quantization: q ? { ignore: q.ignore ?? false, rescore: q.rescore ?? undefined, oversampling: q.oversampling ?? undefined } : null,
   };
 }
@@ -86,7 +88,7 @@ export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
 
 function toExample(input: WireVectorInput): Example {
   if (Array.isArray(input)) return { vector: input };
-  if (typeof input === 'object') return { vector: toSparseVector(input) };
+  if (typeof input === 'object') return { vector: isInferenceInput(input) ? inferVector(input, 'query') : toSparseVector(input) };
   return { pointId: toPointId(input) };
 }
 
@@ -115,7 +117,7 @@ function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
-    if ('indices' in q) return { kind: 'nearest', input: toExample(q) };
+    if ('indices' in q || isInferenceInput(q)) return { kind: 'nearest', input: toExample(q as WireVectorInput) };
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };

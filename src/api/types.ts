@@ -306,6 +306,8 @@ export interface WireSearchParams {
   exact?: boolean;
   quantization?: Opt<WireQuantizationSearchParams>;
   indexed_only?: boolean;
+  /** Qdrant 1.19: the population sparse IDF statistics come from (default "global": all of the shard's vectors). */
+  idf?: Opt<'global' | { corpus: WireFilter }>;
 }
 
 export type WireNamedVectorStruct = number[] | { name: string; vector: number[] | WireSparseVector };
@@ -326,7 +328,7 @@ export interface WireSearchRequestBatch {
   searches: WireSearchRequest[];
 }
 
-export type WireVectorInput = number[] | WireSparseVector | WirePointId;
+export type WireVectorInput = number[] | WireSparseVector | WireInferenceInput | WirePointId;
 
 export type WireRecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 

@@ -49,7 +49,7 @@ export async function searchMatrix(scope: QueryScope, request: MatrixRequest): P
       using,
       query: { kind: 'nearest' as const, vector: queryVectorOf(p.vectors![using]) },
       filter: { must: [{ kind: 'hasId' as const, ids: new Set(ids) }], mustNot: [{ kind: 'hasId' as const, ids: new Set([p.id]) }] },
-      params: { hnswEf: null, exact: true, quantization: null, indexedOnly: false },
+      params: { hnswEf: null, exact: true, quantization: null, indexedOnly: false, idfCorpus: null },
       scoreThreshold: null,
       withPayload: { all: false },
       withVector: false,

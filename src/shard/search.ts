@@ -2,7 +2,7 @@
 // finds the top offsets (the dense engine's graph or exact scan, or the sparse inverted index),
 // ids and the requested payload and vectors are attached.
 
-import { largerIsCloser, type Bitset, type Distance, type QuantizationSearchParams, type SparseIndex, type VectorIndex } from '../engine/index.js';
+import { largerIsCloser, type Bitset, type Distance, type IdfStatistics, type QuantizationSearchParams, type SparseIndex, type VectorIndex } from '../engine/index.js';
 import { BadInput } from '../errors.js';
 import { sparseDenseMismatch, vectorNameNotFound } from '../messages.js';
 import type { PointId, SparseVector } from '../model.js';
@@ -16,6 +16,8 @@ export interface SearchParams {
   exact: boolean;
   quantization: QuantizationSearchParams | null;
   indexedOnly: boolean;
+  /** Sparse vectors with the idf modifier: the points whose statistics weigh the query (null: all). */
+  idfCorpus: Filter | null;
 }
 
 /** A vector a query scores with: dense (as sent, in numbers) or sparse. */
@@ -89,7 +91,7 @@ function scorerOf(shard: Shard, using: string): VectorScorer {
   const dense = shard.vectorIndex(using);
   if (dense) return denseScorer(dense);
   const sparse = shard.sparseIndex(using);
-  if (sparse) return sparseScorer(sparse, shard.sparseSpec(using)?.idf ?? false);
+  if (sparse) return sparseScorer(shard, sparse, shard.sparseSpec(using)?.idf ?? false);
   throw vectorNameNotFound(using);
 }
 
@@ -128,7 +130,7 @@ function denseScorer(index: VectorIndex): VectorScorer {
  * are weighted by the shard's own statistics, as Qdrant weighs them per shard. The index is
  * exact, so hnsw_ef and exact change nothing.
  */
-function sparseScorer(index: SparseIndex, idf: boolean): VectorScorer {
+function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorScorer {
   const check = (v: QueryVector): SparseVector => {
     if (!isSparseQuery(v)) throw sparseDenseMismatch();
     return v;
@@ -137,7 +139,7 @@ function sparseScorer(index: SparseIndex, idf: boolean): VectorScorer {
     distance: null,
     nearest(vector, spec, allowed) {
       const query = check(vector);
-      const stats = idf ? { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) } : undefined;
+      const stats = !idf ? undefined : spec.params.idfCorpus ? corpusStatistics(index, shard.matching(spec.params.idfCorpus), query) : { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) };
       const found = index.search(query, { limit: spec.top, filter: allowed, idf: stats });
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
@@ -152,6 +154,26 @@ function sparseScorer(index: SparseIndex, idf: boolean): VectorScorer {
       return bySimilarity;
     },
   };
+}
+
+/**
+ * IDF statistics over the corpus points only (Qdrant 1.19's `params.idf.corpus`): N the corpus
+ * points with a non-empty vector, n per query index those with a non-zero value there.
+ */
+function corpusStatistics(index: SparseIndex, corpus: Bitset, query: SparseVector): IdfStatistics {
+  const position = new Map(Array.from(query.indices, (x, i) => [x, i]));
+  const frequencies = new Uint32Array(query.indices.length);
+  let documents = 0;
+  for (const offset of corpus) {
+    const stored = index.vector(offset);
+    if (!stored || stored.indices.length === 0) continue;
+    documents++;
+    stored.indices.forEach((x, i) => {
+      const at = position.get(x);
+      if (at !== undefined && stored.values[i] !== 0) frequencies[at]++;
+    });
+  }
+  return { documentCount: documents, documentFrequencies: frequencies };
 }
 
 /** Dot product over shared indices of two sparse vectors (indices ascending in both). */

@@ -45,15 +45,16 @@ export const SPARSE = andRule(withRule(struct(
   { required: ['indices', 'values'] },
 ), { sparseLengths: true, field: 'values' }), { sparseUnique: true, field: 'indices' });
 
-// Inference inputs: accepted as shapes so a body is judged as Qdrant judges it; Quiver has no
-// inference, which the layer handling vectors reports.
-const DOCUMENT = struct(
+// Inference inputs: a Document for the local BM25 model is embedded (src/api/inference.ts); any
+// other input needs an inference service, which Quiver, like Qdrant without one, answers with a
+// service error.
+export const DOCUMENT = struct(
   'Document',
   { text: str(), model: str(), options: opt(jsonObject()) },
   { required: ['text', 'model'] },
 );
-const IMAGE = struct('Image', { image: true, model: str(), options: opt(jsonObject()) }, { required: ['image', 'model'] });
-const INFERENCE_OBJECT = struct(
+export const IMAGE = struct('Image', { image: true, model: str(), options: opt(jsonObject()) }, { required: ['image', 'model'] });
+export const INFERENCE_OBJECT = struct(
   'InferenceObject',
   { object: true, model: str(), options: opt(jsonObject()) },
   { required: ['object', 'model'] },
