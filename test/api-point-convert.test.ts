@@ -2,15 +2,14 @@
 
 import t from 'tap';
 import {
-  isPointId,
   renderRecord,
   renderVectors,
   toNamedVectors,
   toPayloadSelection,
-  toPointId,
   toPointInputs,
   toVectorSelection,
 } from '../src/api/point-convert.js';
+import { isPointId, toPointId } from '../src/api/point-id.js';
 import { BadInput, ServiceError } from '../src/errors.js';
 import { Bm25 } from '../src/text/bm25.js';
 

@@ -7,7 +7,8 @@ import { longIntegerLiterals } from '../src/api/exact-integers.js';
 import { toFilter } from '../src/api/filter.js';
 import { parseJsonBody } from '../src/api/json-body.js';
 import { printJson } from '../src/api/json-print.js';
-import { isPointId, pointIdFromPath, toPointId, toPointInputs } from '../src/api/point-convert.js';
+import { toPointInputs } from '../src/api/point-convert.js';
+import { isPointId, pointIdFromPath, toPointId } from '../src/api/point-id.js';
 import { validateBody, type BodyName } from '../src/api/validator.js';
 import { FormatError } from '../src/errors.js';
 

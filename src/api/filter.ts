@@ -24,7 +24,7 @@ import type {
   ValueList,
 } from '../shard/filter/types.js';
 import { formatError, validationError } from './messages.js';
-import { toPointId } from './point-convert.js';
+import { toPointId } from './point-id.js';
 import type { WirePointId } from './types.js';
 
 type Opt<T> = T | null | undefined;

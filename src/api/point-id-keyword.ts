@@ -6,7 +6,7 @@
 
 import type { ErrorObject, FuncKeywordDefinition } from 'ajv';
 import { exactIntegerAt } from './exact-integers.js';
-import { isPointId, MAX_NUMERIC_ID } from './point-convert.js';
+import { isPointId, MAX_NUMERIC_ID } from './point-id.js';
 
 /**
  * What the keyword's failure reports besides the value itself: the exact integer, when serde_json

@@ -12,7 +12,8 @@ import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
 import { inferVector, isInferenceInput } from './inference.js';
-import { renderRecord, toPayloadSelection, toPointId, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
+import { renderRecord, toPayloadSelection, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
+import { toPointId } from './point-id.js';
 import type {
   WireContextInput,
   WireDiscoverRequest,

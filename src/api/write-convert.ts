@@ -6,7 +6,8 @@ import type { PointId } from '../model.js';
 import type { Target, WriteOp } from '../shard/write-ops.js';
 import type { RoutedOp } from '../collection/collection.js';
 import { toFilter } from './filter.js';
-import { toNamedVectors, toPointId, toPointInputs } from './point-convert.js';
+import { toNamedVectors, toPointInputs } from './point-convert.js';
+import { toPointId } from './point-id.js';
 import type {
   WireDeletePayload, WireDeleteVectors, WirePointId, WirePointInsertOperations, WirePointsSelector,
   WirePayloadFieldSchema, WireSetPayload, WireUpdateOperation, WireUpdateVectors,

@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toFilter } from '../../api/filter.js';
 import { pointDoesNotExist, unrecognizedPointId } from '../../api/messages.js';
-import { pointIdFromPath, renderRecord, toPayloadSelection, toPointId, toVectorSelection } from '../../api/point-convert.js';
+import { renderRecord, toPayloadSelection, toVectorSelection } from '../../api/point-convert.js';
+import { pointIdFromPath, toPointId } from '../../api/point-id.js';
 import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import type { RoutedOp } from '../../collection/collection.js';
