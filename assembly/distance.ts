@@ -210,6 +210,14 @@ const ABANDON_BLOCK: i32 = 64;
 
 /** MaxSim distance between two lists of vectors. */
 export function maxSimF32(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32): f32 {
+  return maxSimF32Bounded(m, q, qn, p, pn, n, Infinity);
+}
+
+/**
+ * maxSimF32 allowed to stop early with any value above `bound` once the distance must exceed it:
+ * for L2 and L1 every term is >= 0, so a partial sum past the bound already decides.
+ */
+export function maxSimF32Bounded(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32, bound: f32): f32 {
   if (m != METRIC_EUCLID && m != METRIC_MANHATTAN) return -maxSimDot(q, qn, p, pn, n);
   const step = <usize>n << 2;
   let total: f32 = 0;
@@ -218,28 +226,6 @@ export function maxSimF32(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32):
     let d = p;
     for (let j = 0; j < pn; j++) {
       // L2 and L1 abandon a pair once it cannot beat the closest vector found so far.
-      const x = distF32Bounded(m, q, d, n, best);
-      if (x < best) best = x;
-      d += step;
-    }
-    total += best;
-    q += step;
-  }
-  return total;
-}
-
-/**
- * maxSimF32 allowed to stop early with any value above `bound` once the distance must exceed it:
- * for L2 and L1 every term is >= 0, so a partial sum past the bound already decides.
- */
-export function maxSimF32Bounded(m: i32, q: usize, qn: i32, p: usize, pn: i32, n: i32, bound: f32): f32 {
-  if (m != METRIC_EUCLID && m != METRIC_MANHATTAN) return maxSimF32(m, q, qn, p, pn, n);
-  const step = <usize>n << 2;
-  let total: f32 = 0;
-  for (let i = 0; i < qn; i++) {
-    let best: f32 = Infinity;
-    let d = p;
-    for (let j = 0; j < pn; j++) {
       const x = distF32Bounded(m, q, d, n, best);
       if (x < best) best = x;
       d += step;

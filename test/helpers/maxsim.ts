@@ -3,27 +3,13 @@
 // reports sqrt(|sum|) and Manhattan |sum| (Qdrant post-processes the sum, not each term).
 
 import type { Distance } from '../../src/engine/index.js';
-import { dot } from './reference.js';
+import { score } from './reference.js';
 
+/** Qdrant's per-pair similarity inside MaxSim: the score for Cosine and Dot, the negated squared L2 or negated L1 distance. */
 function similarity(distance: Distance, a: Float32Array, b: Float32Array): number {
-  switch (distance) {
-    case 'Cosine': {
-      const norms = Math.sqrt(dot(a, a)) * Math.sqrt(dot(b, b));
-      return norms === 0 ? 0 : dot(a, b) / norms;
-    }
-    case 'Dot':
-      return dot(a, b);
-    case 'Euclid': {
-      let s = 0;
-      for (let i = 0; i < a.length; i++) s += (a[i] - b[i]) ** 2;
-      return -s;
-    }
-    case 'Manhattan': {
-      let s = 0;
-      for (let i = 0; i < a.length; i++) s += Math.abs(a[i] - b[i]);
-      return -s;
-    }
-  }
+  const s = score(distance, a, b);
+  if (distance === 'Euclid') return -(s * s);
+  return distance === 'Manhattan' ? -s : s;
 }
 
 /** Qdrant's MaxSim score of list `doc` for list `query` (both rows of dim). */
