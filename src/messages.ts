@@ -40,6 +40,14 @@ export function sparseDenseMismatch(): BadInput {
   return new BadInput('Conversion between sparse and regular vectors failed');
 }
 
+/**
+ * segment's OperationError::WrongMulti: a multivector under a regular vector's name (or a sparse
+ * one), or a regular vector under a multivector's name.
+ */
+export function multiRegularMismatch(): BadInput {
+  return new BadInput('Conversion between multi and regular vectors failed');
+}
+
 /** An unnamed vector sent to a collection that has only named ones. */
 export function defaultVectorNotFound(): BadInput {
   return new BadInput('Default vector config is not found in collection');

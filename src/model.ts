@@ -23,15 +23,43 @@ export interface SparseVector {
 }
 
 /**
- * A point's vector: dense (a Float32Array) or sparse. Typed arrays from the request's conversion
- * on: they are what the engine, the log and the point records store, so a vector is converted
- * from JSON numbers once, and crosses to a shard worker as a copy of its bytes rather than a
- * structured clone of a thousand numbers.
+ * A multivector (Qdrant's multi-dense vector, for `multivector_config`): a list of at least one
+ * vector of `dim` numbers, kept as one Float32Array of rows (row i at i*dim), so it is stored,
+ * logged and handed to the engine as one block of bytes.
  */
-export type Vector = Float32Array | SparseVector;
+export interface MultiVector {
+  dim: number;
+  data: Float32Array;
+}
+
+/** The number of vectors of a multivector. */
+export function multiCount(vector: MultiVector): number {
+  return vector.dim === 0 ? 0 : vector.data.length / vector.dim;
+}
+
+/** A multivector's rows as lists of numbers (its wire form). */
+export function multiRows(vector: MultiVector): number[][] {
+  return Array.from({ length: multiCount(vector) }, (_, i) => Array.from(vector.data.subarray(i * vector.dim, (i + 1) * vector.dim)));
+}
+
+/**
+ * A point's vector: dense (a Float32Array), sparse or multi. Typed arrays from the request's
+ * conversion on: they are what the engine, the log and the point records store, so a vector is
+ * converted from JSON numbers once, and crosses to a shard worker as a copy of its bytes rather
+ * than a structured clone of a thousand numbers.
+ */
+export type Vector = Float32Array | SparseVector | MultiVector;
+
+export function isDense(vector: Vector): vector is Float32Array {
+  return vector instanceof Float32Array;
+}
 
 export function isSparse(vector: Vector): vector is SparseVector {
-  return !(vector instanceof Float32Array);
+  return !(vector instanceof Float32Array) && 'indices' in vector;
+}
+
+export function isMulti(vector: Vector): vector is MultiVector {
+  return !(vector instanceof Float32Array) && 'dim' in vector;
 }
 
 /** Vectors by name; the unnamed default vector is stored under DEFAULT_VECTOR. */

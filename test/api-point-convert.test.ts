@@ -55,10 +55,11 @@ t.test('sparse vectors are held with their indices ascending, values alongside',
   t.same(toNamedVectors({ e: { indices: [], values: [] } }), { e: { indices: new Uint32Array(0), values: new Float32Array(0) } }, 'an empty one is a vector');
 });
 
-t.test('multivectors are refused until Quiver holds them', async (t) => {
-  for (const vector of [[[1, 2], [3, 4]], { m: [[1, 2]] }]) {
-    t.throws(() => toNamedVectors(vector as never), new BadInput('Quiver supports dense and sparse vectors only, got a multivector'), JSON.stringify(vector));
-  }
+t.test('multivectors become one block of rows with their dimension; they render as lists of lists', async (t) => {
+  t.same(toNamedVectors([[1, 2], [3, 4], [5, 6]]), { '': { dim: 2, data: new Float32Array([1, 2, 3, 4, 5, 6]) } }, 'an unnamed list of three');
+  t.same(toNamedVectors({ m: [[1, 2, 3]], d: [7, 8] }), { m: { dim: 3, data: new Float32Array([1, 2, 3]) }, d: new Float32Array([7, 8]) }, 'a named list of one beside a dense vector');
+  t.same(renderVectors({ '': { dim: 2, data: new Float32Array([1, 2, 3, 4]) } }), [[1, 2], [3, 4]], 'a lone unnamed multivector renders as its list');
+  t.same(renderVectors({ m: { dim: 1, data: new Float32Array([0.5, 2]) }, d: new Float32Array([1]) }), { m: [[0.5], [2]], d: [1] }, 'named ones by name');
 });
 
 t.test('documents for the BM25 model become sparse vectors; other models need an inference service', async (t) => {

@@ -36,8 +36,3 @@ export function unrecognizedPointId(raw: string): BadInput {
 export function pointDoesNotExist(id: PointId): NotFound {
   return new NotFound(`Point with id ${id} does not exists!`);
 }
-
-/** Quiver stores dense vectors only; other vector inputs Qdrant accepts are refused as bad input. */
-export function unsupportedVectorInput(kind: 'multivector'): BadInput {
-  return new BadInput(`Quiver supports dense and sparse vectors only, got a ${kind}`);
-}

@@ -4,8 +4,7 @@
 // the lengths of a batch.
 
 import { normalizeSparse } from '../engine/index.js';
-import { DEFAULT_VECTOR, isSparse, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
-import { unsupportedVectorInput } from './messages.js';
+import { DEFAULT_VECTOR, isDense, isSparse, multiRows, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
 import { inferVector, isInferenceInput } from './inference.js';
 import { toPointId } from './point-id.js';
 import type {
@@ -43,8 +42,19 @@ function vectorOf(vector: WireVector): Vector {
     if (isInferenceInput(vector)) return inferVector(vector, 'document');
     return toSparseVector(vector as WireSparseVector);
   }
-  if (vector.some((element) => Array.isArray(element))) throw unsupportedVectorInput('multivector');
+  if (vector.some((element) => Array.isArray(element))) return toMultiVector(vector as number[][]);
   return new Float32Array(vector as number[]);
+}
+
+/**
+ * A list of vectors (validated: at least one, none empty, all of one length) as one block of
+ * rows. An empty list never gets here: it reads as an empty dense vector, as in Qdrant.
+ */
+export function toMultiVector(rows: number[][]): MultiVector {
+  const dim = rows[0].length;
+  const data = new Float32Array(rows.length * dim);
+  rows.forEach((row, i) => data.set(row, i * dim));
+  return { dim, data };
 }
 
 /** A sparse vector as sent (validated: equal lengths, distinct u32 indices) in Quiver's form. */
@@ -90,7 +100,7 @@ export function toVectorSelection(selector: WireWithVector | undefined): VectorS
 export interface WireRecord {
   id: PointId;
   payload: Payload | null;
-  vector: number[] | Record<string, WireVectorOutput> | null;
+  vector: number[] | number[][] | Record<string, WireVectorOutput> | null;
   shard_key?: string | number;
   order_value?: number;
 }
@@ -106,18 +116,19 @@ export function renderRecord(point: PointView): WireRecord {
   return record;
 }
 
-/** A lone unnamed vector is written as a plain array, anything else as a map by name (as Qdrant). */
-export function renderVectors(vectors: NamedVectors): number[] | Record<string, WireVectorOutput> {
+/** A lone unnamed vector (dense or multi) is written as it is, anything else as a map by name (as Qdrant). */
+export function renderVectors(vectors: NamedVectors): number[] | number[][] | Record<string, WireVectorOutput> {
   const names = Object.keys(vectors);
   const only = vectors[DEFAULT_VECTOR];
-  if (names.length === 1 && only !== undefined && !isSparse(only)) return Array.from(only);
+  if (names.length === 1 && only !== undefined && !isSparse(only)) return renderVector(only) as number[] | number[][];
   return Object.fromEntries(names.map((name) => [name, renderVector(vectors[name])]));
 }
 
-/** Qdrant's VectorOutput: a dense vector as numbers, a sparse one as {indices, values}. */
-export type WireVectorOutput = number[] | { indices: number[]; values: number[] };
+/** Qdrant's VectorOutput: a dense vector as numbers, a sparse one as {indices, values}, a multivector as a list of lists. */
+export type WireVectorOutput = number[] | number[][] | { indices: number[]; values: number[] };
 
 function renderVector(vector: Vector): WireVectorOutput {
-  return isSparse(vector) ? { indices: Array.from(vector.indices), values: Array.from(vector.values) } : Array.from(vector);
+  if (isDense(vector)) return Array.from(vector);
+  return isSparse(vector) ? { indices: Array.from(vector.indices), values: Array.from(vector.values) } : multiRows(vector);
 }
 

@@ -12,7 +12,7 @@ import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
 import { inferVector, isInferenceInput } from './inference.js';
-import { renderRecord, toPayloadSelection, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
+import { renderRecord, toMultiVector, toPayloadSelection, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
 import { toPointId } from './point-id.js';
 import type {
   WireContextInput,
@@ -88,7 +88,8 @@ export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
 }
 
 function toExample(input: WireVectorInput): Example {
-  if (Array.isArray(input)) return { vector: input };
+  // A list of lists is a multivector (validated: at least one row, none empty, one length).
+  if (Array.isArray(input)) return { vector: input.length > 0 && Array.isArray(input[0]) ? toMultiVector(input as number[][]) : (input as number[]) };
   if (typeof input === 'object') return { vector: isInferenceInput(input) ? inferVector(input, 'query') : toSparseVector(input) };
   return { pointId: toPointId(input) };
 }

@@ -328,7 +328,7 @@ export interface WireSearchRequestBatch {
   searches: WireSearchRequest[];
 }
 
-export type WireVectorInput = number[] | WireSparseVector | WireInferenceInput | WirePointId;
+export type WireVectorInput = number[] | number[][] | WireSparseVector | WireInferenceInput | WirePointId;
 
 export type WireRecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 

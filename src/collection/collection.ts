@@ -2,9 +2,9 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound, sparseDenseMismatch, vectorNameNotFound } from '../messages.js';
+import { collectionNotFound, multiRegularMismatch, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
-import { isSparse, type ShardKey } from '../model.js';
+import { isMulti, isSparse, type ShardKey, type Vector } from '../model.js';
 import type { IndexSpec, SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
@@ -216,8 +216,7 @@ export class Collection implements ReaderSource {
         for (const [name, vector] of Object.entries(p.vectors)) {
           const spec = byName.get(name);
           if (!spec && !sparse.has(name)) throw vectorNameNotFound(name);
-          if (isSparse(vector) !== sparse.has(name)) throw sparseDenseMismatch();
-          if (spec && !isSparse(vector) && vector.length !== spec.size) throw new BadInput(`Vector dimension error: expected dim: ${spec.size}, got ${vector.length}`);
+          checkVector(vector, spec);
         }
       }
     }
@@ -321,4 +320,22 @@ export class Collection implements ReaderSource {
     this.indexSpecs = indexes;
     return { operation_id: this.clock.take(1), status: 'completed' };
   }
+}
+
+/**
+ * One vector against its name's kind, in Qdrant's order: a sparse name takes only sparse vectors
+ * (a multivector there is WrongMulti); a dense or multi name checks dimensions first, so an empty
+ * list (read as a 0-d dense vector) is a dimension error, and only a right-sized vector of the
+ * other kind is the conversion error.
+ */
+function checkVector(vector: Vector, spec: VectorSpec | undefined): void {
+  if (!spec) {
+    if (isMulti(vector)) throw multiRegularMismatch();
+    if (!isSparse(vector)) throw sparseDenseMismatch();
+    return;
+  }
+  if (isSparse(vector)) throw sparseDenseMismatch();
+  const dim = isMulti(vector) ? vector.dim : vector.length;
+  if (dim !== spec.size) throw vectorDimensionMismatch(spec.size, dim);
+  if (isMulti(vector) !== Boolean(spec.multivector)) throw multiRegularMismatch();
 }

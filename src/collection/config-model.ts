@@ -117,6 +117,7 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       efConstruct: hnsw.efConstruct,
       fullScanThreshold: hnsw.fullScanThreshold,
       quantization: engineQuantization(v.quantization ?? config.quantization),
+      multivector: v.multivector ?? null,
     };
   });
 }

@@ -2,9 +2,10 @@
 // the filter (and holding the vector) is drawn, then each sampled point's nearest neighbours among
 // the other sampled points are found by exact search, all searches in one batch (one task per shard).
 
-import { isSparse, type PointId, type Vector } from '../model.js';
+import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
-import type { QueryVector, ScoredView } from '../shard/search.js';
+import type { ScoredView } from '../shard/search.js';
+import { queryVectorOf } from '../shard/query-objective.js';
 import type { QueryScope } from './query-planner.js';
 import type { ShardKeySelector } from './shard-keys.js';
 
@@ -58,9 +59,4 @@ export async function searchMatrix(scope: QueryScope, request: MatrixRequest): P
     offset: 0,
   }));
   return { ids: points.map((p) => p.id), neighbours: await reader.search(searches) };
-}
-
-/** A stored vector as a query scores with it: dense ones in numbers, sparse ones as they are. */
-function queryVectorOf(vector: Vector): QueryVector {
-  return isSparse(vector) ? vector : Array.from(vector);
 }

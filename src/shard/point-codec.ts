@@ -3,10 +3,11 @@
 // length, a JSON header {id, version, payload, vectors: [[name, dim], ...], sparse: [[name, nnz],
 // ...]}, then, 4-byte aligned and little-endian, the f32 data of each dense vector in header
 // order, then for each sparse vector its nnz u32 indices and its nnz f32 values, so vectors never
-// round-trip through decimal text. Records written before sparse vectors existed have no
-// `sparse` field and read the same.
+// round-trip through decimal text. Multivectors are listed in `multi: [[name, dim, count], ...]`
+// and their count × dim f32 rows follow the sparse data. Records written before sparse vectors or
+// multivectors existed have no `sparse` or `multi` field and read the same.
 
-import { isSparse, type NamedVectors, type Payload, type PointId, type SparseVector } from '../model.js';
+import { isMulti, isSparse, multiCount, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector } from '../model.js';
 import { fromStoredId, toStoredId, type StoredId } from './stored-id.js';
 import type { PointRecord } from './write-ops.js';
 
@@ -21,6 +22,7 @@ interface Header {
   payload: Payload | null;
   vectors: [string, number][];
   sparse?: [string, number][];
+  multi?: [string, number, number][];
 }
 
 /** u64::MAX has 20 digits, so zero-padding to 20 sorts every numeric id by value, bigints too. */
@@ -31,14 +33,18 @@ export function pointKey(id: PointId): string {
 export function encodePoint(record: PointRecord): Uint8Array {
   const dense: [string, Float32Array][] = [];
   const sparse: [string, SparseVector][] = [];
+  const multi: [string, MultiVector][] = [];
   for (const [name, v] of Object.entries(record.vectors)) {
     if (isSparse(v)) sparse.push([name, v]);
+    else if (isMulti(v)) multi.push([name, v]);
     else dense.push([name, v]);
   }
   const header: Header = { id: toStoredId(record.id), version: record.version ?? 0, payload: record.payload, vectors: dense.map(([n, v]) => [n, v.length]) };
   if (sparse.length > 0) header.sparse = sparse.map(([n, v]) => [n, v.indices.length]);
+  if (multi.length > 0) header.multi = multi.map(([n, v]) => [n, v.dim, multiCount(v)]);
   const headerBytes = encoder.encode(JSON.stringify(header));
-  const words = dense.reduce((sum, [, v]) => sum + v.length, 0) + sparse.reduce((sum, [, v]) => sum + 2 * v.indices.length, 0);
+  const words = dense.reduce((sum, [, v]) => sum + v.length, 0) + sparse.reduce((sum, [, v]) => sum + 2 * v.indices.length, 0)
+    + multi.reduce((sum, [, v]) => sum + v.data.length, 0);
   const dataStart = (4 + headerBytes.length + 3) & ~3;
   const bytes = new Uint8Array(dataStart + words * 4);
   new DataView(bytes.buffer).setUint32(0, headerBytes.length, true);
@@ -54,6 +60,10 @@ export function encodePoint(record: PointRecord): Uint8Array {
     u32.set(v.indices, at);
     f32.set(v.values, at + v.indices.length);
     at += 2 * v.indices.length;
+  }
+  for (const [, v] of multi) {
+    f32.set(v.data, at);
+    at += v.data.length;
   }
   return bytes;
 }
@@ -77,6 +87,10 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
   for (const [name, nnz] of header.sparse ?? []) {
     vectors[name] = { indices: u32.slice(at, at + nnz), values: f32.slice(at + nnz, at + 2 * nnz) };
     at += 2 * nnz;
+  }
+  for (const [name, dim, count] of header.multi ?? []) {
+    vectors[name] = { dim, data: f32.slice(at, at + dim * count) };
+    at += dim * count;
   }
   return { id: fromStoredId(header.id), payload: header.payload, vectors, version: header.version ?? 0 };
 }

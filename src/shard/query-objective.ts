@@ -3,9 +3,9 @@
 // becomes once every example is a vector.
 
 import { BadInput } from '../errors.js';
-import { pointNotFound } from '../messages.js';
-import { isSparse, type PointId, type SparseVector, type Vector } from '../model.js';
-import { isSparseQuery, type ExamplePair, type QueryVector, type SearchQuery } from './search.js';
+import { pointNotFound, vectorDimensionMismatch } from '../messages.js';
+import { isDense, type MultiVector, type PointId, type SparseVector, type Vector } from '../model.js';
+import { isMultiQuery, isSparseQuery, type ExamplePair, type QueryVector, type SearchQuery } from './search.js';
 
 /** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
 export type Example = { vector: QueryVector } | { pointId: PointId };
@@ -47,32 +47,65 @@ export function exampleVector(example: Example, stored: StoredVectors, name: str
   if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
   const v = stored.get(example.pointId);
   if (!v) throw new BadInput(`Vector \`${name}\` of point ${example.pointId} not found`);
-  return isSparse(v) ? v : Array.from(v);
+  return queryVectorOf(v);
 }
 
-/** Whether every vector of a list is sparse (false: every one is dense); mixed lists are refused. */
-function allSparse(list: QueryVector[]): boolean {
-  const sparse = list.filter(isSparseQuery).length;
-  if (sparse !== 0 && sparse !== list.length) throw new BadInput("Can't average vectors with different types");
-  return sparse > 0;
+/** A stored vector as a query scores with it: dense ones in numbers, sparse and multi ones as they are. */
+export function queryVectorOf(v: Vector): QueryVector {
+  return isDense(v) ? Array.from(v) : v;
+}
+
+type VectorKind = 'dense' | 'sparse' | 'multi';
+
+function kindOf(v: QueryVector): VectorKind {
+  return isSparseQuery(v) ? 'sparse' : isMultiQuery(v) ? 'multi' : 'dense';
+}
+
+/** The one kind of every vector of a list; mixed lists are refused. */
+function kindOfAll(list: QueryVector[]): VectorKind {
+  const kinds = new Set(list.map(kindOf));
+  if (kinds.size > 1) throw new BadInput("Can't average vectors with different types");
+  return [...kinds][0];
 }
 
 /**
  * Qdrant's average_vector query: avg(positives), or avg(p) + (avg(p) - avg(negatives)). Sparse
  * vectors are averaged over the union of their indices (an absent index counts as 0).
+ * Multivectors are not averaged: Qdrant concatenates the positives' rows and appends the
+ * negatives' rows negated (lib/segment/src/vector_storage/query/reco_query.rs).
  */
 function averageVector(positives: QueryVector[], negatives: QueryVector[]): QueryVector {
   if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
-  const sparse = allSparse(positives);
-  if (negatives.length > 0 && allSparse(negatives) !== sparse) {
+  const kind = kindOfAll(positives);
+  if (negatives.length > 0 && kindOfAll(negatives) !== kind) {
     throw new BadInput('Positive and negative vectors should be of the same type, either all dense or all sparse or all multi');
   }
-  if (sparse) return averageSparse(positives as SparseVector[], negatives as SparseVector[]);
+  if (kind === 'sparse') return averageSparse(positives as SparseVector[], negatives as SparseVector[]);
+  if (kind === 'multi') return concatenatedMulti(positives as MultiVector[], negatives as MultiVector[]);
   const avg = (list: number[][]) => list[0].map((_, j) => list.reduce((sum, v) => sum + v[j], 0) / list.length);
   const pos = avg(positives as number[][]);
   if (negatives.length === 0) return pos;
   const neg = avg(negatives as number[][]);
   return pos.map((p, j) => p + p - neg[j]);
+}
+
+/** The positives' rows, then the negatives' rows negated, as one multivector of the first positive's dim. */
+function concatenatedMulti(positives: MultiVector[], negatives: MultiVector[]): MultiVector {
+  const dim = positives[0].dim;
+  // Rows of another length would be cut at the wrong places (Qdrant's issue #10574): refused.
+  const other = [...positives, ...negatives].find((v) => v.dim !== dim);
+  if (other) throw vectorDimensionMismatch(dim, other.dim);
+  const data = new Float32Array([...positives, ...negatives].reduce((n, v) => n + v.data.length, 0));
+  let at = 0;
+  for (const v of positives) {
+    data.set(v.data, at);
+    at += v.data.length;
+  }
+  for (const v of negatives) {
+    for (let i = 0; i < v.data.length; i++) data[at + i] = -v.data[i];
+    at += v.data.length;
+  }
+  return { dim, data };
 }
 
 function averageSparse(positives: SparseVector[], negatives: SparseVector[]): SparseVector {

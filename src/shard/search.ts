@@ -3,9 +3,8 @@
 // ids and the requested payload and vectors are attached.
 
 import { largerIsCloser, type Bitset, type Distance, type IdfStatistics, type QuantizationSearchParams, type SparseIndex, type VectorIndex } from '../engine/index.js';
-import { BadInput } from '../errors.js';
-import { sparseDenseMismatch, vectorNameNotFound } from '../messages.js';
-import type { PointId, SparseVector } from '../model.js';
+import { multiRegularMismatch, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
+import { multiCount, type MultiVector, type PointId, type SparseVector } from '../model.js';
 import type { Filter } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
 import { compareIds, type Shard } from './shard.js';
@@ -20,11 +19,15 @@ export interface SearchParams {
   idfCorpus: Filter | null;
 }
 
-/** A vector a query scores with: dense (as sent, in numbers) or sparse. */
-export type QueryVector = number[] | SparseVector;
+/** A vector a query scores with: dense (as sent, in numbers), sparse, or a multivector. */
+export type QueryVector = number[] | SparseVector | MultiVector;
 
 export function isSparseQuery(vector: QueryVector): vector is SparseVector {
-  return !Array.isArray(vector);
+  return !Array.isArray(vector) && 'indices' in vector;
+}
+
+export function isMultiQuery(vector: QueryVector): vector is MultiVector {
+  return !Array.isArray(vector) && 'dim' in vector;
 }
 
 /** A (positive, negative) pair of example vectors of discover and context queries. */
@@ -95,28 +98,47 @@ function scorerOf(shard: Shard, using: string): VectorScorer {
   throw vectorNameNotFound(using);
 }
 
+/** A query for the engine: its rows and how many (1 for a single vector). */
+interface EngineQuery {
+  rows: ArrayLike<number>;
+  count: number;
+}
+
+/**
+ * What an index takes of a query vector, with Qdrant's errors: a single-vector index takes a
+ * dense vector of its dimension; a multivector index takes a list of vectors of its dimension,
+ * or a dense vector as a list of one (Qdrant reads a dense query as a one-vector multivector).
+ */
+function engineQuery(index: VectorIndex, v: QueryVector): EngineQuery {
+  if (isSparseQuery(v)) throw sparseDenseMismatch();
+  if (isMultiQuery(v)) {
+    if (!index.multivector) throw multiRegularMismatch();
+    if (v.dim !== index.dim) throw vectorDimensionMismatch(index.dim, v.dim);
+    return { rows: v.data, count: multiCount(v) };
+  }
+  if (v.length !== index.dim) throw vectorDimensionMismatch(index.dim, v.length);
+  return { rows: v, count: 1 };
+}
+
 function denseScorer(index: VectorIndex): VectorScorer {
-  const check = (v: QueryVector): number[] => {
-    if (isSparseQuery(v)) throw sparseDenseMismatch();
-    const dense = v;
-    if (dense.length !== index.dim) throw new BadInput(`Vector dimension error: expected dim: ${index.dim}, got ${dense.length}`);
-    return dense;
-  };
+  const check = (v: QueryVector): EngineQuery => engineQuery(index, v);
   const distance = index.config.distance;
   return {
     distance,
     nearest(vector, spec, allowed) {
-      const found = index.search(check(vector), {
+      const query = check(vector);
+      const found = index.search(query.rows, {
         limit: spec.top,
         ef: spec.params.hnswEf ?? undefined,
         exact: spec.params.exact,
         filter: allowed,
         quantization: spec.params.quantization ?? undefined,
-      });
+      }, query.count);
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
     similarities(example, allowed) {
-      const found = index.search(check(example), { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } });
+      const query = check(example);
+      const found = index.search(query.rows, { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } }, query.count);
       const bySimilarity = new Map<number, number>();
       found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
       return bySimilarity;
@@ -212,7 +234,9 @@ export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
 
 /**
  * Qdrant's raw similarity, which recommend's objectives combine: the dot product for Cosine and
- * Dot, the negated squared L2 distance for Euclid, the negated L1 distance for Manhattan.
+ * Dot, the negated squared L2 distance for Euclid, the negated L1 distance for Manhattan. For a
+ * multivector it is the raw MaxSim sum, which the engine's score gives back the same way (it
+ * reports sqrt(|sum|) for Euclid and |sum| for Manhattan).
  */
 function similarity(distance: Distance, score: number): number {
   if (distance === 'Euclid') return -(score * score);

@@ -18,9 +18,9 @@
 // rebuilding them.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Distance, type ScalarQuantization } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization } from '../engine/index.js';
 import { NotFound } from '../errors.js';
-import { isSparse, type NamedVectors, type Payload, type PointId } from '../model.js';
+import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { indexSemantics, matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
@@ -45,6 +45,8 @@ export interface VectorSpec {
   efConstruct: number;
   fullScanThreshold: number;
   quantization: ScalarQuantization | null;
+  /** Lists of vectors per point scored by MaxSim (Qdrant's multivector_config); absent or null: one vector per point. */
+  multivector?: MultivectorConfig | null;
 }
 
 /** A named sparse vector: its index's full scan threshold (points) and whether queries are weighted by IDF. */
@@ -178,7 +180,7 @@ export class Shard implements FilterSource {
         ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold })
         : await VectorIndex.create(module, {
           dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
-          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization,
+          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null,
         }));
     }
     for (const v of spec.sparseVectors) shard.sparse.set(v.name, await SparseIndex.create(await sparseModule(), { fullScanThreshold: v.fullScanThreshold }));
@@ -326,7 +328,10 @@ export class Shard implements FilterSource {
     const offset = this.offsets.get(id);
     if (offset === undefined) return undefined;
     const vectors: NamedVectors = {};
-    for (const [name, index] of this.vectors) if (index.has(offset)) vectors[name] = index.vector(offset);
+    for (const [name, index] of this.vectors) {
+      if (!index.has(offset)) continue;
+      vectors[name] = index.multivector ? { dim: index.dim, data: index.vector(offset) } : index.vector(offset);
+    }
     for (const [name, index] of this.sparse) {
       const v = index.vector(offset);
       if (v) vectors[name] = v;
@@ -642,7 +647,9 @@ export class Shard implements FilterSource {
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
       const v = ownField(record.vectors, name);
-      if (v && !isSparse(v)) index.stash(offset, v);
+      // A record holds the kind its index takes (checked before it was logged).
+      if (v && index.multivector && isMulti(v)) index.stash(offset, v.data, multiCount(v));
+      else if (v && !index.multivector && isDense(v)) index.stash(offset, v);
       else index.delete(offset);
     }
     for (const [name, index] of this.sparse) {

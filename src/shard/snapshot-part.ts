@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { shardOf } from './routing.js';
-import { isSparse, type PointId } from '../model.js';
+import { isMulti, isSparse, type PointId } from '../model.js';
 import { decodePoint } from './point-codec.js';
 import { Shard, type ShardSpec } from './shard.js';
 import type { PointRecord } from './write-ops.js';
@@ -83,6 +83,7 @@ function describe(id: PointId): string {
 /** Decodes and vets each record against the shard it is restored into. */
 async function* vetted(part: FileSlice, spec: ShardSpec, route: ShardRoute): AsyncGenerator<PointRecord> {
   const sizes = new Map(spec.vectors.map((v) => [v.name, v.size]));
+  const multi = new Set(spec.vectors.filter((v) => v.multivector).map((v) => v.name));
   const sparse = new Set(spec.sparseVectors.map((v) => v.name));
   for await (const bytes of partRecords(part)) {
     let record: PointRecord;
@@ -98,7 +99,9 @@ async function* vetted(part: FileSlice, spec: ShardSpec, route: ShardRoute): Asy
       }
       const size = sizes.get(name);
       if (size === undefined) throw new InvalidArchive(`point ${describe(record.id)} has vector "${name}", which the collection does not define`);
-      if (vector.length !== size) throw new InvalidArchive(`point ${describe(record.id)} has a ${vector.length}-d vector "${name}", the collection expects ${size}`);
+      if (isMulti(vector) !== multi.has(name)) throw new InvalidArchive(`point ${describe(record.id)} has a ${isMulti(vector) ? 'multivector' : 'single vector'} "${name}", the collection expects ${multi.has(name) ? 'a multivector' : 'a single vector'}`);
+      const dim = isMulti(vector) ? vector.dim : vector.length;
+      if (dim !== size) throw new InvalidArchive(`point ${describe(record.id)} has a ${dim}-d vector "${name}", the collection expects ${size}`);
     }
     if (shardOf(record.id, route.count) !== route.index) {
       throw new InvalidArchive(`point ${describe(record.id)} belongs to shard ${shardOf(record.id, route.count)}, not shard ${route.index}`);

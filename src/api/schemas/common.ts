@@ -36,7 +36,8 @@ export const PAYLOAD = jsonObject();
  * keeps it so), hence Quiver's rule, which sparse values share.
  */
 export const DENSE = withRule(f32Seq(), { f32Components: true });
-const MULTI_DENSE = seq(DENSE);
+/** A multivector: a list of dense vectors, none empty, all of one length (checked under `data`, as Qdrant reports it). */
+export const MULTI_DENSE = withRule(seq(DENSE), { multiDense: true, field: 'data' });
 
 /** A sparse vector: Qdrant checks that the lists line up and that no index repeats (in that order). */
 export const SPARSE = andRule(withRule(struct(

@@ -18,6 +18,8 @@ export type RuleSpec = (
   | { sparseLengths: true }
   /** A sparse vector names each index once (reported under `indices`). */
   | { sparseUnique: true }
+  /** A multivector's vectors are non-empty and of one length (reported under `data`). */
+  | { multiDense: true }
   /** A Batch's ids, vectors and payloads must line up. */
   | { batchLengths: true }
   /**
@@ -50,6 +52,7 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     const indices = sparseOf(value)?.indices;
     return indices && new Set(indices).size !== indices.length ? 'Validation error: must be unique [{}]' : null;
   }
+  if ('multiDense' in rule) return multiDenseViolation(value);
   if ('maxPathSteps' in rule) {
     const steps = typeof value === 'string' ? (parseJsonPath(value)?.length ?? 0) : 0;
     return steps > rule.maxPathSteps ? `key path of ${steps} steps invalid, must be at most ${rule.maxPathSteps} steps` : null;
@@ -84,6 +87,16 @@ function f32ComponentsViolation(value: unknown): string | null {
     }
   }
   return null;
+}
+
+// lib/segment/src/data_types/vectors.rs validate_multi_vector: every row non-empty, then one length.
+function multiDenseViolation(value: unknown): string | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const rows = value as unknown[][];
+  if (rows.some((row) => row.length === 0)) return 'all vectors must be non-empty';
+  const dim = rows[0].length;
+  const other = rows.find((row) => row.length !== dim);
+  return other ? `all vectors must have the same dimension, found vector with dimension ${other.length}` : null;
 }
 
 function isEmptyVector(value: unknown): boolean {

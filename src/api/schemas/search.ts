@@ -3,7 +3,7 @@
 
 import type { SchemaObject } from 'ajv';
 import { bool, f32Seq, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
-import { DENSE, DOCUMENT, IMAGE, INFERENCE_OBJECT, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
+import { DENSE, DOCUMENT, MULTI_DENSE, IMAGE, INFERENCE_OBJECT, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
 
@@ -46,7 +46,7 @@ export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector
 
 export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
 
-const VECTOR_INPUT = untagged('VectorInput', [DENSE, SPARSE, POINT_ID, DOCUMENT, IMAGE, INFERENCE_OBJECT]);
+const VECTOR_INPUT = untagged('VectorInput', [DENSE, SPARSE, MULTI_DENSE, POINT_ID, DOCUMENT, IMAGE, INFERENCE_OBJECT]);
 
 const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
 

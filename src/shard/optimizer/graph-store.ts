@@ -32,7 +32,8 @@ export interface StoredGraphs {
 
 /** What a graph depends on: a graph built with other parameters is rebuilt, not loaded. */
 export function graphParams(spec: VectorSpec): string {
-  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, spec.quantization?.quantile ?? null, spec.quantization !== null]);
+  // A multivector graph says so; others keep the form graphs were stored with before multivectors.
+  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, spec.quantization?.quantile ?? null, spec.quantization !== null, ...(spec.multivector ? ['max_sim'] : [])]);
 }
 
 export class GraphStore {
