@@ -179,6 +179,17 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   const euclidSums = others.concat(b).map((d) => ({ id: d.id, score: rawMaxSim('Euclid', a.rows, d.rows) - rawMaxSim('Euclid', c.rows, d.rows) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
   sameHits(t, brief(euclidSummed.points), euclidSums, 'recommend sum_scores on Euclid: the raw MaxSim sums (negated squared distances)');
+  // discover and context by ids: each point's MaxSim to the examples, combined as Qdrant's objectives combine similarities.
+  const sig = (x: number) => 0.5 * (x / (1 + Math.abs(x)) + 1);
+  const simTo = (e: Doc, d: Doc) => rawMaxSim('Dot', e.rows, d.rows);
+  const discovered = await client.query('dot', { query: { discover: { target: a.id, context: [{ positive: b.id, negative: c.id }] } }, using: 'colbert', limit: 6 });
+  const discoverRef = others.map((d) => ({ id: d.id, score: (simTo(b, d) > simTo(c, d) ? 1 : -1) + sig(simTo(a, d)) }))
+    .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 6);
+  sameHits(t, brief(discovered.points), discoverRef, 'discover by ids on a multivector');
+  const context = await client.query('dot', { query: { context: [{ positive: b.id, negative: c.id }] }, using: 'colbert', limit: 200 });
+  const outside = context.points.filter((p) => p.score < 0).map((p) => Number(p.id)).sort((x, y) => x - y);
+  const outsideRef = DOCS.filter((d) => d.id !== b.id && d.id !== c.id && simTo(b, d) - simTo(c, d) < 0).map((d) => d.id);
+  t.same(outside, outsideRef, 'context by ids: the points closer (by MaxSim) to the negative than to the positive score below 0');
   const mixed = await call(url, 'POST', '/collections/dot/points/query', { query: { recommend: { positive: [a.id, [0.1, 0.2, 0.3, 0.4]] } }, using: 'colbert' });
   t.same(errorOf(mixed), [400, "Wrong input: Can't average vectors with different types"], 'average_vector of a multivector and a dense vector is refused as Qdrant refuses it');
 
@@ -206,6 +217,8 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   t.same(errorOf(wrongQuery), [400, 'Wrong input: Conversion between multi and regular vectors failed'], 'a multivector query on a dense vector');
   const shortQuery = await call(url, 'POST', '/collections/dot/points/query', { query: [[0.1, 0.2]], using: 'colbert' });
   t.same(errorOf(shortQuery), [400, 'Wrong input: Vector dimension error: expected dim: 4, got 2'], 'a query of the wrong dimension');
+  const legacy = await call(url, 'POST', '/collections/dot/points/search', { vector: { colbert: [[0.1, 0.2, 0.3, 0.4]] }, limit: 3 });
+  t.same(errorOf(legacy), [400, 'Format error in JSON body: data did not match any variant of untagged enum NamedVectorStruct'], 'the v1.18 search takes no multivector, as in Qdrant');
   await check('after updates and refused writes');
 
   await server.stop();
