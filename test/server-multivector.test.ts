@@ -238,6 +238,9 @@ t.test('an unnamed multivector: written and read as a list of lists, scrolled, s
   t.same((info.config.params.vectors as { multivector_config?: unknown }).multivector_config, { comparator: 'max_sim' }, 'the config keeps multivector_config');
   const docs = DOCS.slice(0, 30);
   await client.upsert('plain', { wait: true, points: docs.map((d) => ({ id: d.id, vector: d.rows })) });
+  const telemetry = await call(server.url, 'GET', '/telemetry?details_level=2');
+  const shards = (telemetry.body as { result: { collections: { collections: { id: string; shards: { local: { vectors_size_bytes: number } }[] }[] } } }).result.collections.collections.find((c) => c.id === 'plain')!.shards;
+  t.equal(shards.reduce((n, s) => n + s.local.vectors_size_bytes, 0), docs.reduce((n, d) => n + d.rows.length, 0) * DIM * 4, 'telemetry counts every row of every list in vectors_size_bytes');
   const page = await client.scroll('plain', { limit: 2, with_vector: true });
   sameRows(t, page.points[0].vector, docs[0].rows, 'scroll gives the unnamed list as it was sent');
   sameRows(t, page.points[1].vector, docs[1].rows, 'and the next one');

@@ -177,6 +177,14 @@ export class VectorIndex {
     return this.config.multivector !== null;
   }
 
+  /** Live vectors in all: one per live point for a dense index, the rows of every live list for multivectors. */
+  get storedVectorCount(): number {
+    if (!this.multivector) return this.size;
+    let total = 0;
+    for (let offset = 0; offset < this.offsetCount; offset++) total += this.vectorCount(offset);
+    return total;
+  }
+
   /** Vectors stored at `offset`: 1 for a dense index, the list length for multivectors (0 if none or deleted). */
   vectorCount(offset: number): number {
     if (!this.has(offset)) return 0;

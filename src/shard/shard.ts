@@ -319,6 +319,11 @@ export class Shard implements FilterSource {
     return (this.vectors.get(name) ?? this.sparse.get(name))?.size ?? 0;
   }
 
+  /** Vectors of a dense or multi name in all (each row of a multivector counts), for sizes in bytes. */
+  storedVectorCount(name: string): number {
+    return this.vectors.get(name)?.storedVectorCount ?? 0;
+  }
+
   indexedPoints(key: string): number {
     return this.indexes.get(key)?.indexedPoints() ?? 0;
   }

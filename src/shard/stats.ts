@@ -29,7 +29,7 @@ export function shardStats(shard: Shard): ShardStats {
     vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
     indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
     lastOp: shard.lastOp,
-    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.vectorCount(v.name) * v.size * Float32Array.BYTES_PER_ELEMENT, 0),
+    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.storedVectorCount(v.name) * v.size * Float32Array.BYTES_PER_ELEMENT, 0),
     payloadsBytes: payloadsBytes(shard),
   };
 }
