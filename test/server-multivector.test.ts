@@ -100,6 +100,7 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   for (const distance of distances) {
     await client.createCollection(distance.toLowerCase(), {
       vectors: { colbert: { size: DIM, distance, multivector_config: { comparator: 'max_sim' } }, dense: { size: DIM, distance: 'Dot' } },
+      sparse_vectors: { text: {} },
       shard_number: 2,
     });
     // Both upsert forms: half as points, half as a batch.
@@ -168,6 +169,8 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   // Recommend by ids. average_vector: Qdrant concatenates the positives' rows and appends the negatives' rows negated.
   const [a, b, c] = [DOCS[6], DOCS[7], DOCS[8]];
   const others = DOCS.filter((d) => ![a.id, b.id, c.id].includes(d.id));
+  const sig = (x: number) => 0.5 * (x / (1 + Math.abs(x)) + 1);
+  const simTo = (e: Doc, d: Doc) => rawMaxSim('Dot', e.rows, d.rows);
   const averaged = await client.query('dot', { query: { recommend: { positive: [a.id, b.id], negative: [c.id] } }, using: 'colbert', limit: 8 });
   const concatenated = [...a.rows, ...b.rows, ...c.rows.map((r) => r.map((x) => -x))];
   sameHits(t, brief(averaged.points), reference('Dot', concatenated, others, { limit: 8 }), 'recommend average_vector by ids: rows concatenated, negatives negated');
@@ -175,13 +178,18 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   const sums = others.map((d) => ({ id: d.id, score: rawMaxSim('Dot', a.rows, d.rows) + rawMaxSim('Dot', b.rows, d.rows) - rawMaxSim('Dot', c.rows, d.rows) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
   sameHits(t, brief(summed.points), sums, 'recommend sum_scores by ids: MaxSim similarities summed');
+  const best = await client.query('dot', { query: { recommend: { positive: [a.id, b.id], negative: [c.id], strategy: 'best_score' } }, using: 'colbert', limit: 8 });
+  const bestRef = others.map((d) => {
+    const pos = Math.max(simTo(a, d), simTo(b, d));
+    const neg = simTo(c, d);
+    return { id: d.id, score: pos > neg ? sig(pos) : -sig(neg) };
+  }).sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
+  sameHits(t, brief(best.points), bestRef, 'recommend best_score by ids: the best MaxSim to a positive against the best to a negative');
   const euclidSummed = await client.query('euclid', { query: { recommend: { positive: [a.id], negative: [c.id], strategy: 'sum_scores' } }, using: 'colbert', limit: 8 });
   const euclidSums = others.concat(b).map((d) => ({ id: d.id, score: rawMaxSim('Euclid', a.rows, d.rows) - rawMaxSim('Euclid', c.rows, d.rows) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
   sameHits(t, brief(euclidSummed.points), euclidSums, 'recommend sum_scores on Euclid: the raw MaxSim sums (negated squared distances)');
   // discover and context by ids: each point's MaxSim to the examples, combined as Qdrant's objectives combine similarities.
-  const sig = (x: number) => 0.5 * (x / (1 + Math.abs(x)) + 1);
-  const simTo = (e: Doc, d: Doc) => rawMaxSim('Dot', e.rows, d.rows);
   const discovered = await client.query('dot', { query: { discover: { target: a.id, context: [{ positive: b.id, negative: c.id }] } }, using: 'colbert', limit: 6 });
   const discoverRef = others.map((d) => ({ id: d.id, score: (simTo(b, d) > simTo(c, d) ? 1 : -1) + sig(simTo(a, d)) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 6);
@@ -209,6 +217,8 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   };
   await bad({ points: [{ id: 1, vector: { colbert: [0.1, 0.2, 0.3, 0.4] } }] }, 400, 'Wrong input: Conversion between multi and regular vectors failed', 'a single vector under the multivector name');
   await bad({ points: [{ id: 1, vector: { dense: [[0.1, 0.2, 0.3, 0.4]] } }] }, 400, 'Wrong input: Conversion between multi and regular vectors failed', 'a multivector under the dense name');
+  await bad({ points: [{ id: 1, vector: { text: [[0.1, 0.2, 0.3, 0.4]] } }] }, 400, 'Wrong input: Conversion between multi and regular vectors failed', 'a multivector under a sparse name');
+  await bad({ points: [{ id: 1, vector: { colbert: { indices: [1], values: [1] } } }] }, 400, 'Wrong input: Conversion between sparse and regular vectors failed', 'a sparse vector under the multivector name');
   await bad({ points: [{ id: 1, vector: { colbert: [] } }] }, 400, 'Wrong input: Vector dimension error: expected dim: 4, got 0', 'an empty multivector');
   await bad({ points: [{ id: 1, vector: { colbert: [[]] } }] }, 422, 'Validation error in JSON body: [points[0].vector.?.data: all vectors must be non-empty]', 'an empty inner vector');
   await bad({ points: [{ id: 1, vector: { colbert: [[0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3]] } }] }, 422, 'Validation error in JSON body: [points[0].vector.?.data: all vectors must have the same dimension, found vector with dimension 3]', 'rows of different lengths');
@@ -248,38 +258,43 @@ t.test('an unnamed multivector: written and read as a list of lists, scrolled, s
   sameHits(t, brief(found.points), reference('Dot', QUERIES[1], docs, { limit: 5 }), 'MaxSim on the unnamed vector');
 });
 
-t.test('HNSW over multivectors finds what the exact scan finds', async (t) => {
+t.test('HNSW over multivectors (f32, and int8 codes rescored) finds what the exact scan finds', async (t) => {
   const server = await startServer();
   t.teardown(() => server.stop());
   const client = new QdrantClient({ url: server.url, checkCompatibility: false });
   const dim = 8;
   const n = 1000;
-  await client.createCollection('graph', {
-    vectors: { size: dim, distance: 'Cosine', multivector_config: { comparator: 'max_sim' } },
-    shard_number: 1,
-    optimizers_config: { indexing_threshold: 1 },
-  });
   const docs = Array.from({ length: n }, (_, i) => ({ id: i + 1, rows: randomRows(1 + (i % 4), dim) }));
-  for (let i = 0; i < n; i += 250) {
-    await client.upsert('graph', { wait: true, points: docs.slice(i, i + 250).map((d) => ({ id: d.id, vector: d.rows })) });
-  }
-  let indexed = 0;
-  for (let waited = 0; waited < 60_000; waited += 200) {
-    indexed = (await client.getCollection('graph')).indexed_vectors_count ?? 0;
-    if (indexed >= n - 300) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  t.ok(indexed >= n - 300, `the optimizer linked ${indexed} of ${n} lists into the graph`);
-  let overlap = 0;
   const queries = Array.from({ length: 20 }, (_, i) => randomRows(1 + (i % 3), dim));
-  for (const query of queries) {
-    const graph = await client.query('graph', { query, limit: 10, params: { hnsw_ef: 64 } });
-    const exact = await client.query('graph', { query, limit: 10, params: { exact: true } });
-    const truth = new Set(exact.points.map((p) => p.id));
-    overlap += graph.points.filter((p) => truth.has(p.id)).length;
-    const expected = reference('Cosine', query, docs.map((d) => ({ ...d, dense: [], group: 0 })), { limit: 10 });
-    sameHits(t, brief(exact.points), expected, 'the exact scan equals the reference');
+  for (const [name, quantization] of [['graph', null], ['int8', { scalar: { type: 'int8' as const } }]] as const) {
+    await client.createCollection(name, {
+      vectors: { size: dim, distance: 'Cosine', multivector_config: { comparator: 'max_sim' }, ...(quantization ? { quantization_config: quantization } : {}) },
+      shard_number: 1,
+      optimizers_config: { indexing_threshold: 1 },
+    });
+    for (let i = 0; i < n; i += 250) {
+      await client.upsert(name, { wait: true, points: docs.slice(i, i + 250).map((d) => ({ id: d.id, vector: d.rows })) });
+    }
+    let indexed = 0;
+    for (let waited = 0; waited < 60_000; waited += 200) {
+      indexed = (await client.getCollection(name)).indexed_vectors_count ?? 0;
+      if (indexed >= n - 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    t.ok(indexed >= n - 300, `${name}: the optimizer linked ${indexed} of ${n} lists into the graph`);
+    let overlap = 0;
+    for (const query of queries) {
+      const graph = await client.query(name, { query, limit: 10, params: { hnsw_ef: 64 } });
+      const exact = await client.query(name, { query, limit: 10, params: { exact: true, quantization: { ignore: true } } });
+      const truth = new Set(exact.points.map((p) => p.id));
+      overlap += graph.points.filter((p) => truth.has(p.id)).length;
+      const expected = reference('Cosine', query, docs.map((d) => ({ ...d, dense: [], group: 0 })), { limit: 10 });
+      sameHits(t, brief(exact.points), expected, `${name}: the exact scan equals the reference`);
+      // Rescoring with the f32 lists: the graph's hits carry their exact MaxSim scores.
+      const exactScore = new Map(docs.map((d) => [d.id, score('Cosine', query, d.rows)]));
+      t.ok(graph.points.every((p) => Math.abs(p.score - exactScore.get(Number(p.id))!) < 1e-4), `${name}: hits carry exact MaxSim scores`);
+    }
+    const recall = overlap / (queries.length * 10);
+    t.ok(recall >= 0.9, `${name}: recall@10 of the graph search is ${recall}`);
   }
-  const recall = overlap / (queries.length * 10);
-  t.ok(recall >= 0.9, `recall@10 of the graph search is ${recall}`);
 });
