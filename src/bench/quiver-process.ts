@@ -89,7 +89,8 @@ export async function startQuiver(options: QuiverProcessOptions): Promise<Quiver
     process: child,
     output: () => log,
     stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode !== null) return child.exitCode;
+      // Already gone (exited, or killed by a signal): its pid may belong to another process by now.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       return exited;
     },
