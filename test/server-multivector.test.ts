@@ -9,6 +9,7 @@
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
+import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 
@@ -58,10 +59,6 @@ function score(distance: Distance, query: Rows, doc: Rows): number {
   return distance === 'Euclid' ? Math.sqrt(Math.abs(raw)) : raw;
 }
 
-interface Hit {
-  id: number;
-  score: number;
-}
 
 function reference(distance: Distance, query: Rows, docs: Doc[], options: { limit: number; offset?: number; threshold?: number } = { limit: 10 }): Hit[] {
   const larger = distance !== 'Euclid';
@@ -71,16 +68,6 @@ function reference(distance: Distance, query: Rows, docs: Doc[], options: { limi
   return hits.slice(options.offset ?? 0, (options.offset ?? 0) + options.limit);
 }
 
-function brief(points: { id: string | number; score: number }[]): Hit[] {
-  return points.map((p) => ({ id: Number(p.id), score: p.score }));
-}
-
-/** Same ids in the same order, scores equal to f32 precision. */
-function sameHits(t: Test, actual: Hit[], expected: Hit[], what: string): void {
-  t.same(actual.map((h) => h.id), expected.map((h) => h.id), `${what}: ids`);
-  const off = actual.filter((h, i) => Math.abs(h.score - expected[i].score) > 1e-4 * Math.max(1, Math.abs(expected[i].score)));
-  t.same(off, [], `${what}: scores`);
-}
 
 function sameRows(t: Test, actual: unknown, expected: Rows, what: string): void {
   const rows = actual as Rows;
@@ -122,17 +109,17 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
       sameRows(t, byId.get(5)?.colbert, stored(DOCS[4].rows), `${label}: retrieve gives point 5's list of ${DOCS[4].rows.length}`);
       for (const [i, query] of QUERIES.entries()) {
         const exact = await client.query(name, { query, using: 'colbert', limit: 10, params: { exact: true } });
-        sameHits(t, brief(exact.points), reference(distance, query, DOCS), `${label}: exact MaxSim, query ${i}`);
+        sameHits(t, brief(exact.points), reference(distance, query, DOCS), `${label}: exact MaxSim, query ${i}`, 1e-4);
         const plain = await client.query(name, { query, using: 'colbert', limit: 10 });
-        sameHits(t, brief(plain.points), reference(distance, query, DOCS), `${label}: MaxSim without exact, query ${i}`);
+        sameHits(t, brief(plain.points), reference(distance, query, DOCS), `${label}: MaxSim without exact, query ${i}`, 1e-4);
       }
       const filtered = await client.query(name, { query: QUERIES[1], using: 'colbert', limit: 5, offset: 3, filter: { must: [{ key: 'group', match: { value: 2 } }] } });
-      sameHits(t, brief(filtered.points), reference(distance, QUERIES[1], DOCS.filter((d) => d.group === 2), { limit: 5, offset: 3 }), `${label}: filter and offset`);
+      sameHits(t, brief(filtered.points), reference(distance, QUERIES[1], DOCS.filter((d) => d.group === 2), { limit: 5, offset: 3 }), `${label}: filter and offset`, 1e-4);
       // Halfway between the 13th and 14th scores, so f32 rounding cannot move a point across it.
       const ranked = reference(distance, QUERIES[2], DOCS, { limit: 20 });
       const cut = (ranked[12].score + ranked[13].score) / 2;
       const above = await client.query(name, { query: QUERIES[2], using: 'colbert', limit: 100, score_threshold: cut });
-      sameHits(t, brief(above.points), reference(distance, QUERIES[2], DOCS, { limit: 100, threshold: cut }), `${label}: score_threshold`);
+      sameHits(t, brief(above.points), reference(distance, QUERIES[2], DOCS, { limit: 100, threshold: cut }), `${label}: score_threshold`, 1e-4);
       t.equal(above.points.length, 13, `${label}: score_threshold keeps the 13 best`);
     }
   };
@@ -141,7 +128,7 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   // A plain dense query on a multivector name is a list of one (Qdrant reads it so).
   const single = QUERIES[0][0];
   const asDense = await client.query('dot', { query: single, using: 'colbert', limit: 10 });
-  sameHits(t, brief(asDense.points), reference('Dot', [single], DOCS), 'a dense query on the multivector name');
+  sameHits(t, brief(asDense.points), reference('Dot', [single], DOCS), 'a dense query on the multivector name', 1e-4);
 
   // with_vector on search hits: the list of lists.
   const withVector = await client.query('dot', { query: QUERIES[1], using: 'colbert', limit: 1, with_vector: ['colbert'] });
@@ -157,14 +144,14 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
     limit: 5,
   });
   const candidates = DOCS.map((d) => ({ d, s: dot(d.dense, denseQuery) })).sort((a, b) => b.s - a.s || a.d.id - b.d.id).slice(0, 20).map((c) => c.d);
-  sameHits(t, brief(rescored.points), reference('Dot', QUERIES[1], candidates, { limit: 5 }), 'dense prefetch rescored by MaxSim');
+  sameHits(t, brief(rescored.points), reference('Dot', QUERIES[1], candidates, { limit: 5 }), 'dense prefetch rescored by MaxSim', 1e-4);
   const euclidRescored = await client.query('euclid', {
     prefetch: { query: denseQuery, using: 'dense', limit: 20, params: { exact: true } },
     query: QUERIES[2],
     using: 'colbert',
     limit: 5,
   });
-  sameHits(t, brief(euclidRescored.points), reference('Euclid', QUERIES[2], candidates, { limit: 5 }), 'dense prefetch rescored by Euclid MaxSim');
+  sameHits(t, brief(euclidRescored.points), reference('Euclid', QUERIES[2], candidates, { limit: 5 }), 'dense prefetch rescored by Euclid MaxSim', 1e-4);
 
   // Recommend by ids. average_vector: Qdrant concatenates the positives' rows and appends the negatives' rows negated.
   const [a, b, c] = [DOCS[6], DOCS[7], DOCS[8]];
@@ -173,27 +160,27 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   const simTo = (e: Doc, d: Doc) => rawMaxSim('Dot', e.rows, d.rows);
   const averaged = await client.query('dot', { query: { recommend: { positive: [a.id, b.id], negative: [c.id] } }, using: 'colbert', limit: 8 });
   const concatenated = [...a.rows, ...b.rows, ...c.rows.map((r) => r.map((x) => -x))];
-  sameHits(t, brief(averaged.points), reference('Dot', concatenated, others, { limit: 8 }), 'recommend average_vector by ids: rows concatenated, negatives negated');
+  sameHits(t, brief(averaged.points), reference('Dot', concatenated, others, { limit: 8 }), 'recommend average_vector by ids: rows concatenated, negatives negated', 1e-4);
   const summed = await client.query('dot', { query: { recommend: { positive: [a.id, b.id], negative: [c.id], strategy: 'sum_scores' } }, using: 'colbert', limit: 8 });
   const sums = others.map((d) => ({ id: d.id, score: rawMaxSim('Dot', a.rows, d.rows) + rawMaxSim('Dot', b.rows, d.rows) - rawMaxSim('Dot', c.rows, d.rows) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
-  sameHits(t, brief(summed.points), sums, 'recommend sum_scores by ids: MaxSim similarities summed');
+  sameHits(t, brief(summed.points), sums, 'recommend sum_scores by ids: MaxSim similarities summed', 1e-4);
   const best = await client.query('dot', { query: { recommend: { positive: [a.id, b.id], negative: [c.id], strategy: 'best_score' } }, using: 'colbert', limit: 8 });
   const bestRef = others.map((d) => {
     const pos = Math.max(simTo(a, d), simTo(b, d));
     const neg = simTo(c, d);
     return { id: d.id, score: pos > neg ? sig(pos) : -sig(neg) };
   }).sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
-  sameHits(t, brief(best.points), bestRef, 'recommend best_score by ids: the best MaxSim to a positive against the best to a negative');
+  sameHits(t, brief(best.points), bestRef, 'recommend best_score by ids: the best MaxSim to a positive against the best to a negative', 1e-4);
   const euclidSummed = await client.query('euclid', { query: { recommend: { positive: [a.id], negative: [c.id], strategy: 'sum_scores' } }, using: 'colbert', limit: 8 });
   const euclidSums = others.concat(b).map((d) => ({ id: d.id, score: rawMaxSim('Euclid', a.rows, d.rows) - rawMaxSim('Euclid', c.rows, d.rows) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 8);
-  sameHits(t, brief(euclidSummed.points), euclidSums, 'recommend sum_scores on Euclid: the raw MaxSim sums (negated squared distances)');
+  sameHits(t, brief(euclidSummed.points), euclidSums, 'recommend sum_scores on Euclid: the raw MaxSim sums (negated squared distances)', 1e-4);
   // discover and context by ids: each point's MaxSim to the examples, combined as Qdrant's objectives combine similarities.
   const discovered = await client.query('dot', { query: { discover: { target: a.id, context: [{ positive: b.id, negative: c.id }] } }, using: 'colbert', limit: 6 });
   const discoverRef = others.map((d) => ({ id: d.id, score: (simTo(b, d) > simTo(c, d) ? 1 : -1) + sig(simTo(a, d)) }))
     .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, 6);
-  sameHits(t, brief(discovered.points), discoverRef, 'discover by ids on a multivector');
+  sameHits(t, brief(discovered.points), discoverRef, 'discover by ids on a multivector', 1e-4);
   const context = await client.query('dot', { query: { context: [{ positive: b.id, negative: c.id }] }, using: 'colbert', limit: 200 });
   const outside = context.points.filter((p) => p.score < 0).map((p) => Number(p.id)).sort((x, y) => x - y);
   const outsideRef = DOCS.filter((d) => d.id !== b.id && d.id !== c.id && simTo(b, d) - simTo(c, d) < 0).map((d) => d.id);
@@ -255,7 +242,7 @@ t.test('an unnamed multivector: written and read as a list of lists, scrolled, s
   sameRows(t, page.points[0].vector, docs[0].rows, 'scroll gives the unnamed list as it was sent');
   sameRows(t, page.points[1].vector, docs[1].rows, 'and the next one');
   const found = await client.query('plain', { query: QUERIES[1], limit: 5 });
-  sameHits(t, brief(found.points), reference('Dot', QUERIES[1], docs, { limit: 5 }), 'MaxSim on the unnamed vector');
+  sameHits(t, brief(found.points), reference('Dot', QUERIES[1], docs, { limit: 5 }), 'MaxSim on the unnamed vector', 1e-4);
 });
 
 t.test('HNSW over multivectors (f32, and int8 codes rescored) finds what the exact scan finds', async (t) => {
@@ -289,7 +276,7 @@ t.test('HNSW over multivectors (f32, and int8 codes rescored) finds what the exa
       const truth = new Set(exact.points.map((p) => p.id));
       overlap += graph.points.filter((p) => truth.has(p.id)).length;
       const expected = reference('Cosine', query, docs.map((d) => ({ ...d, dense: [], group: 0 })), { limit: 10 });
-      sameHits(t, brief(exact.points), expected, `${name}: the exact scan equals the reference`);
+      sameHits(t, brief(exact.points), expected, `${name}: the exact scan equals the reference`, 1e-4);
       // Rescoring with the f32 lists: the graph's hits carry their exact MaxSim scores.
       const exactScore = new Map(docs.map((d) => [d.id, score('Cosine', query, d.rows)]));
       t.ok(graph.points.every((p) => Math.abs(p.score - exactScore.get(Number(p.id))!) < 1e-4), `${name}: hits carry exact MaxSim scores`);

@@ -8,9 +8,10 @@
 // updates, has_vector and Qdrant's validation errors; everything survives a restart; BM25
 // documents are embedded on upsert and in queries.
 
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
+import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { shardOf } from '../src/shard/routing.js';
@@ -64,10 +65,6 @@ function dot(query: Sparse, doc: Sparse, weight: (index: number) => number = () 
   return shared ? sum : null;
 }
 
-interface Hit {
-  id: number;
-  score: number;
-}
 
 function reference(query: Sparse, docs: Doc[], options: { limit: number; offset?: number; threshold?: number; weight?: (index: number) => number } = { limit: 10 }): Hit[] {
   const hits = docs.flatMap((d) => {
@@ -78,16 +75,6 @@ function reference(query: Sparse, docs: Doc[], options: { limit: number; offset?
   return hits.slice(options.offset ?? 0, (options.offset ?? 0) + options.limit);
 }
 
-function brief(points: { id: string | number; score: number }[]): Hit[] {
-  return points.map((p) => ({ id: Number(p.id), score: p.score }));
-}
-
-/** Same ids in the same order, scores equal to f32 precision. */
-function sameHits(t: Test, actual: Hit[], expected: Hit[], what: string): void {
-  t.same(actual.map((h) => h.id), expected.map((h) => h.id), `${what}: ids`);
-  const off = actual.filter((h, i) => Math.abs(h.score - expected[i].score) > 1e-5 * Math.max(1, Math.abs(expected[i].score)));
-  t.same(off, [], `${what}: scores`);
-}
 
 const QUERIES: Sparse[] = [
   { indices: [3, 1, 17], values: [1, 0.5, 2] },

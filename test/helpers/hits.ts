@@ -1,0 +1,20 @@
+// Comparing the hits a server answered with those a test's exact reference computed.
+
+import type { Test } from 'tap';
+
+export interface Hit {
+  id: number;
+  score: number;
+}
+
+/** Ids (numeric in these tests) and scores of an answer's points. */
+export function brief(points: { id: string | number; score: number }[]): Hit[] {
+  return points.map((p) => ({ id: Number(p.id), score: p.score }));
+}
+
+/** Same ids in the same order, scores equal within `tolerance` relative to the larger of 1 and the expected score. */
+export function sameHits(t: Test, actual: Hit[], expected: Hit[], what: string, tolerance = 1e-5): void {
+  t.same(actual.map((h) => h.id), expected.map((h) => h.id), `${what}: ids`);
+  const off = actual.filter((h, i) => Math.abs(h.score - expected[i].score) > tolerance * Math.max(1, Math.abs(expected[i].score)));
+  t.same(off, [], `${what}: scores`);
+}
