@@ -47,7 +47,10 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
   if ('f32Components' in rule) return f32ComponentsViolation(value);
   if ('vectorNotEmpty' in rule) return isEmptyVector(value) ? 'must specify vectors to update for point' : null;
   // Qdrant's sparse checks carry a code and no message, which the validator crate prints this way.
-  if ('sparseLengths' in rule) return sparseOf(value) && sparseOf(value)!.indices.length !== sparseOf(value)!.values.length ? 'Validation error: must be the same length as indices [{}]' : null;
+  if ('sparseLengths' in rule) {
+    const sparse = sparseOf(value);
+    return sparse && sparse.indices.length !== sparse.values.length ? 'Validation error: must be the same length as indices [{}]' : null;
+  }
   if ('sparseUnique' in rule) {
     const indices = sparseOf(value)?.indices;
     return indices && new Set(indices).size !== indices.length ? 'Validation error: must be unique [{}]' : null;
