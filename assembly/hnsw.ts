@@ -42,7 +42,18 @@ let allow: usize = 0;        // allow-bitset over offsets, 0 = every offset
 let filtering: bool = false; // some offsets must be kept out of results (filter or deletions)
 let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
+// Qdrant's `cpu` hardware measure of the current search: bytes of vector data compared, one
+// stored vector (or, for lists, each pair of query and stored rows) at a time: dim * 4 for f32,
+// dim for int8 codes. Reset by search(); read by the host through searchCost().
+let cost: f64 = 0;
+
+@inline function charge<K>(id: i32, codes: bool): void {
+  const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
+  cost += pairs * <f64>(codes ? dim : dim << 2);
+}
+
 @inline function targetDist<K>(id: i32): f32 {
+  charge<K>(id, useCodes);
   if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
   if (isLists<K>()) return maxSimF32(metric, target, targetCount, multiPtr(id), multiCount(id), stride);
   return distF32(metric, target, vecPtr(id), stride);
@@ -50,6 +61,7 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 /** targetDist where any value above `bound` may be returned once the distance exceeds it. */
 @inline function targetDistBounded<K>(id: i32, bound: f32): f32 {
+  charge<K>(id, useCodes);
   if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQueryBounded(id, bound);
   if (isLists<K>()) return maxSimF32Bounded(metric, target, targetCount, multiPtr(id), multiCount(id), stride, bound);
   return distF32Bounded(metric, target, vecPtr(id), stride, bound);
@@ -453,6 +465,7 @@ function prepareQuery(codes: bool, bits: usize): void {
 function rescore<K>(keep: i32): void {
   while (results.size > 0) {
     const id = results.topId();
+    charge<K>(id, false);
     const d = isLists<K>() ? maxSimF32(metric, query, queryCount, multiPtr(id), multiCount(id), stride) : distF32(metric, query, vecPtr(id), stride);
     ordered.push(-d, id);
     results.pop();
@@ -505,6 +518,7 @@ function scanPending<K>(pool: i32): void {
  * int8 codes (when quantized), `candidatesK` of them are then rescored with f32 when `rescoreOn`.
  */
 export function search(k: i32, ef: i32, bits: usize, exact: bool, codes: bool, rescoreOn: bool, candidatesK: i32): i32 {
+  cost = 0;
   prepareQuery(codes, bits);
   if (multi) return searchAs<Lists>(k, ef, exact, rescoreOn, candidatesK);
   return searchAs<Dense>(k, ef, exact, rescoreOn, candidatesK);
@@ -537,3 +551,6 @@ export function distanceBetween(a: i32, b: i32): f32 {
 }
 
 export function dimension(): i32 { return dim; }
+
+/** The `cpu` measure of the last search (see `cost`). */
+export function searchCost(): f64 { return cost; }

@@ -10,7 +10,7 @@ import { distF32, dotI8, l1I8, l2I8 } from "./distance";
 import { enableQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
-export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, distanceBetween, dimension, storedVectors } from "./hnsw";
+export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization };
 

@@ -22,6 +22,8 @@ export interface QuiverConfig {
     api_key: string | null;
     read_only_api_key: string | null;
     jwt_rbac: boolean;
+    /** Qdrant's: every response on a collection's points carries the hardware it used (`usage.hardware`). */
+    hardware_reporting: boolean;
     enable_tls: boolean;
     /** Quiver's explicit consent to listen beyond loopback without an API key. */
     allow_unauthenticated_bind: boolean;
@@ -62,6 +64,7 @@ export function defaultConfig(): QuiverConfig {
       api_key: null,
       read_only_api_key: null,
       jwt_rbac: false,
+      hardware_reporting: false,
       enable_tls: false,
       allow_unauthenticated_bind: false,
       max_request_size_mb: 32,
@@ -153,6 +156,7 @@ function validate(config: QuiverConfig): void {
   if (!Number.isInteger(config.workers) || config.workers < 1) throw new Error(`invalid workers: ${config.workers}`);
   for (const [key, value] of Object.entries(config.storage.snapshot_download)) checkSeconds(`storage.snapshot_download.${key}`, value);
   checkSeconds('service.shutdown_timeout_sec', config.service.shutdown_timeout_sec);
+  if (typeof config.service.hardware_reporting !== 'boolean') throw new Error(`invalid service.hardware_reporting: ${config.service.hardware_reporting} (true or false)`);
   const limits = config.worker_limits;
   checkSeconds('worker_limits.task_timeout_sec', limits.task_timeout_sec);
   checkSeconds('worker_limits.deadline_grace_sec', limits.deadline_grace_sec);

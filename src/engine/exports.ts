@@ -18,6 +18,7 @@ export interface EngineExports {
   liveCount(): number;
   allowedCount(bits: number): number;
   search(k: number, ef: number, bits: number, exact: number, codes: number, rescore: number, candidates: number): number;
+  searchCost(): number;
   distanceBetween(a: number, b: number): number;
   dimension(): number;
   enableQuantization(quantile: number): void;

@@ -61,6 +61,11 @@ export interface SearchResult {
    * distances, which is what Qdrant reports (its issue #6294, kept as is).
    */
   scores: Float32Array;
+  /**
+   * Qdrant's `cpu` hardware measure of the search: bytes of vector data compared (dim * 4 per
+   * f32 comparison, dim per int8 one; for multivectors per pair of rows).
+   */
+  cost: number;
 }
 
 const DEFAULTS = { m: 16, efConstruct: 100, fullScanThreshold: 10000, seed: 0x5eed };
@@ -258,7 +263,7 @@ export class VectorIndex {
     // with every match) without the engine allocating by it.
     const all = this.offsetCount;
     const limit = Math.min(Math.floor(options.limit), all);
-    if (!(limit >= 1)) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
+    if (!(limit >= 1)) return { offsets: new Uint32Array(0), scores: new Float32Array(0), cost: 0 };
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
@@ -274,7 +279,7 @@ export class VectorIndex {
     const offsets = ids.slice(idsAt, idsAt + n);
     const scores = new Float32Array(n);
     for (let i = 0; i < n; i++) scores[i] = toScore(this.config.distance, dist[distAt + i]);
-    return { offsets, scores };
+    return { offsets, scores, cost: this.wasm.searchCost() };
   }
 
   serialize(): Uint8Array {

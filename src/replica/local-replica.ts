@@ -23,7 +23,7 @@ export class LocalReplica implements ShardReplica {
   async run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
     const placed = 'spec' in task ? { ...task, spec: { ...task.spec, path: this.site.path }, shard: this.site.key } : { ...task, shard: this.site.key };
     // The spread keeps the task's own kind; TypeScript cannot follow a union through it.
-    const result = await this.workers.run(this.site.worker, placed as ShardTask, deadline && deadlineOf(deadline));
+    const result = await this.workers.run(this.site.worker, placed as ShardTask, deadline && deadlineOf(deadline), this.shard.collection);
     // Also clears a folder its worker never opened: one left by a shard dropped just before a crash.
     if (task.type === 'drop') await rm(this.site.path, { recursive: true, force: true });
     return result as ReplicaResult<T>;

@@ -14,6 +14,7 @@ import { registerQueryCheck } from './query-params.js';
 import { errorBody, markStart, sendError } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
+import { registerRequestHardware } from './request-hardware.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
@@ -72,6 +73,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerPathNameCheck(app);
   registerQueryCheck(app);
   registerRequestTelemetry(app, context.node.requests);
+  registerRequestHardware(app, context.collections.workers.hardware, context.config.service.hardware_reporting);
   app.setErrorHandler(async (error, request, reply) => {
     if ((error as { code?: unknown }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') await discardUnreadBody(request.raw);
     return sendError(error, request, reply);

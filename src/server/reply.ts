@@ -2,6 +2,7 @@
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FormatError, isQuiverError, ServiceError, type QuiverError } from '../errors.js';
+import { usageMember } from './request-hardware.js';
 
 const started = Symbol('started');
 
@@ -20,7 +21,7 @@ function elapsed(request: FastifyRequest): number {
 }
 
 export function ok<T>(request: FastifyRequest, result: T): { result: T; status: 'ok'; time: number } {
-  return { result, status: 'ok', time: elapsed(request) };
+  return { result, status: 'ok', time: elapsed(request), ...usageMember(request) };
 }
 
 /** Qdrant's error body. */
@@ -34,8 +35,10 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (err.statusCode >= 500) request.log.error({ err: error }, 'request failed');
   // Qdrant refuses unreadable or invalid requests in its extractors, before any handler has run,
   // and reports them with time 0.
-  const time = err.kind === 'FormatError' || err.kind === 'ValidationError' ? 0 : elapsed(request);
-  return reply.code(err.statusCode).send(errorBody(err.message, time));
+  const extractor = err.kind === 'FormatError' || err.kind === 'ValidationError';
+  const time = extractor ? 0 : elapsed(request);
+  // A handler's failure still reports what it used, as Qdrant's does.
+  return reply.code(err.statusCode).send({ ...errorBody(err.message, time), ...(extractor ? {} : usageMember(request)) });
 }
 
 function toQuiverError(error: unknown, request: FastifyRequest): QuiverError {

@@ -9,6 +9,7 @@ import type { Filter } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
 import { compareIds, type Shard } from './shard.js';
 import { checkDeadline, pollDeadline } from './deadline.js';
+import { charge } from './hardware.js';
 
 export interface SearchParams {
   hnswEf: number | null;
@@ -134,11 +135,13 @@ function denseScorer(index: VectorIndex): VectorScorer {
         filter: allowed,
         quantization: spec.params.quantization ?? undefined,
       }, query.count);
+      charge('cpu', found.cost);
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
     similarities(example, allowed) {
       const query = check(example);
       const found = index.search(query.rows, { limit: index.size, exact: true, filter: allowed, quantization: { ignore: true } }, query.count);
+      charge('cpu', found.cost);
       const bySimilarity = new Map<number, number>();
       found.offsets.forEach((offset, i) => bySimilarity.set(offset, similarity(distance, found.scores[i])));
       return bySimilarity;
@@ -163,6 +166,8 @@ function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorSco
       const query = check(vector);
       const stats = !idf ? undefined : spec.params.idfCorpus ? corpusStatistics(index, shard.matching(spec.params.idfCorpus), query) : { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) };
       const found = index.search(query, { limit: spec.top, filter: allowed, idf: stats });
+      // One product per stored value at a query index: what scoring through the postings takes.
+      charge('cpu', index.documentFrequencies(query.indices).reduce((a, b) => a + b, 0));
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
     similarities(example, allowed) {
@@ -171,7 +176,10 @@ function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorSco
       for (let offset = 0; offset < index.offsetCount; offset++) {
         if (allowed && !allowed.has(offset)) continue;
         const stored = index.vector(offset);
-        if (stored) bySimilarity.set(offset, sparseDot(query, stored));
+        if (!stored) continue;
+        // Qdrant's count for one pair of sparse vectors: the comparisons a merge of their indices takes.
+        charge('cpu', Math.min(query.indices.length, stored.indices.length));
+        bySimilarity.set(offset, sparseDot(query, stored));
       }
       return bySimilarity;
     },

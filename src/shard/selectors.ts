@@ -4,6 +4,7 @@
 import type { NamedVectors, Payload, PointId } from '../model.js';
 import { excludePaths, includePaths } from './payload-path.js';
 import { ownField, setOwnField } from '../own-fields.js';
+import { charge, chargePayloadRead, namedVectorsBytes } from './hardware.js';
 
 /** all=false without include: no payload; include: only those paths; exclude: all but those. */
 export interface PayloadSelection {
@@ -24,13 +25,22 @@ export interface PointView {
   orderValue?: number;
 }
 
+/** The selected part of a stored payload; reading it (whole) is counted, as Qdrant counts it. */
 export function selectPayload(payload: Payload, selection: PayloadSelection): Payload | undefined {
+  if (!selection.include && !selection.all) return undefined;
+  chargePayloadRead(payload);
   if (selection.include) return includePaths(payload, selection.include);
-  if (!selection.all) return undefined;
   return selection.exclude ? excludePaths(payload, selection.exclude) : payload;
 }
 
+/** The selected stored vectors; reading them is counted. */
 export function selectVectors(vectors: NamedVectors, selection: VectorSelection): NamedVectors | undefined {
+  const selected = pickVectors(vectors, selection);
+  if (selected) charge('vector_io_read', namedVectorsBytes(selected));
+  return selected;
+}
+
+function pickVectors(vectors: NamedVectors, selection: VectorSelection): NamedVectors | undefined {
   if (selection === false) return undefined;
   if (selection === true) return vectors;
   const out: NamedVectors = {};

@@ -36,6 +36,7 @@ import { crashPoint } from './crash-points.js';
 import type { LogEntry } from './log-entry-codec.js';
 import { DEFAULT_WAL_SPEC, OpLog, type WalSpec } from './op-log.js';
 import { ownField } from '../own-fields.js';
+import { chargeWrite, type HardwareUsage } from './hardware.js';
 
 export interface VectorSpec {
   name: string;
@@ -95,6 +96,8 @@ export interface ShardUpdate {
   opId: number;
   clock: ClockTag;
   wait: boolean;
+  /** Where applying it counts its writes (see hardware.ts). */
+  usage?: HardwareUsage;
 }
 
 /** A shard as staged operations see it: the ids they changed so far, and each point's staged record. */
@@ -112,6 +115,7 @@ const IDLE_FLUSH_MS = 20;
 interface PendingApply {
   entry: LogEntry;
   staged: Staged;
+  usage?: HardwareUsage;
 }
 
 const encoder = new TextEncoder();
@@ -412,7 +416,7 @@ export class Shard implements FilterSource {
     appends.forEach((append, i) => {
       this.log.appended(append);
       crashPoint('after-log-append', append.entry.seq);
-      this.pending.push({ entry: append.entry, staged: taken[i].staged });
+      this.pending.push({ entry: append.entry, staged: taken[i].staged, usage: taken[i].update.usage });
     });
     if (taken.some(({ update }) => update.wait)) {
       await this.settle();
@@ -444,9 +448,10 @@ export class Shard implements FilterSource {
    * Applies a logged entry in memory and adds its records to the next flush, which runs once the
    * accumulated records reach a log segment's size (wal_capacity_mb), or once the shard is idle.
    */
-  private async applied({ entry, staged }: PendingApply): Promise<void> {
+  private async applied({ entry, staged, usage }: PendingApply): Promise<void> {
     for (const [id, record] of staged) {
       if (record) {
+        if (usage) chargeWrite(usage, record, this.indexes.keys());
         const versioned = { ...record, version: entry.opId };
         this.place(versioned);
         this.accumulate(pointKey(id), encodePoint(versioned));

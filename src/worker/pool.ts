@@ -3,6 +3,7 @@
 
 import { fromWire } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
+import { HardwareLedger } from './hardware-ledger.js';
 import { DEFAULT_WORKER_LIMITS, WorkerSupervisor, type WorkerLimits } from './supervisor.js';
 import type { ShardTask, TaskResults } from './tasks.js';
 
@@ -18,6 +19,8 @@ export type FaultListener = (worker: number, reason: string) => void;
 export class ShardWorkers {
   private readonly supervisors: WorkerSupervisor[];
   private readonly listeners: FaultListener[] = [];
+  /** What the tasks used, per collection and per request. */
+  readonly hardware = new HardwareLedger();
 
   constructor(readonly count: number, options: ShardWorkerOptions = { limits: DEFAULT_WORKER_LIMITS, faults: false }) {
     this.supervisors = Array.from({ length: count }, (_, i) => new WorkerSupervisor(i, {
@@ -35,10 +38,12 @@ export class ShardWorkers {
 
   /**
    * Runs `task` in its worker; with a deadline, the worker refuses it or stops it once it passes.
-   * A task whose worker fails under it is answered with a ServiceError (500).
+   * A task whose worker fails under it is answered with a ServiceError (500). What the task used
+   * is recorded for `collection` (see HardwareLedger).
    */
-  async run<T extends ShardTask>(worker: number, task: T, deadline: Deadline | null = null): Promise<TaskResults[T['type']]> {
+  async run<T extends ShardTask>(worker: number, task: T, deadline: Deadline | null = null, collection?: string): Promise<TaskResults[T['type']]> {
     const reply = await this.supervisors[worker].run({ task, deadline });
+    if (collection !== undefined) this.hardware.record(collection, reply);
     if ('error' in reply) throw fromWire(reply.error);
     return reply.ok as TaskResults[T['type']];
   }

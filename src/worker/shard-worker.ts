@@ -13,11 +13,29 @@ import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../shard/snapshot-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
+import { addUsage, emptyUsage, measured, type HardwareUsage } from '../shard/hardware.js';
 import { injectFault } from './faults.js';
-import type { ShardTask, TaskMessage, TaskReply, TaskResults, UpdateBatch, UpdateBatchReply, UpdateReply, UpdateTask, WorkerSettings } from './tasks.js';
+import type { ShardTask, TaskMessage, TaskReply, TaskResults, UpdateBatch, UpdateBatchReply, UpdateReply, UpdateTask, UsageReport, WorkerSettings } from './tasks.js';
 import type { WireError } from '../errors.js';
 
 const shards = new Map<string, Shard>();
+
+/** Per shard, what its wait=false updates used once applied, not reported yet. */
+const deferredUsage = new Map<string, HardwareUsage>();
+
+function deferredOf(shard: string): HardwareUsage {
+  let usage = deferredUsage.get(shard);
+  if (!usage) deferredUsage.set(shard, (usage = emptyUsage()));
+  return usage;
+}
+
+/** The shard's deferred usage, to go with a reply (once). */
+function takeDeferred(shard: string): Pick<UsageReport, 'deferred'> {
+  const usage = deferredUsage.get(shard);
+  if (!usage) return {};
+  deferredUsage.delete(shard);
+  return { deferred: usage };
+}
 
 /** An open shard with its pending wait=false applies done, so the task sees every acknowledged write. */
 async function shardOf(key: string): Promise<Shard> {
@@ -127,20 +145,30 @@ async function runUpdates(updates: UpdateTask[]): Promise<UpdateBatchReply> {
   const replies: UpdateReply[] = new Array(updates.length);
   for (const [key, indexes] of byShard) {
     let outcomes: UpdateOutcome[];
+    let earlier: Pick<UsageReport, 'deferred'> = {};
+    // A waiting update is applied before its reply goes, so it reports its own usage; one that
+    // does not wait is applied later, into the shard's deferred usage.
+    const usages = indexes.map((i) => (updates[i].wait ? emptyUsage() : null));
     try {
-      outcomes = await (await shardOf(key)).applyGroup(indexes.map((i) => updates[i]));
+      const shard = await shardOf(key);
+      // Earlier wait=false updates are applied now (shardOf settles them): their usage is complete.
+      earlier = takeDeferred(key);
+      outcomes = await shard.applyGroup(indexes.map((i, j) => ({ ...updates[i], usage: usages[j] ?? deferredOf(key) })));
     } catch (error) {
       outcomes = indexes.map(() => ({ ok: false, error }));
     }
     for (const [j, outcome] of outcomes.entries()) {
+      const own = usages[j];
+      const usage = own ? { usage: own } : {};
       if (outcome.ok) {
-        replies[indexes[j]] = { ok: null };
+        replies[indexes[j]] = { ok: null, ...usage };
         continue;
       }
       const failure = failureOf(outcome.error);
       if ('fault' in failure) return failure;
-      replies[indexes[j]] = failure;
+      replies[indexes[j]] = { ...failure, ...usage };
     }
+    Object.assign(replies[indexes[0]], earlier);
   }
   return { replies };
 }
@@ -157,10 +185,13 @@ export default async function handle(message: TaskMessage | UpdateBatch): Promis
     }
   }
   const { task, deadline } = message;
+  const usage = emptyUsage();
   try {
     if (injecting) await injectFault(task);
-    return { ok: await underDeadline(deadline, () => run(task)) };
+    const ok = await underDeadline(deadline, () => measured(usage, () => run(task)));
+    return { ok, usage, ...takeDeferred(task.shard) };
   } catch (err) {
-    return failureOf(err);
+    const failure = failureOf(err);
+    return 'fault' in failure ? failure : { ...failure, usage, ...takeDeferred(task.shard) };
   }
 }

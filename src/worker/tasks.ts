@@ -20,6 +20,7 @@ import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardRoute } from '../shard/snapshot-part.js';
 import type { FileSlice } from '../storage/tar.js';
+import type { HardwareUsage } from '../shard/hardware.js';
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }
@@ -95,11 +96,20 @@ export interface TaskMessage {
 }
 
 /**
+ * Hardware a task used (src/shard/hardware.ts): `usage` its own, `deferred` that of the shard's
+ * earlier wait=false updates, applied after their own replies went.
+ */
+export interface UsageReport {
+  usage?: HardwareUsage;
+  deferred?: HardwareUsage;
+}
+
+/**
  * What a worker sends back: a result, a Quiver error as data (class identity does not cross
  * threads), or a fault: the task failed in a way that leaves the worker's shards in an unknown
  * state (a WebAssembly trap), so the worker must be replaced.
  */
-export type TaskReply<T> = { ok: T } | { error: WireError } | { fault: string };
+export type TaskReply<T> = ({ ok: T } & UsageReport) | ({ error: WireError } & UsageReport) | { fault: string };
 
 /** An apply task that changes the shard (not a dry run). */
 export type UpdateTask = Extract<ShardTask, { type: 'apply' }>;
@@ -117,6 +127,6 @@ export interface UpdateBatch {
   updates: UpdateTask[];
 }
 
-export type UpdateReply = { ok: null } | { error: WireError };
+export type UpdateReply = ({ ok: null } | { error: WireError }) & UsageReport;
 
 export type UpdateBatchReply = { replies: UpdateReply[] } | { fault: string };

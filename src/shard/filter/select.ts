@@ -12,6 +12,7 @@ import { hasMatchSemantics, type PayloadIndex } from '../payload-index/types.js'
 import { checkCondition, type PointScope, type SemanticsLookup } from './evaluate.js';
 import type { Condition, Filter } from './types.js';
 import { pollDeadline } from '../deadline.js';
+import { charge, chargePayloadRead, OFFSET_BYTES } from '../hardware.js';
 
 export interface FilterSource {
   /** Offsets are 0..size-1. */
@@ -93,7 +94,10 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
       // A few candidates are cheaper to check one by one than the index's whole answer.
       if (candidates.count() * FEW_CANDIDATES < src.size) break;
       const answer = src.index(cond.key)?.select(cond, src.size);
-      if (answer) return answer.and(candidates);
+      if (answer) {
+        charge('payload_index_io_read', answer.count() * OFFSET_BYTES);
+        return answer.and(candidates);
+      }
       break;
     }
   }
@@ -110,8 +114,10 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
 const FEW_CANDIDATES = 32;
 
 function scopeOf(offset: number, src: FilterSource, semantics: SemanticsLookup): PointScope {
+  const payload = src.payload(offset) ?? {};
+  chargePayloadRead(payload);
   return {
-    payload: src.payload(offset) ?? {},
+    payload,
     id: src.pointId(offset),
     hasVector: (name) => src.hasVector(offset, name),
     prefix: [],
