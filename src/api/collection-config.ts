@@ -247,11 +247,30 @@ export interface CollectionStats {
   payloadIndexes: Record<string, { schema: IndexSchema; points: number }>;
 }
 
-/** Qdrant 1.19's CollectionInfo JSON. */
+/**
+ * Qdrant's warnings about a configuration, per dense vector (the unnamed one is named ''): its
+ * `hnsw_config.inline_storage` (its own over the collection's) is ignored on a multivector, and
+ * without quantization (its own or the collection's).
+ */
+export function collectionWarnings(config: CollectionConfig): { message: string }[] {
+  const warnings: { message: string }[] = [];
+  for (const [name, vector] of Object.entries(config.params.vectors.byName)) {
+    const inline = vector.hnsw?.inlineStorage ?? config.hnsw.inlineStorage;
+    if (!inline) continue;
+    const prefix = `The \`hnsw_config.inline_storage\` option for vector '${name}'`;
+    if (vector.multivector) warnings.push({ message: `${prefix} is not compatible with multivectors. This option will be ignored.` });
+    else if (!(vector.quantization ?? config.quantization)) warnings.push({ message: `${prefix} requires quantization to be enabled. This option will be ignored.` });
+  }
+  return warnings;
+}
+
+/** Qdrant 1.19's CollectionInfo JSON; `warnings` only when there are some, as Qdrant leaves it out. */
 export function renderCollectionInfo(config: CollectionConfig, stats: CollectionStats): Record<string, JsonValue> {
+  const warnings = collectionWarnings(config);
   return {
     status: stats.status,
     optimizer_status: stats.optimizerError ? { error: stats.optimizerError } : 'ok',
+    ...(warnings.length ? { warnings } : {}),
     indexed_vectors_count: stats.indexedVectorsCount,
     points_count: stats.pointsCount,
     segments_count: stats.segmentsCount,

@@ -20,6 +20,7 @@ function replicaFailed(err: unknown): boolean {
 
 export class ReplicaSet {
   private readonly writes = new WriteQueue();
+  private updating = 0;
 
   constructor(readonly shard: ShardId, readonly replicas: readonly ShardReplica[], readonly shardKey?: ShardKey) {}
 
@@ -58,9 +59,17 @@ export class ReplicaSet {
    * applied it, the first error is the answer and no state changes: the update itself was
    * refused, or every copy failed.
    */
+  /** Point updates sent to the replicas and not answered yet: Qdrant's update queue of the shard. */
+  get queuedUpdates(): number {
+    return this.updating;
+  }
+
   async update<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
     const targets = this.replicas.filter((r) => UPDATABLE.has(r.state));
+    const queued = task.type === 'apply' ? 1 : 0;
+    this.updating += queued;
     const outcomes = await Promise.allSettled(targets.map((r) => r.run(task, null)));
+    this.updating -= queued;
     const applied = outcomes.findIndex((o, i) => o.status === 'fulfilled' && READABLE.has(targets[i].state));
     if (applied < 0) {
       const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');

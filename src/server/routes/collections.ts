@@ -20,13 +20,15 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
   app.get('/collections/:name', async (request) => {
     const record = collections.record(collectionName(request));
     const collection = collections.get(record.name);
+    // Taken before the shards are asked: their answers wait for the updates queued ahead.
+    const updateQueueLength = collection.shards.reduce((n, s) => n + s.queuedUpdates, 0);
     const [stats, optimizations] = await Promise.all([collection.stats(), collection.optimizations()]);
     const payloadIndexes = Object.fromEntries(record.indexes.map((i) => [i.key, { schema: i.schema, points: stats.reduce((n, s) => n + (s.indexedPoints[i.key] ?? 0), 0) }]));
     const pointsCount = stats.reduce((n, s) => n + s.points, 0);
     const indexedVectorsCount = optimizations.reduce((n, o) => n + o.indexedVectors, 0);
     const { status, optimizerError } = collectionHealth(optimizations);
     return ok(request, renderCollectionInfo(record.config, {
-      status, optimizerError, pointsCount, indexedVectorsCount, segmentsCount: stats.length, updateQueueLength: 0, payloadIndexes,
+      status, optimizerError, pointsCount, indexedVectorsCount, segmentsCount: stats.length, updateQueueLength, payloadIndexes,
     }));
   });
 
