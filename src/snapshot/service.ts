@@ -19,6 +19,7 @@ import {
   type OpenedArchive,
   type ShardManifest,
 } from './archive.js';
+import { SnapshotActivity } from './activity.js';
 import { safeName, snapshotTimestamp, SnapshotFiles, type SnapshotDescription } from './files.js';
 import { release, verifyChecksum, type LocalSnapshot } from './location.js';
 import type { FileSlice } from '../storage/tar.js';
@@ -33,6 +34,7 @@ export class Snapshots {
     readonly files: SnapshotFiles,
     /** This node's peer id, part of collection snapshot names as in Qdrant. */
     private readonly peerId: number,
+    private readonly activity: SnapshotActivity = new SnapshotActivity(),
   ) {}
 
   /** The collection's own name (aliases followed) and the position of its shard with id `shard`, which must exist. */
@@ -76,10 +78,10 @@ export class Snapshots {
     // The record as the parts are written: the same collection (a replacement would mix a new
     // configuration with old points), its configuration as it is then.
     const collection = this.collections.get(name);
-    return this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
+    return this.activity.creating(name, () => this.packShards(collection, collection.shards.map((_, i) => i), (shards) => {
       const record = this.collections.recordOf(collection);
       return { kind: 'collection', name, config: record.config, indexes: record.indexes, shardKeys: collection.layout.keys ?? undefined, shards };
-    }, shardPartEntry);
+    }, shardPartEntry));
   }
 
   async createCollectionSnapshot(nameOrAlias: string): Promise<SnapshotDescription> {
@@ -146,7 +148,8 @@ export class Snapshots {
   async recoverCollection(name: string, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
     try {
       await verifyChecksum(snapshot.path, checksum);
-      await this.restoreCollection(name, await openArchive(await wholeFile(snapshot.path), 'collection'));
+      const archive = await openArchive(await wholeFile(snapshot.path), 'collection');
+      await this.activity.recovering(name, () => this.restoreCollection(name, archive));
     } finally {
       await release(snapshot);
     }
@@ -163,7 +166,7 @@ export class Snapshots {
       const theirs = describe(manifest.vectors);
       const ours = describe(collection.vectors);
       if (theirs !== ours) throw new BadInput(`Snapshot is not compatible with existing collection ${name}: its vectors are {${theirs}}, the collection's are {${ours}}`);
-      await collection.restoreShards([{ index, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]);
+      await this.activity.recovering(name, () => collection.restoreShards([{ index, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]));
     } finally {
       await release(snapshot);
     }

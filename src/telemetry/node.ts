@@ -6,8 +6,10 @@ import type { QuiverConfig } from '../config/config.js';
 import { checkFileQuota, type QuotaConfig } from '../quota/config.js';
 import { QuotaGuard } from '../quota/guard.js';
 import type { MetaStore } from '../storage/meta-store.js';
+import { SnapshotActivity } from '../snapshot/activity.js';
 import { IssueBoard } from './issues.js';
 import { loadPeerId } from './peer-id.js';
+import { CpuSampler } from './process.js';
 import { RequestStats } from './request-stats.js';
 
 export interface NodeState {
@@ -18,6 +20,8 @@ export interface NodeState {
   quota: QuotaGuard;
   requests: RequestStats;
   issues: IssueBoard;
+  snapshots: SnapshotActivity;
+  cpu: CpuSampler;
 }
 
 const QUOTA_KEY = 'quota';
@@ -28,5 +32,5 @@ export async function openNodeState(meta: MetaStore<unknown>, config: QuiverConf
     checkFileQuota(config.storage.quotas),
     config.storage.storage_path,
   );
-  return { peerId: await loadPeerId(meta), processId: randomUUID(), startedAt: new Date(), quota, requests: new RequestStats(), issues: new IssueBoard() };
+  return { peerId: await loadPeerId(meta), processId: randomUUID(), startedAt: new Date(), quota, requests: new RequestStats(), issues: new IssueBoard(), snapshots: new SnapshotActivity(), cpu: new CpuSampler() };
 }

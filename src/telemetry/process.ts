@@ -63,7 +63,7 @@ function osRelease(): Record<string, string> {
   }
 }
 
-export function runningEnvironment(storagePath: string) {
+export function runningEnvironment(storagePath: string, cpu: CpuSampler) {
   const release = osRelease();
   const disk = diskSpace(storagePath);
   return {
@@ -71,9 +71,51 @@ export function runningEnvironment(storagePath: string) {
     distribution_version: release.VERSION_ID ?? null,
     is_docker: existsSync('/.dockerenv'),
     cores: availableParallelism(),
+    cpu_cores_used: cpu.coresUsed(),
     ram_size: Math.floor(availableMemoryBytes() / 1024),
     disk_size: disk ? Math.floor(disk.totalBytes / 1024) : null,
     cpu_flags: cpuFlags(),
     cpu_endian: endianness() === 'LE' ? 'little' : 'big',
   };
+}
+
+/** One reading of the process's CPU time (every thread, shard workers included) against the clock. */
+interface CpuSample {
+  wallMicros: number;
+  cpuMicros: number;
+}
+
+const CPU_SAMPLE_MS = 1000;
+/** Samples kept: the window spans the last two intervals. */
+const CPU_WINDOW = 3;
+
+/**
+ * Qdrant's `cpu_cores_used`: the average number of cores the process kept busy over roughly the
+ * last two seconds, from CPU time sampled every second; null until two samples exist.
+ */
+export class CpuSampler {
+  private readonly samples: CpuSample[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor() {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), CPU_SAMPLE_MS).unref();
+  }
+
+  private sample(): void {
+    const { user, system } = process.cpuUsage();
+    this.samples.push({ wallMicros: performance.now() * 1000, cpuMicros: user + system });
+    if (this.samples.length > CPU_WINDOW) this.samples.shift();
+  }
+
+  coresUsed(): number | null {
+    if (this.samples.length < 2) return null;
+    const first = this.samples[0];
+    const last = this.samples[this.samples.length - 1];
+    return (last.cpuMicros - first.cpuMicros) / (last.wallMicros - first.wallMicros);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
 }

@@ -9,6 +9,12 @@ import type { ShardStats } from '../shard/stats.js';
 export interface ShardSnapshot extends ShardStats {
   id: number;
   key?: ShardKey;
+  /** Point updates in flight when the snapshot was taken (its update queue). */
+  queuedUpdates: number;
+  /** Optimizations running now. */
+  runningOptimizations: number;
+  /** The optimizer's failure, if it stopped on one. */
+  optimizerError: string | null;
 }
 
 export interface CollectionSnapshot {
@@ -23,8 +29,20 @@ export async function takeSnapshot(collections: CollectionManager, canSee: (name
     try {
       const collection = collections.get(name);
       const placements = collection.shards;
-      const stats = await collection.stats();
-      return { record: collections.record(name), shards: stats.map((s, i) => ({ ...s, id: placements[i].id, ...(placements[i].shardKey === undefined ? {} : { key: placements[i].shardKey }) })) };
+      // Read before the stats, which wait for the updates queued ahead of them.
+      const queued = placements.map((p) => p.queuedUpdates);
+      const [stats, optimizations] = await Promise.all([collection.stats(), collection.optimizations()]);
+      return {
+        record: collections.record(name),
+        shards: stats.map((s, i) => ({
+          ...s,
+          id: placements[i].id,
+          ...(placements[i].shardKey === undefined ? {} : { key: placements[i].shardKey }),
+          queuedUpdates: queued[i],
+          runningOptimizations: optimizations[i].running.length,
+          optimizerError: optimizations[i].error,
+        })),
+      };
     } catch {
       return null;
     }

@@ -1,8 +1,9 @@
 // `GET /telemetry`: Qdrant's TelemetryData for this node. `details_level` sets the depth as in
-// Qdrant: 0 counts collections; 1 adds per-collection aggregates, memory and the running
-// environment; 2 and above give each collection's full configuration and shards. As in Qdrant, a
-// caller without a node-wide grant gets only its collections and the app: no cluster, request
-// statistics, memory or quota.
+// Qdrant: 0 counts collections; 1 adds per-collection aggregates, the build's features, the
+// running environment, memory, each collection's hardware usage and the search thread pool; 2
+// and above give each collection's full configuration, shards and snapshot activity. As in
+// Qdrant, a caller without a node-wide grant gets only its collections (and their hardware
+// usage) and the app: no cluster, request statistics, memory, search pool or quota.
 
 import type { QuiverConfig } from '../config/config.js';
 import { renderConfig } from '../api/collection-config.js';
@@ -10,6 +11,7 @@ import { renderQuotaConfig } from '../quota/config.js';
 import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
 import type { NodeState } from './node.js';
+import type { HardwareUsage } from '../shard/hardware.js';
 import { memoryTelemetry, runningEnvironment } from './process.js';
 import type { DurationStats, RequestStats } from './request-stats.js';
 import { localShardFigures, REPLICA_STATE } from './shard-telemetry.js';
@@ -20,6 +22,38 @@ export interface TelemetryOptions {
   names: Namer;
   /** Whether the caller holds a node-wide grant. */
   nodeWide: boolean;
+  /** Hardware used per collection since the node started. */
+  hardware: ReadonlyMap<string, HardwareUsage>;
+  /** Shard worker threads: where searches run. */
+  workers: number;
+}
+
+/**
+ * Qdrant's build features as they hold for Quiver: it serves with its release engine build, has
+ * no debug service endpoints, recovery mode, GPU support or staging features, and stores in
+ * LevelDB rather than RocksDB.
+ */
+const APP_FEATURES = { debug: false, service_debug_feature: false, recovery_mode: false, gpu: false, rocksdb: false, staging: false };
+
+/** Threads Node's libuv pool runs file and LevelDB work on (UV_THREADPOOL_SIZE, 4 by default). */
+function ioThreads(): number {
+  const configured = Number(process.env.UV_THREADPOOL_SIZE);
+  return Number.isInteger(configured) && configured > 0 ? configured : 4;
+}
+
+/**
+ * Qdrant's SearchThreadPoolTelemetry: Quiver runs every search on its shard worker threads
+ * (CPU-bound, so always in the high-CPU mode), and file and store I/O on libuv's pool.
+ */
+function searchPool(workers: number) {
+  return { mode: 'high_cpu', high_cpu_threads: workers, high_io_threads: ioThreads() };
+}
+
+/** Hardware usage per collection: every collection for a node-wide grant, else the visible ones. */
+function hardwareTelemetry(options: TelemetryOptions, snapshot: CollectionSnapshot[]) {
+  const visible = new Set(snapshot.map((c) => c.record.name));
+  const entries = [...options.hardware].filter(([name]) => options.nodeWide || visible.has(name));
+  return { collection_data: Object.fromEntries(entries.map(([name, usage]) => [options.names(name), { ...usage }])) };
 }
 
 function collectionTelemetry(collection: CollectionSnapshot, level: number, node: NodeState, names: Namer) {
@@ -36,8 +70,8 @@ function collectionTelemetry(collection: CollectionSnapshot, level: number, node
       local: {
         variant_name: 'local_shard',
         ...localShardFigures(shard),
-        optimizations: { status: 'ok', optimizations: { count: 0 } },
-        update_queue: { length: 0, op_num: shard.lastOp },
+        optimizations: { status: shard.optimizerError === null ? 'ok' : { error: shard.optimizerError }, optimizations: { count: 0 } },
+        update_queue: { length: shard.queuedUpdates, op_num: shard.lastOp },
       },
       remote: [],
       replicate_states: { [node.peerId]: REPLICA_STATE },
@@ -60,28 +94,34 @@ function requestsTelemetry(requests: RequestStats) {
   return { rest: { responses }, grpc: { responses: {} } };
 }
 
-export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: CollectionSnapshot[], { level, names, nodeWide }: TelemetryOptions) {
+export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: CollectionSnapshot[], options: TelemetryOptions) {
+  const { level, names, nodeWide } = options;
   const detailed = level >= 1;
   const nodeFigures = nodeWide
     ? {
         cluster: { enabled: false },
         requests: requestsTelemetry(node.requests),
         ...(detailed ? { memory: memoryTelemetry() } : {}),
+        ...(detailed ? { hardware: hardwareTelemetry(options, snapshot) } : {}),
+        ...(detailed ? { search_pool: searchPool(options.workers) } : {}),
         quota: { config: renderQuotaConfig(node.quota.config), exceeded: node.quota.exceeded() },
       }
-    : {};
+    : detailed ? { hardware: hardwareTelemetry(options, snapshot) } : {};
   return {
     id: node.processId,
     app: {
       name: 'qdrant',
       version: VERSION,
-      ...(detailed ? { system: runningEnvironment(config.storage.storage_path) } : {}),
+      ...(detailed ? { features: APP_FEATURES, system: runningEnvironment(config.storage.storage_path, node.cpu) } : {}),
       jwt_rbac: config.service.jwt_rbac,
       startup: node.startedAt.toISOString(),
     },
     collections: {
       number_of_collections: snapshot.length,
-      ...(detailed ? { collections: snapshot.map((c) => collectionTelemetry(c, level, node, names)) } : {}),
+      ...(detailed ? {
+        collections: snapshot.map((c) => collectionTelemetry(c, level, node, names)),
+        snapshots: level >= 2 ? snapshot.map((c) => ({ id: names(c.record.name), ...node.snapshots.of(c.record.name) })) : [],
+      } : {}),
     },
     ...nodeFigures,
   };

@@ -10,11 +10,16 @@ import type { ServerContext } from '../app.js';
 import { withOperationTimeout } from '../deadline.js';
 import { query } from './params.js';
 
-export function registerMetricsRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+export function registerMetricsRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
   app.get('/metrics', async (request, reply) => {
     const params = query(request, METRICS_PARAMS);
     const access = accessOf(request);
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(node, snapshot, namerFor(params.anonymize)));
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics({
+      node,
+      snapshot,
+      names: namerFor(params.anonymize),
+      hardware: config.service.hardware_reporting ? [...collections.workers.hardware.totals()] : null,
+    }));
   });
 }

@@ -48,7 +48,7 @@ function sendFile(reply: FastifyReply, path: string, name: string, removeAfter =
 
 export function registerSnapshotRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
   const files = new SnapshotFiles(config.storage.snapshots_path);
-  const snapshots = new Snapshots(collections, files, node.peerId);
+  const snapshots = new Snapshots(collections, files, node.peerId, node.snapshots);
   const uploadLimit = config.service.max_snapshot_upload_mb * 1024 * 1024;
 
   /** A listed collection's own name; one the caller may not see does not exist for it. */

@@ -18,7 +18,13 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
     const params = query(request, TELEMETRY_PARAMS);
     const access = accessOf(request);
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
-    return ok(request, telemetryData(node, config, snapshot, { level: params.details_level ?? 0, names: namerFor(params.anonymize), nodeWide: access.nodeWide }));
+    return ok(request, telemetryData(node, config, snapshot, {
+      level: params.details_level ?? 0,
+      names: namerFor(params.anonymize),
+      nodeWide: access.nodeWide,
+      hardware: collections.workers.hardware.totals(),
+      workers: collections.workers.count,
+    }));
   });
 
   app.get('/cluster/telemetry', async (request) => {
