@@ -4,10 +4,11 @@
 // families and values, request counters follow the requests made, and the peer id survives a
 // restart.
 
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { shardOf } from '../src/shard/routing.js';
 import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
+import { metrics, sampleValue } from './helpers/metrics-text.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 const SHARDS = 3;
@@ -59,55 +60,6 @@ async function setUp(server: RunningServer, name: string): Promise<void> {
   if (created.status !== 200) throw new Error(JSON.stringify(created.body));
   const upserted = await call(server.url, 'PUT', `/collections/${name}/points?wait=true`, { points });
   if (upserted.status !== 200) throw new Error(JSON.stringify(upserted.body));
-}
-
-interface Family {
-  type: string;
-  samples: { name: string; labels: Record<string, string>; value: number }[];
-}
-
-/** Parses Prometheus text exposition strictly: every line a HELP, TYPE or sample of a declared family. */
-function parseMetrics(t: Test, text: string): Map<string, Family> {
-  const families = new Map<string, Family>();
-  t.ok(text.endsWith('\n'), 'exposition ends with a newline');
-  for (const line of text.trimEnd().split('\n')) {
-    const help = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+$/.exec(line);
-    if (help) continue;
-    const type = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (gauge|counter|histogram|summary|untyped)$/.exec(line);
-    if (type) {
-      t.notOk(families.has(type[1]), `family ${type[1]} declared once`);
-      families.set(type[1], { type: type[2], samples: [] });
-      continue;
-    }
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!sample) {
-      t.fail(`not a valid exposition line: ${line}`);
-      continue;
-    }
-    const labels: Record<string, string> = {};
-    for (const [, key, value] of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key] = value;
-    const family = [...families.keys()].find((f) => sample[1] === f || (families.get(f)!.type === 'histogram' && /^_(bucket|sum|count)$/.test(sample[1].slice(f.length)) && sample[1].startsWith(f)));
-    if (!family) {
-      t.fail(`sample of an undeclared family: ${line}`);
-      continue;
-    }
-    const value = sample[3] === '+Inf' ? Infinity : Number(sample[3]);
-    t.notOk(Number.isNaN(value), `numeric value: ${line}`);
-    families.get(family)!.samples.push({ name: sample[1], labels, value });
-  }
-  return families;
-}
-
-function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
-  const samples = [...families.values()].flatMap((f) => f.samples);
-  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-}
-
-async function metrics(t: Test, server: RunningServer, query = ''): Promise<Map<string, Family>> {
-  const response = await fetch(`${server.url}/metrics${query}`);
-  t.equal(response.status, 200, 'metrics answered');
-  t.match(response.headers.get('content-type'), /^text\/plain/, 'metrics are plain text');
-  return parseMetrics(t, await response.text());
 }
 
 const server = await startServer({ workers: 2 });
@@ -202,8 +154,8 @@ t.test('metrics: valid exposition, collection figures, request counters', async 
   t.equal(sampleValue(before, 'collections_total'), 2, 'collections_total is the number created');
   const vectors = COUNT + Math.floor(COUNT / 3);
   t.equal(sampleValue(before, 'collections_vector_total'), vectors);
-  t.equal(sampleValue(before, 'collection_points', { collection: 'tele' }), COUNT);
-  t.equal(sampleValue(before, 'collection_points', { collection: 'other' }), 0);
+  t.equal(sampleValue(before, 'collection_points', { id: 'tele' }), COUNT);
+  t.equal(sampleValue(before, 'collection_points', { id: 'other' }), 0);
   t.equal(sampleValue(before, 'collection_vectors', { collection: 'tele', vector: 'b' }), Math.floor(COUNT / 3));
   t.ok((sampleValue(before, 'memory_resident_bytes') ?? 0) > 0, 'resident memory');
   t.notOk(before.has('quota_exceeded'), 'no quota series while quotas are disabled');
@@ -225,7 +177,7 @@ t.test('metrics: valid exposition, collection figures, request counters', async 
   t.equal(sampleValue(after, 'rest_responses_total', { method: 'GET', endpoint: '/telemetry' }), undefined, 'only Qdrant\'s reported endpoints');
 
   const anonymous = await metrics(t, server, '?anonymize=true');
-  t.equal(sampleValue(anonymous, 'collection_points', { collection: 'tele' }), undefined, 'collection names hidden');
+  t.equal(sampleValue(anonymous, 'collection_points', { id: 'tele' }), undefined, 'collection names hidden');
   t.equal(anonymous.get('collection_points')!.samples.length, 2);
 });
 
@@ -298,5 +250,5 @@ t.test('the peer id survives a restart', async (t) => {
   const again = await startServer({ storage: server.storage, workers: 2 });
   t.teardown(() => again.stop());
   t.equal(await peerOf(again), before, 'same peer id');
-  t.equal(sampleValue(await metrics(t, again), 'collection_points', { collection: 'tele' }), COUNT, 'points still counted after restart');
+  t.equal(sampleValue(await metrics(t, again), 'collection_points', { id: 'tele' }), COUNT, 'points still counted after restart');
 });
