@@ -5,6 +5,7 @@
 // restart.
 
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { shardOf } from '../src/shard/routing.js';
 import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
@@ -147,6 +148,109 @@ t.test('telemetry: details_level sets the depth; shard figures match cluster tel
   assertError(t, await call(server.url, 'GET', '/telemetry?details_level=-1'), 400, 'Deserialize error in query parameters: invalid digit found in string');
 });
 
+/** Qdrant 1.19's TelemetryData members, in its order. */
+const TELEMETRY_FIELDS = ['id', 'app', 'collections', 'cluster', 'requests', 'memory', 'hardware', 'search_pool', 'quota'];
+/** Qdrant 1.19's AppBuildTelemetry, AppFeaturesTelemetry and RunningEnvironmentTelemetry members. */
+const APP_FIELDS = ['name', 'version', 'features', 'runtime_features', 'low_memory_mode', 'hnsw_global_config', 'system', 'jwt_rbac', 'hide_jwt_dashboard', 'audit', 'startup'];
+const APP_FEATURES_FIELDS = ['debug', 'service_debug_feature', 'recovery_mode', 'gpu', 'rocksdb', 'staging'];
+const SYSTEM_FIELDS = ['distribution', 'distribution_version', 'is_docker', 'cores', 'cpu_cores_used', 'ram_size', 'disk_size', 'cpu_flags', 'cpu_endian', 'gpu_devices'];
+/** SearchThreadPoolTelemetry, CollectionSnapshotTelemetry, ShardUpdateQueueInfo, HardwareUsage members. */
+const SEARCH_POOL_FIELDS = ['mode', 'high_cpu_threads', 'high_io_threads'];
+const SNAPSHOT_TELEMETRY_FIELDS = ['id', 'running_snapshots', 'running_snapshot_recovery', 'total_snapshot_creations'];
+const SHARD_UPDATE_QUEUE_FIELDS = ['length', 'op_num', 'deferred_points'];
+const HARDWARE_USAGE_FIELDS = ['cpu', 'payload_io_read', 'payload_io_write', 'payload_index_io_read', 'payload_index_io_write', 'vector_io_read', 'vector_io_write'];
+
+const subsetOf = (keys: string[], fields: string[]): boolean => keys.every((k) => fields.includes(k));
+
+t.test('telemetry sections as Qdrant 1.19 lists them, with this node\'s values', async (t) => {
+  type Level1 = {
+    app: { features: Record<string, boolean>; system: Record<string, unknown> };
+    collections: { snapshots: unknown[] };
+    hardware: { collection_data: Record<string, Record<string, number>> };
+    search_pool: { mode: string; high_cpu_threads: number; high_io_threads: number };
+  };
+  const level1 = resultOf<Level1>(t, await call(server.url, 'GET', '/telemetry?details_level=1'));
+  t.same(Object.keys(level1), TELEMETRY_FIELDS, 'every TelemetryData section, in order');
+  t.ok(subsetOf(Object.keys(level1.app), APP_FIELDS), 'AppBuildTelemetry fields');
+  t.same(Object.keys(level1.app.features), APP_FEATURES_FIELDS, 'AppFeaturesTelemetry fields');
+  t.same(level1.app.features, { debug: false, service_debug_feature: false, recovery_mode: false, gpu: false, rocksdb: false, staging: false }, 'a release build storing in LevelDB');
+  t.ok(subsetOf(Object.keys(level1.app.system), SYSTEM_FIELDS), 'RunningEnvironmentTelemetry fields');
+  t.same(Object.keys(level1.search_pool), SEARCH_POOL_FIELDS, 'SearchThreadPoolTelemetry fields');
+  t.same(level1.search_pool, { mode: 'high_cpu', high_cpu_threads: 2, high_io_threads: Number(process.env.UV_THREADPOOL_SIZE) || 4 }, 'the two shard workers, libuv\'s pool');
+  t.same(level1.collections.snapshots, [], 'level 1 lists no snapshot activity');
+  // The upsert of setUp is the only measured work so far: its vectors and payloads written.
+  t.same(Object.keys(level1.hardware.collection_data.tele), HARDWARE_USAGE_FIELDS, 'HardwareUsage fields');
+  t.same(level1.hardware.collection_data.tele, {
+    cpu: 0, payload_io_read: 0, payload_index_io_read: 0, payload_index_io_write: 0, vector_io_read: 0,
+    payload_io_write: points.reduce((n, p) => n + Buffer.byteLength(JSON.stringify(p.payload)), 0),
+    vector_io_write: points.reduce((n, p) => n + Object.values(p.vector).reduce((m, v) => m + v.length * 4, 0), 0),
+  }, 'hardware counted without hardware reporting');
+
+  // CPU time is sampled every second: two samples give the cores used between them.
+  let cores: unknown = null;
+  for (let i = 0; i < 50 && cores === null; i++) {
+    cores = resultOf<Level1>(t, await call(server.url, 'GET', '/telemetry?details_level=1')).app.system.cpu_cores_used;
+    if (cores === null) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.type(cores, 'number', 'cpu_cores_used once two samples exist');
+  t.ok((cores as number) >= 0, 'cpu_cores_used is not negative');
+
+  resultOf(t, await call(server.url, 'POST', '/collections/other/snapshots?wait=true'));
+  type Level2 = { collections: { snapshots: Record<string, unknown>[]; collections: { id: string; shards: { local: { update_queue: Record<string, number>; optimizations: { status: unknown } } }[] }[] } };
+  const level2 = resultOf<Level2>(t, await call(server.url, 'GET', '/telemetry?details_level=2'));
+  for (const entry of level2.collections.snapshots) t.same(Object.keys(entry), SNAPSHOT_TELEMETRY_FIELDS, 'CollectionSnapshotTelemetry fields');
+  t.same(level2.collections.snapshots.find((s) => s.id === 'other'), { id: 'other', running_snapshots: 0, running_snapshot_recovery: 0, total_snapshot_creations: 1 }, 'the snapshot made');
+  t.same(level2.collections.snapshots.find((s) => s.id === 'tele'), { id: 'tele', running_snapshots: 0, running_snapshot_recovery: 0, total_snapshot_creations: 0 });
+  const clusterShards = resultOf<{ collections: Record<string, { shards: { id: number }[] }> }>(t, await call(server.url, 'GET', '/cluster/telemetry')).collections.tele.shards;
+  t.equal(clusterShards.length, SHARDS);
+  for (const shard of level2.collections.collections.find((c) => c.id === 'tele')!.shards) {
+    t.ok(subsetOf(Object.keys(shard.local.update_queue), SHARD_UPDATE_QUEUE_FIELDS), 'ShardUpdateQueueInfo fields');
+    t.equal(shard.local.update_queue.length, 0, 'no update in flight');
+    t.equal(shard.local.update_queue.op_num, 1, 'the one upsert applied');
+    t.equal(shard.local.optimizations.status, 'ok');
+  }
+});
+
+/** Qdrant 1.19's CollectionInfo members, and those it requires. */
+const COLLECTION_INFO_FIELDS = ['status', 'optimizer_status', 'warnings', 'indexed_vectors_count', 'points_count', 'segments_count', 'config', 'payload_schema', 'update_queue'];
+const COLLECTION_INFO_REQUIRED = ['config', 'optimizer_status', 'payload_schema', 'segments_count', 'status'];
+
+t.test('collection info: CollectionInfo fields, configuration warnings, update queue', async (t) => {
+  const info = resultOf<Record<string, unknown>>(t, await call(server.url, 'GET', '/collections/tele'));
+  t.same(Object.keys(info), COLLECTION_INFO_FIELDS.filter((f) => f !== 'warnings'), 'CollectionInfo fields in order; no warnings to give');
+  t.ok(COLLECTION_INFO_REQUIRED.every((f) => f in info), 'required fields');
+  t.same(info.update_queue, { length: 0 }, 'UpdateQueueInfo: nothing queued, no deferred points');
+  t.notOk('usage' in ((await call(server.url, 'GET', '/collections/tele')).body as object), 'no usage without hardware reporting');
+  const search = await call(server.url, 'POST', '/collections/tele/points/search', { vector: { name: 'a', vector: [1, 2, 3] }, limit: 1 });
+  t.equal(search.status, 200);
+  t.notOk('usage' in (search.body as object), 'no usage in a search answer without hardware reporting');
+
+  const requires = (name: string) => `The \`hnsw_config.inline_storage\` option for vector '${name}' requires quantization to be enabled. This option will be ignored.`;
+  const multivector = (name: string) => `The \`hnsw_config.inline_storage\` option for vector '${name}' is not compatible with multivectors. This option will be ignored.`;
+  resultOf(t, await call(server.url, 'PUT', '/collections/warned', {
+    vectors: {
+      plain: { size: 2, distance: 'Dot', hnsw_config: { inline_storage: true } },
+      lists: { size: 2, distance: 'Dot', multivector_config: { comparator: 'max_sim' } },
+      quantized: { size: 2, distance: 'Dot', quantization_config: { scalar: { type: 'int8' } } },
+      off: { size: 2, distance: 'Dot', hnsw_config: { inline_storage: false } },
+    },
+    hnsw_config: { inline_storage: true },
+    shard_number: 1,
+  }));
+  const warned = resultOf<{ warnings: { message: string }[] }>(t, await call(server.url, 'GET', '/collections/warned'));
+  t.same(warned.warnings, [{ message: multivector('lists') }, { message: requires('plain') }], 'the collection\'s inline_storage applies where a vector sets none; a quantized vector and one turning it off get none');
+  resultOf(t, await call(server.url, 'PATCH', '/collections/warned', { quantization_config: { scalar: { type: 'int8' } } }));
+  const quantized = resultOf<{ warnings: { message: string }[] }>(t, await call(server.url, 'GET', '/collections/warned'));
+  t.same(quantized.warnings, [{ message: multivector('lists') }], 'collection quantization answers the warning');
+  resultOf(t, await call(server.url, 'DELETE', '/collections/warned'));
+});
+
+t.test('GET /: the commit of the checkout the server runs from', async (t) => {
+  const root = await call(server.url, 'GET', '/');
+  const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
+  t.same(root.body, { title: 'qdrant - vector search engine', version: '1.19.0', commit: head });
+});
+
 t.test('metrics: valid exposition, collection figures, request counters', async (t) => {
   const before = await metrics(t, server);
   t.equal(sampleValue(before, 'app_info', { name: 'qdrant', version: '1.19.0' }), 1);
@@ -175,6 +279,16 @@ t.test('metrics: valid exposition, collection figures, request counters', async 
   t.equal(buckets.at(-1)!.labels.le, '+Inf');
   t.equal(buckets.at(-1)!.value, upsertsBefore + more);
   t.equal(sampleValue(after, 'rest_responses_total', { method: 'GET', endpoint: '/telemetry' }), undefined, 'only Qdrant\'s reported endpoints');
+
+  for (const [family, type] of [['collection_running_optimizations', 'gauge'], ['snapshot_creation_running', 'gauge'], ['snapshot_recovery_running', 'gauge'], ['collection_shard_transfer_incoming', 'gauge'], ['collection_shard_transfer_outgoing', 'gauge'], ['collection_update_queue_length', 'gauge'], ['collection_update_queue_deferred_points', 'gauge']]) {
+    t.equal(after.get(family)?.type, type, `${family} is a ${type}`);
+    t.equal(sampleValue(after, family, { id: 'tele' }), 0, `${family} of an idle collection`);
+  }
+  t.equal(after.get('snapshot_created_total')?.type, 'counter');
+  t.equal(sampleValue(after, 'snapshot_created_total', { id: 'other' }), 1, 'the snapshot made of other');
+  t.equal(sampleValue(after, 'snapshot_created_total', { id: 'tele' }), 0);
+  t.equal(sampleValue(after, 'rest_responses_fail_total', labels), 0, 'responses are filed under their status, none as failed');
+  t.notOk([...after.keys()].some((f) => f.startsWith('collection_hardware_metric_')), 'no hardware counters without hardware reporting');
 
   const anonymous = await metrics(t, server, '?anonymize=true');
   t.equal(sampleValue(anonymous, 'collection_points', { id: 'tele' }), undefined, 'collection names hidden');

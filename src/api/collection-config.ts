@@ -254,7 +254,8 @@ export interface CollectionStats {
  */
 export function collectionWarnings(config: CollectionConfig): { message: string }[] {
   const warnings: { message: string }[] = [];
-  for (const [name, vector] of Object.entries(config.params.vectors.byName)) {
+  // In vector name order, as Qdrant keeps named vectors.
+  for (const [name, vector] of Object.entries(config.params.vectors.byName).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const inline = vector.hnsw?.inlineStorage ?? config.hnsw.inlineStorage;
     if (!inline) continue;
     const prefix = `The \`hnsw_config.inline_storage\` option for vector '${name}'`;
