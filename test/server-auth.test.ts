@@ -309,7 +309,7 @@ interface Telemetry {
 
 t.test('node-wide figures are for node-wide keys; a collection-scoped key sees its collections only', async (t) => {
   const own = key(await scoped('r'));
-  const NODE_PARTS = ['app', 'cluster', 'collections', 'id', 'memory', 'quota', 'requests'];
+  const NODE_PARTS = ['app', 'cluster', 'collections', 'hardware', 'id', 'memory', 'quota', 'requests', 'search_pool'];
   for (const [name, headers] of [['read-only key', key(READ_ONLY_KEY)], ['JWT r', CREDENTIALS['JWT r']], ['full key', full]] as const) {
     const telemetry = resultOf<Telemetry>(t, await send('GET', '/telemetry?details_level=2', headers));
     t.same(Object.keys(telemetry).sort(), NODE_PARTS, `${name}: telemetry holds every part`);
@@ -320,7 +320,9 @@ t.test('node-wide figures are for node-wide keys; a collection-scoped key sees i
   }
 
   const telemetry = resultOf<Telemetry>(t, await send('GET', '/telemetry?details_level=2', own));
-  t.same(Object.keys(telemetry).sort(), ['app', 'collections', 'id'], 'scoped: telemetry without cluster, requests, memory or quota');
+  t.same(Object.keys(telemetry).sort(), ['app', 'collections', 'hardware', 'id'], 'scoped: telemetry without cluster, requests, memory, search pool or quota');
+  const hardware = (telemetry.hardware as { collection_data: Record<string, unknown> }).collection_data;
+  t.ok(Object.keys(hardware).every((name) => name === OWN), 'scoped: hardware usage of its collection only');
   t.same(telemetry.collections.collections!.map((c) => c.id), [OWN], 'scoped: only its collection');
   t.equal((telemetry.collections as { number_of_collections?: number }).number_of_collections, 1, 'scoped: counts only its collection');
   const cluster = resultOf<Record<string, object>>(t, await send('GET', '/cluster/telemetry?details_level=3', own));
