@@ -6,6 +6,7 @@
 
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { shardOf } from '../src/shard/routing.js';
 import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
@@ -289,6 +290,18 @@ t.test('metrics: valid exposition, collection figures, request counters', async 
   t.equal(sampleValue(after, 'snapshot_created_total', { id: 'tele' }), 0);
   t.equal(sampleValue(after, 'rest_responses_fail_total', labels), 0, 'responses are filed under their status, none as failed');
   t.notOk([...after.keys()].some((f) => f.startsWith('collection_hardware_metric_')), 'no hardware counters without hardware reporting');
+
+  // The server process's figures, read here from its own /proc entries.
+  const limits = readFileSync(`/proc/${server.process.pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max open files'))!.slice('Max open files'.length).trim().split(/\s+/);
+  const [soft, hard] = limits.slice(0, 2).map((v) => (v === 'unlimited' ? 0 : Number(v)));
+  t.equal(sampleValue(after, 'process_max_fds'), soft === 0 ? hard : hard === 0 ? soft : Math.min(soft, hard), 'process_max_fds');
+  t.equal(sampleValue(after, 'system_max_mmaps'), Number(readFileSync('/proc/sys/vm/max_map_count', 'utf8')), 'system_max_mmaps');
+  t.ok(sampleValue(after, 'process_threads')! >= 3, 'the main thread and two shard workers at least');
+  t.ok(sampleValue(after, 'process_open_fds')! > 0 && sampleValue(after, 'process_open_mmaps')! > 0);
+  for (const counter of ['process_minor_page_faults_total', 'process_major_page_faults_total']) {
+    t.equal(after.get(counter)?.type, 'counter');
+    t.ok(sampleValue(after, counter)! >= sampleValue(before, counter)!, `${counter} does not decrease`);
+  }
 
   const anonymous = await metrics(t, server, '?anonymize=true');
   t.equal(sampleValue(anonymous, 'collection_points', { id: 'tele' }), undefined, 'collection names hidden');

@@ -8,7 +8,7 @@ import type { HardwareMeasure, HardwareUsage } from '../shard/hardware.js';
 import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
 import type { NodeState } from './node.js';
-import { memoryTelemetry } from './process.js';
+import { memoryTelemetry, processFigures } from './process.js';
 import { MetricsText, type HistogramSample, type Sample } from './prometheus.js';
 import { DURATION_BUCKETS_SECONDS } from './request-stats.js';
 import { pointCount, vectorCount, vectorsByName, type CollectionSnapshot } from './snapshot.js';
@@ -153,6 +153,20 @@ export function renderMetrics({ node, snapshot, names, hardware }: MetricsSource
     .family('memory_metadata_bytes', 'Total number of bytes dedicated to metadata', 'gauge', [{ labels: {}, value: memory.metadata_bytes }])
     .family('memory_resident_bytes', 'Maximum number of bytes in physically resident data pages mapped', 'gauge', [{ labels: {}, value: memory.resident_bytes }])
     .family('memory_retained_bytes', 'Total number of bytes in virtual memory mappings', 'gauge', [{ labels: {}, value: memory.retained_bytes }]);
+  const proc = processFigures();
+  if (proc) {
+    const one = (value: number): Sample[] => [{ labels: {}, value }];
+    out
+      .family('process_threads', 'count of active threads', 'gauge', one(proc.threads))
+      .family('process_open_mmaps', 'count of open mmaps', 'gauge', one(proc.openMmaps))
+      .family('system_max_mmaps', 'system wide limit of open mmaps', 'gauge', one(proc.systemMaxMmaps))
+      .family('process_open_fds', 'count of currently open file descriptors', 'gauge', one(proc.openFds))
+      .family('process_max_fds', 'limit for open file descriptors', 'gauge', one(proc.maxFds))
+      .family('process_minor_page_faults_total', "count of minor page faults which didn't cause a disk access", 'counter', one(proc.minorFaults))
+      .family('process_major_page_faults_total', 'count of disk accesses caused by a mmap page fault', 'counter', one(proc.majorFaults))
+      .family('process_minor_page_faults_children_total', 'count of minor page faults caused by waited-for child processes', 'counter', one(proc.childMinorFaults))
+      .family('process_major_page_faults_children_total', 'count of major page faults caused by waited-for child processes', 'counter', one(proc.childMajorFaults));
+  }
   const exceeded = node.quota.exceeded();
   const quota: Sample[] = [];
   if (exceeded.resident_memory !== null) quota.push({ labels: { resource: 'memory' }, value: Number(exceeded.resident_memory) });

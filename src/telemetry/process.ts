@@ -1,7 +1,7 @@
 // What telemetry reports about the process and its machine. Qdrant's memory figures come from
 // jemalloc; Quiver reports their nearest V8 and kernel equivalents.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, endianness } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { availableMemoryBytes, diskSpace } from '../quota/meter.js';
@@ -117,5 +117,49 @@ export class CpuSampler {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+}
+
+/** What Qdrant's metrics read of the process from /proc (Linux). */
+export interface ProcessFigures {
+  threads: number;
+  openMmaps: number;
+  systemMaxMmaps: number;
+  openFds: number;
+  /** The lower of the soft and hard limits, either one when the other is unlimited. */
+  maxFds: number;
+  minorFaults: number;
+  majorFaults: number;
+  childMinorFaults: number;
+  childMajorFaults: number;
+}
+
+/** A "Max open files" limit of /proc/self/limits: 0 when unlimited, as Qdrant reads it. */
+function limitValue(text: string): number {
+  return text === 'unlimited' ? 0 : Number(text);
+}
+
+/** The process figures, or null off Linux or when /proc cannot be read. */
+export function processFigures(): ProcessFigures | null {
+  try {
+    // /proc/self/stat: fields after the command name (which may hold spaces), counted from 3.
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const field = (n: number): number => Number(fields[n - 3]);
+    const limits = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'))?.slice('Max open files'.length).trim().split(/\s+/) ?? [];
+    const [soft, hard] = [limitValue(limits[0]), limitValue(limits[1])];
+    return {
+      threads: readdirSync('/proc/self/task').length,
+      openMmaps: readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.length > 0).length,
+      systemMaxMmaps: Number(readFileSync('/proc/sys/vm/max_map_count', 'utf8').trim()),
+      openFds: readdirSync('/proc/self/fd').length,
+      maxFds: soft === 0 ? hard : hard === 0 ? soft : Math.min(soft, hard),
+      minorFaults: field(10),
+      childMinorFaults: field(11),
+      majorFaults: field(12),
+      childMajorFaults: field(13),
+    };
+  } catch {
+    return null;
   }
 }
