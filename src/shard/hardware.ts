@@ -75,12 +75,21 @@ export function jsonBytes(value: unknown): number {
 /** A stored payload is never changed in place (an update stores a new object), so its size is kept. */
 const payloadSizes = new WeakMap<Payload, number>();
 
-/** Counts reading a stored payload (filters read the same payloads again and again). */
-export function chargePayloadRead(payload: Payload): void {
-  if (!current.getStore()) return;
+/** Bytes of a stored payload, computed once per payload object. */
+export function storedPayloadBytes(payload: Payload): number {
   let size = payloadSizes.get(payload);
   if (size === undefined) payloadSizes.set(payload, (size = jsonBytes(payload)));
-  charge('payload_io_read', size);
+  return size;
+}
+
+/** Whether a task is being measured: loops check once, not per item. */
+export function measuring(): boolean {
+  return current.getStore() !== undefined;
+}
+
+/** Counts reading a stored payload. */
+export function chargePayloadRead(payload: Payload): void {
+  if (measuring()) charge('payload_io_read', storedPayloadBytes(payload));
 }
 
 /** Bytes of a point offset in a payload index's answer. */

@@ -36,7 +36,7 @@ import { crashPoint } from './crash-points.js';
 import type { LogEntry } from './log-entry-codec.js';
 import { DEFAULT_WAL_SPEC, OpLog, type WalSpec } from './op-log.js';
 import { ownField } from '../own-fields.js';
-import { chargeWrite, type HardwareUsage } from './hardware.js';
+import { chargeWrite, jsonBytes, type HardwareUsage } from './hardware.js';
 
 export interface VectorSpec {
   name: string;
@@ -138,6 +138,8 @@ export function compareIds(a: PointId, b: PointId): number {
 export class Shard implements FilterSource {
   private readonly ids: PointId[] = [];
   private readonly payloads: (Payload | undefined)[] = [];
+  /** JSON bytes of each stored payload, -1 until asked (hardware usage of reads). */
+  private readonly payloadSizes: number[] = [];
   private readonly versions: number[] = [];
   private readonly offsets = new Map<PointId, number>();
   private readonly live: Bitset[] = [];
@@ -301,6 +303,11 @@ export class Shard implements FilterSource {
   }
   payload(offset: number): Payload | undefined {
     return this.payloads[offset];
+  }
+  payloadBytes(offset: number): number {
+    let size = this.payloadSizes[offset] ?? -1;
+    if (size < 0) this.payloadSizes[offset] = size = jsonBytes(this.payloads[offset] ?? {});
+    return size;
   }
   pointId(offset: number): PointId {
     return this.ids[offset];
@@ -653,6 +660,7 @@ export class Shard implements FilterSource {
   private fill(record: PointRecord, offset: number, loaded: ReadonlySet<string> | null): void {
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
+    this.payloadSizes[offset] = -1;
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
       if (loaded?.has(name)) continue;
@@ -675,6 +683,7 @@ export class Shard implements FilterSource {
     if (offset === undefined) return;
     this.offsets.delete(id);
     this.payloads[offset] = undefined;
+    this.payloadSizes[offset] = -1;
     this.free.push(offset);
     this.sortedIds = null;
     for (const index of this.vectors.values()) index.delete(offset);

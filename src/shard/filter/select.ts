@@ -12,7 +12,7 @@ import { hasMatchSemantics, type PayloadIndex } from '../payload-index/types.js'
 import { checkCondition, type PointScope, type SemanticsLookup } from './evaluate.js';
 import type { Condition, Filter } from './types.js';
 import { pollDeadline } from '../deadline.js';
-import { charge, chargePayloadRead, OFFSET_BYTES } from '../hardware.js';
+import { charge, measuring, OFFSET_BYTES, storedPayloadBytes } from '../hardware.js';
 
 export interface FilterSource {
   /** Offsets are 0..size-1. */
@@ -20,6 +20,8 @@ export interface FilterSource {
   /** Deleted or empty offsets never match. */
   isLive(offset: number): boolean;
   payload(offset: number): Payload | undefined;
+  /** Bytes of the stored payload at `offset`, for hardware usage; computed from the payload when absent. */
+  payloadBytes?(offset: number): number;
   pointId(offset: number): PointId;
   hasVector(offset: number, name: string): boolean;
   offsetOf(id: PointId): number | undefined;
@@ -103,10 +105,15 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
   }
   const semantics = indexSemantics(src);
   const out = new Bitset(src.size);
+  // Each payload checked is read (counted in one sum: this loop is a filter's hot path).
+  const sizeOf = measuring() ? (offset: number) => src.payloadBytes?.(offset) ?? storedPayloadBytes(src.payload(offset) ?? {}) : null;
+  let read = 0;
   candidates.forEach((offset) => {
     pollDeadline();
+    if (sizeOf) read += sizeOf(offset);
     if (checkCondition(cond, scopeOf(offset, src, semantics))) out.add(offset);
   });
+  if (read) charge('payload_io_read', read);
   return out;
 }
 
@@ -114,10 +121,8 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
 const FEW_CANDIDATES = 32;
 
 function scopeOf(offset: number, src: FilterSource, semantics: SemanticsLookup): PointScope {
-  const payload = src.payload(offset) ?? {};
-  chargePayloadRead(payload);
   return {
-    payload,
+    payload: src.payload(offset) ?? {},
     id: src.pointId(offset),
     hasVector: (name) => src.hasVector(offset, name),
     prefix: [],
