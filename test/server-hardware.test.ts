@@ -130,6 +130,25 @@ t.test('a failed search still reports what it used', async (t) => {
   t.same(h, none());
 });
 
+t.test('sparse search: products through the postings; pairs when the filter leaves few points', async (t) => {
+  resultOf(t, await call(server.url, 'PUT', '/collections/sparse', { sparse_vectors: { text: {} }, shard_number: 1 }));
+  const docs = [
+    { id: 1, vector: { text: { indices: [1, 2, 3], values: [1, 1, 1] } }, payload: { k: 1 } },
+    { id: 2, vector: { text: { indices: [2, 5], values: [2, 0.5] } }, payload: { k: 2 } },
+    { id: 3, vector: { text: { indices: [3, 4, 5, 6], values: [1, 2, 3, 4] } }, payload: { k: 3 } },
+  ];
+  const upserted = await call(server.url, 'PUT', '/collections/sparse/points?wait=true', { points: docs });
+  t.same(hardwareOf(t, upserted), usage({ vector_io_write: 9 * 8, payload_io_write: docs.reduce((n, d) => n + bytes(d.payload), 0) }), '8 bytes per sparse element');
+  const query = { indices: [2, 3, 7], values: [1, 1, 1] };
+  const search = await call(server.url, 'POST', '/collections/sparse/points/query', { query, using: 'text', limit: 3 });
+  t.same(resultOf<{ points: { id: number }[] }>(t, search).points.map((p) => p.id), [1, 2, 3]);
+  // Index 2 is in documents 1 and 2, index 3 in 1 and 3, index 7 in none.
+  t.same(hardwareOf(t, search), usage({ cpu: 4 }));
+  const filtered = await call(server.url, 'POST', '/collections/sparse/points/query', { query, using: 'text', limit: 3, filter: { must: [{ has_id: [3] }] } });
+  t.same(resultOf<{ points: { id: number }[] }>(t, filtered).points.map((p) => p.id), [3]);
+  t.same(hardwareOf(t, filtered), usage({ cpu: Math.min(3, 4) }), 'the one allowed point scored directly');
+});
+
 /** The update sent with wait=false: counted in the totals only. */
 const unreported = { id: 100, vector: [1, 1, 1, 1], payload: { color: 'green', n: 100 } };
 

@@ -166,8 +166,7 @@ function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorSco
       const query = check(vector);
       const stats = !idf ? undefined : spec.params.idfCorpus ? corpusStatistics(index, shard.matching(spec.params.idfCorpus), query) : { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) };
       const found = index.search(query, { limit: spec.top, filter: allowed, idf: stats });
-      // One product per stored value at a query index: what scoring through the postings takes.
-      charge('cpu', index.documentFrequencies(query.indices).reduce((a, b) => a + b, 0));
+      charge('cpu', sparseSearchCost(index, query, allowed));
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
     similarities(example, allowed) {
@@ -177,13 +176,31 @@ function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorSco
         if (allowed && !allowed.has(offset)) continue;
         const stored = index.vector(offset);
         if (!stored) continue;
-        // Qdrant's count for one pair of sparse vectors: the comparisons a merge of their indices takes.
-        charge('cpu', Math.min(query.indices.length, stored.indices.length));
+        charge('cpu', sparsePairCost(query, stored));
         bySimilarity.set(offset, sparseDot(query, stored));
       }
       return bySimilarity;
     },
   };
+}
+
+/** Qdrant's `cpu` count for scoring one pair of sparse vectors: the comparisons a merge of their indices takes. */
+function sparsePairCost(a: SparseVector, b: SparseVector): number {
+  return Math.min(a.indices.length, b.indices.length);
+}
+
+/**
+ * The `cpu` count of a sparse search: a scan of the few allowed points scores each pair; a
+ * search through the postings makes one product per stored value at a query index.
+ */
+function sparseSearchCost(index: SparseIndex, query: SparseVector, allowed: Bitset | undefined): number {
+  if (!allowed || !index.usesFullScan(allowed)) return index.documentFrequencies(query.indices).reduce((a, b) => a + b, 0);
+  let cost = 0;
+  for (const offset of allowed) {
+    const stored = index.vector(offset);
+    if (stored) cost += sparsePairCost(query, stored);
+  }
+  return cost;
 }
 
 /**
