@@ -11,6 +11,7 @@ import type { Example } from '../shard/query-objective.js';
 import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { toFilter } from './filter.js';
+import { toFormula } from './formula-convert.js';
 import { inferVector, isInferenceInput } from './inference.js';
 import { renderRecord, toMultiVector, toPayloadSelection, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
 import { toPointId } from './point-id.js';
@@ -104,8 +105,11 @@ function contextPairs(input: WireContextInput): [Example, Example][] {
   return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
 }
 
-/** The plan of a query or prefetch; null when it has no query (its prefetches are then merged as they are). */
-function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
+/** Qdrant's MMR diversity when none is given; lambda, the weight of relevance, is 1 - diversity. */
+const DEFAULT_MMR_DIVERSITY = 0.5;
+
+/** The plan of a query or prefetch; null when it has no query (the matching points are read in id order). */
+function queryPlan(body: Pick<WireQueryRequest, 'query' | 'limit'>): QueryPlan | null {
   const q = body.query;
   if (q === null || q === undefined) return null;
   if (typeof q === 'object' && !Array.isArray(q)) {
@@ -119,7 +123,17 @@ function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
+    if ('formula' in q) return { kind: 'formula', formula: toFormula(q) };
+    if ('relevance_feedback' in q) {
+      const { target, feedback, strategy } = q.relevance_feedback;
+      const { a, b, c } = strategy.naive;
+      return { kind: 'feedback', target: toExample(target), feedback: feedback.map((f) => ({ example: toExample(f.example), score: Math.fround(f.score) })), a: Math.fround(a), b: Math.fround(b), c: Math.fround(c) };
+    }
     if ('indices' in q || isInferenceInput(q)) return { kind: 'nearest', input: toExample(q as WireVectorInput) };
+    if (q.mmr) {
+      const lambda = Math.fround(1 - Math.fround(q.mmr.diversity ?? DEFAULT_MMR_DIVERSITY));
+      return { kind: 'mmr', input: toExample(q.nearest), lambda, candidatesLimit: q.mmr.candidates_limit ?? body.limit ?? DEFAULT_QUERY_LIMIT };
+    }
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };

@@ -62,6 +62,8 @@ import type {
   WireDiscoverRequestBatch,
   WireSearchMatrixRequest,
 } from './types.js';
+import { EXPRESSION_SCHEMA } from './schemas/formula.js';
+import { parseJsonPath } from '../shard/filter/json-path.js';
 import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
@@ -173,9 +175,12 @@ ajv.addKeyword({
   },
 });
 /** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
-export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA];
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
 
+// A payload key that serde reads as a JsonPath: a string of Qdrant's key grammar.
+ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });
 ajv.addSchema(filterSchema);
+ajv.addSchema(EXPRESSION_SCHEMA);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);

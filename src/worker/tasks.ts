@@ -1,6 +1,7 @@
 // The messages the main thread sends to shard workers, and what each answers. A shard is
 // addressed by `shard`, a key unique in the node (collection storage id + shard number).
 
+import type { FormulaStep, PrefetchScores } from '../shard/formula-rescore.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView, ReadShape } from '../shard/selectors.js';
@@ -44,6 +45,8 @@ export type ShardTask =
   | { type: 'search'; shard: string; searches: SearchSpec[] }
   /** Whole query trees, evaluated over this shard alone (the collection is this one shard). */
   | { type: 'query'; shard: string; queries: ShardQuery[] }
+  /** A formula step over a collection's prefetched points: this shard's best `limit` of them. */
+  | { type: 'formula'; shard: string; step: FormulaStep; prefetches: PrefetchScores; limit: number }
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
@@ -71,6 +74,7 @@ export interface TaskResults {
   sample: { points: PointView[]; matching: number };
   search: ScoredView[][];
   query: RankedList[];
+  formula: ScoredView[];
   /** Distinct values of the key among matching points, with how many points hold each. */
   facet: [FacetValue, number][];
   stats: ShardStats;
