@@ -103,7 +103,9 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
     await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
   }
   await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadRequest('Fusion queries require prefetches'));
-  await t.rejects(runQueries(fakeScope(fake), [request(node(null))]), new BadRequest('a query without prefetch needs a `query`'));
+  const [scrolled] = await runQueries(fakeScope(fake), [request(node(null, { limit: 4, offset: 1 }))]);
+  t.same(scrolled.map((h) => [h.id, h.score, h.version]), [...POINTS].sort((a, b) => compareIds(a.id, b.id)).slice(1, 5).map((p) => [p.id, 1, 0]), 'no query: points in id order, score 1, version 0');
+  await t.rejects(runQueries(fakeScope(fake), [request(node(null, { prefetches: [node(nearest(QUERY))] }))]), new BadRequest("A query is needed to merge the prefetches. Can't have prefetches without defining a query."));
 });
 
 t.test('a tree with fusion and rescoring: one task on one shard, step by step over several, same answer', async (t) => {
@@ -141,9 +143,9 @@ t.test('a batch reading the same shards goes to them together', async (t) => {
   t.same(fake.takeTasks(), { search: 3 }, 'one search task per shard for the whole batch');
 
   const single = await FakeCollection.open('c', POINTS, 1, 'Dot');
-  const trees = vectors.map((v) => request(node(null, { limit: 3, prefetches: [node(nearest(v), { limit: 6 })] })));
+  const trees = vectors.map((v) => request(node(nearest(v), { limit: 3, prefetches: [node(nearest(v), { limit: 6 })] })));
   const answers = await runQueries(fakeScope(single), trees);
-  answers.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 3), `tree ${i}: its prefetch's hits, paged`));
+  answers.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 3), `tree ${i}: its prefetch's hits rescored, paged`));
   t.same(single.takeTasks(), { query: 1 }, 'one shard: all trees of the batch in one task');
 });
 
