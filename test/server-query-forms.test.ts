@@ -191,6 +191,36 @@ t.test('query forms on one shard and on three', async (t) => {
       t.match((many.body as { status: { error: string } }).status.error, /candidates_limit: value 20000 invalid, must be 16384 or smaller/, 'candidates_limit above 16384');
     });
 
+    await t.test(`${shards} shard(s): MMR with Cosine, Euclid and Manhattan similarities`, async (t) => {
+      const norm = (v: number[]) => {
+        const n = Math.sqrt(dot(v, v));
+        return v.map((x) => f32(x / n));
+      };
+      // Qdrant's raw similarity: larger is more similar.
+      const raw: Record<string, (a: number[], b: number[]) => number> = {
+        Cosine: (a, b) => dot(norm(a), norm(b)),
+        Euclid: (a, b) => -a.reduce((s, x, i) => s + (x - b[i]) ** 2, 0),
+        Manhattan: (a, b) => -a.reduce((s, x, i) => s + Math.abs(x - b[i]), 0),
+      };
+      for (const [distance, sim] of Object.entries(raw)) {
+        const collection = `${name}-${distance}`;
+        resultOf(t, await api('PUT', `/collections/${collection}`, { vectors: { size: 4, distance }, shard_number: shards }));
+        resultOf(t, await api('PUT', `/collections/${collection}/points?wait=true`, { points: DOCS.map((d) => ({ id: d.id, vector: d.vector })) }));
+        const candidates = DOCS.map((d) => ({ id: d.id, relevance: sim(Q2, d.vector) })).sort((a, b) => b.relevance - a.relevance || a.id - b.id).slice(0, 20);
+        const picked = [candidates[0]];
+        const left = candidates.slice(1);
+        while (picked.length < 7) {
+          const scored = left.map((c) => 0.3 * c.relevance - 0.7 * Math.max(...picked.map((p) => sim(BY_ID.get(c.id)!.vector, BY_ID.get(p.id)!.vector))));
+          picked.push(left.splice(scored.indexOf(Math.max(...scored)), 1)[0]);
+        }
+        const result = resultOf<{ points: { id: number; vector: number[] }[] }>(t, await api('POST', `/collections/${collection}/points/query`, {
+          query: { nearest: Q2, mmr: { diversity: 0.7, candidates_limit: 20 } }, limit: 7, with_vector: true,
+        }));
+        t.same(result.points.map((p) => p.id), picked.map((p) => p.id), `${distance}: MMR order`);
+        t.ok(result.points.every((p) => Array.isArray(p.vector)), `${distance}: the vector is returned when asked`);
+      }
+    });
+
     await t.test(`${shards} shard(s): relevance feedback, naive strategy`, async (t) => {
       const examples = [{ vector: BY_ID.get(5)!.vector, id: 5, score: 0.9 }, { vector: [0.1, 0.1, -0.9, 0.2], score: 0.1 }, { vector: BY_ID.get(7)!.vector, id: 7, score: 0.5 }];
       const [a, b, c] = [0.8, 1.5, 0.5];
