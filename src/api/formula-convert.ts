@@ -2,6 +2,7 @@
 // parses one (lib/shard/src/query/formula.rs, parsed_formula.rs): variable names, datetime
 // constants, decay parameters, defaults. Its conditions become filters of one condition each.
 
+import type { BadInput } from '../errors.js';
 import { displayF64, formulaInvalid } from '../messages.js';
 import type { JsonValue } from '../model.js';
 import { formatJsonPath, parseDatetime, parseJsonPath } from '../shard/filter/index.js';
@@ -15,7 +16,7 @@ const DEFAULT_DECAY_SCALE = 1;
 /** A formula variable: a prefetch's score (`$score`, `$score[n]`) or a payload key. */
 type Variable = { score: number } | PayloadVariable;
 
-function failedToParse(what: string, value: string, message: string): Error {
+function failedToParse(what: string, value: string, message: string): BadInput {
   return formulaInvalid(`failed to parse ${what} ${value}: ${message}`);
 }
 

@@ -19,10 +19,12 @@ import type {
   WireContextInput,
   WireDiscoverRequest,
   WireGrouping,
+  WireMmr,
   WireOrderBy,
   WirePrefetch,
   WireQueryRequest,
   WireRecommendRequest,
+  WireRelevanceFeedbackInput,
   WireSearchMatrixRequest,
   WireSearchParams,
   WireSearchRequest,
@@ -105,8 +107,21 @@ function contextPairs(input: WireContextInput): [Example, Example][] {
   return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
 }
 
-/** Qdrant's MMR diversity when none is given; lambda, the weight of relevance, is 1 - diversity. */
+/** Qdrant's MMR diversity when none is given. */
 const DEFAULT_MMR_DIVERSITY = 0.5;
+
+/** Qdrant's MMR: lambda (the weight of relevance) is 1 - diversity in f32; candidates default to the node's limit. */
+function mmrPlan(nearest: WireVectorInput, mmr: WireMmr, limit: number): QueryPlan {
+  const lambda = Math.fround(1 - Math.fround(mmr.diversity ?? DEFAULT_MMR_DIVERSITY));
+  return { kind: 'mmr', input: toExample(nearest), lambda, candidatesLimit: mmr.candidates_limit ?? limit };
+}
+
+/** Relevance feedback's numbers are f32 in Qdrant. */
+function feedbackPlan({ target, feedback, strategy }: WireRelevanceFeedbackInput): QueryPlan {
+  const { a, b, c } = strategy.naive;
+  const examples = feedback.map((f) => ({ example: toExample(f.example), score: Math.fround(f.score) }));
+  return { kind: 'feedback', target: toExample(target), feedback: examples, a: Math.fround(a), b: Math.fround(b), c: Math.fround(c) };
+}
 
 /** The plan of a query or prefetch; null when it has no query (the matching points are read in id order). */
 function queryPlan(body: Pick<WireQueryRequest, 'query' | 'limit'>): QueryPlan | null {
@@ -124,16 +139,9 @@ function queryPlan(body: Pick<WireQueryRequest, 'query' | 'limit'>): QueryPlan |
     if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
     if ('formula' in q) return { kind: 'formula', formula: toFormula(q) };
-    if ('relevance_feedback' in q) {
-      const { target, feedback, strategy } = q.relevance_feedback;
-      const { a, b, c } = strategy.naive;
-      return { kind: 'feedback', target: toExample(target), feedback: feedback.map((f) => ({ example: toExample(f.example), score: Math.fround(f.score) })), a: Math.fround(a), b: Math.fround(b), c: Math.fround(c) };
-    }
+    if ('relevance_feedback' in q) return feedbackPlan(q.relevance_feedback);
     if ('indices' in q || isInferenceInput(q)) return { kind: 'nearest', input: toExample(q as WireVectorInput) };
-    if (q.mmr) {
-      const lambda = Math.fround(1 - Math.fround(q.mmr.diversity ?? DEFAULT_MMR_DIVERSITY));
-      return { kind: 'mmr', input: toExample(q.nearest), lambda, candidatesLimit: q.mmr.candidates_limit ?? body.limit ?? DEFAULT_QUERY_LIMIT };
-    }
+    if (q.mmr) return mmrPlan(q.nearest, q.mmr, body.limit ?? DEFAULT_QUERY_LIMIT);
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };

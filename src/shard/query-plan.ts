@@ -44,6 +44,9 @@ export type QueryStep =
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null; scoreThreshold: number | null }
   | FormulaStep;
 
+/** How many of a node's hits are kept, after skipping how many. */
+type Paging = Pick<ShardQuery, 'limit' | 'offset'>;
+
 export interface ShardQuery {
   step: QueryStep;
   /** With prefetches, a search or read step ranks exactly the candidates they found. */
@@ -106,9 +109,9 @@ export async function evaluateQueries(queries: ShardQuery[], backend: QueryBacke
   // Nodes without prefetches depend on nothing, so their searches all run at once.
   const leaves = nodes.flatMap((q) => {
     const step = searchOf(q);
-    return step && q.prefetches.length === 0 ? [{ q, spec: specOf(step, examples) }] : [];
+    return step && q.prefetches.length === 0 ? [{ q, step, spec: specOf(step, examples) }] : [];
   });
-  const results = leaves.length ? await backend.search(leaves.map(({ q, spec }) => paged(q, spec))) : [];
+  const results = leaves.length ? await backend.search(leaves.map(({ q, step, spec }) => paged(step, spec, q))) : [];
   const found = new Map(leaves.map(({ q, spec }, i) => [q, { spec, hits: results[i] }]));
   return Promise.all(queries.map((q) => evaluate(q, { backend, examples, found })));
 }
@@ -134,14 +137,14 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
     }
     case 'search': {
       const leaf = found.get(query);
-      if (leaf) return { hits: pickedByMmr(query, leaf.hits, backend), largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
+      if (leaf) return { hits: pickedByMmr(step, leaf.hits, query, backend), largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
       // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
       const candidates = candidatesOf(lists);
       if (candidates.length === 0) return { hits: [], largerBetter: true };
       const own = specOf(step, examples);
       const spec = { ...own, filter: onlyIds(own.filter, candidates), params: { ...own.params, exact: true } };
-      const [hits] = await backend.search([paged(query, spec)]);
-      return { hits: pickedByMmr(query, hits, backend), largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
+      const [hits] = await backend.search([paged(step, spec, query)]);
+      return { hits: pickedByMmr(step, hits, query, backend), largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
     }
     case 'formula': {
       const prefetches = lists.map((l) => l.hits.map(({ id, score }) => ({ id, score })));
@@ -162,16 +165,14 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
 }
 
 /** A search step's paging: an MMR step first finds its candidates, with the vector MMR compares. */
-function paged(query: ShardQuery, spec: Omit<SearchSpec, 'top'>): PagedSearch {
-  const step = query.step as SearchStep;
-  if (step.query.kind !== 'mmr') return { spec, limit: query.limit, offset: query.offset };
+function paged(step: SearchStep, spec: Omit<SearchSpec, 'top'>, { limit, offset }: Paging): PagedSearch {
+  if (step.query.kind !== 'mmr') return { spec, limit, offset };
   return { spec: { ...spec, withVector: withMmrVector(spec.withVector, spec.using) }, limit: step.query.candidatesLimit, offset: 0 };
 }
 
 /** A search step's hits: as found, or for an MMR step the page of its candidates MMR picks. */
-function pickedByMmr(query: ShardQuery, candidates: ScoredView[], backend: QueryBackend): ScoredView[] {
-  const { step, limit, offset } = query;
-  if (step.kind !== 'search' || step.query.kind !== 'mmr') return candidates;
+function pickedByMmr(step: SearchStep, candidates: ScoredView[], { limit, offset }: Paging, backend: QueryBackend): ScoredView[] {
+  if (step.query.kind !== 'mmr') return candidates;
   const { using, withVector } = step.spec;
   const picked = maximalMarginalRelevance(candidates, using, backend.distance(using), step.query.lambda, offset + limit);
   return withoutMmrVector(picked, withVector, using).slice(offset, offset + limit);
