@@ -240,6 +240,8 @@ t.test('query forms on one shard and on three', async (t) => {
         limit: 10,
       });
       sameHits(t, found, expected, 'a * sim(target) + sum over ordered pairs of c * confidence^b * (sim(positive) - sim(negative)); example points left out', 1e-4);
+      assertError(t, await query({ query: { relevance_feedback: { target: Q1, feedback: [{ example: 999, score: 1 }], strategy: { naive: { a: 1, b: 1, c: 1 } } } } }), 404,
+        'Not found: No point with id 999 found', 'a missing example point, even one that forms no pair');
       const negative = await query({ query: { relevance_feedback: { target: Q1, feedback: [], strategy: { naive: { a: 1, b: -1, c: 1 } } } } });
       t.equal(negative.status, 422, 'a negative b: 422');
       t.match((negative.body as { status: { error: string } }).status.error, /b: value -1\.0 invalid, must be 0\.0 or larger/, 'a negative b: the validator\'s message');

@@ -143,17 +143,18 @@ function averageSparse(positives: SparseVector[], negatives: SparseVector[]): Sp
 
 /**
  * The naive strategy's pairs, as Qdrant forms them: every ordered pair of examples whose
- * feedback scores differ by more than 0, weighted by c * (difference ^ b), in f32.
+ * feedback scores differ by more than 0, weighted by c * (difference ^ b), in f32. Every example
+ * is read first, so a missing point is reported even when it forms no pair.
  */
 function feedbackPairs(query: Extract<VectorQuery, { kind: 'feedback' }>, vectorOf: (e: Example) => QueryVector): FeedbackPair[] {
+  const examples = query.feedback.map((f) => ({ vector: vectorOf(f.example), score: f.score }));
   const pairs: FeedbackPair[] = [];
-  for (const positive of query.feedback) {
-    for (const negative of query.feedback) {
-      if (positive === negative) continue;
+  for (const positive of examples) {
+    for (const negative of examples) {
       const confidence = Math.fround(positive.score - negative.score);
-      if (confidence <= 0) continue;
+      if (positive === negative || confidence <= 0) continue;
       const weight = Math.fround(Math.fround(confidence ** query.b) * query.c);
-      pairs.push({ positive: vectorOf(positive.example), negative: vectorOf(negative.example), weight });
+      pairs.push({ positive: positive.vector, negative: negative.vector, weight });
     }
   }
   return pairs;
