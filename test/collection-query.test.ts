@@ -6,6 +6,7 @@
 
 import t from 'tap';
 import { toFilter } from '../src/api/filter.js';
+import { toFormula } from '../src/api/formula-convert.js';
 import { queryGroups } from '../src/collection/groups.js';
 import { searchMatrix } from '../src/collection/matrix.js';
 import { runQueries } from '../src/collection/query-planner.js';
@@ -219,4 +220,23 @@ t.test('distance matrix: exact neighbours within the sample', async (t) => {
   // The sample is random: only the shards that hold sampled points are asked for their vectors.
   const holding = new Set(matrix.ids.map((id) => shardOf(id, 3))).size;
   t.same(fake.takeTasks(), { scroll: 3, retrieve: holding, search: 3 }, 'one scroll and one batched search per shard, one retrieve per shard holding sampled points');
+});
+
+t.test('a formula rescores in the shards holding the candidates: one task on one shard, one round more over several', async (t) => {
+  const formula = toFormula({ formula: { sum: ['$score', { mult: [0.01, 'n'] }, { mult: [0.5, { key: 'parity', match: { value: 'odd' } }] }] } });
+  const tree = node({ kind: 'formula', formula }, { limit: 5, offset: 1, prefetches: [node(nearest(QUERY), { limit: 20 })] });
+  const expected = reference('Dot', QUERY, 20)
+    .map(({ id, score }) => {
+      const p = POINTS.find((q) => q.id === id)!;
+      return { id, score: Math.fround(Math.fround(score) + Math.fround(0.01) * (p.payload.n as number) + (p.payload.parity === 'odd' ? 0.5 : 0)) };
+    })
+    .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
+    .slice(1, 6);
+  for (const shards of [1, 3]) {
+    const fake = await FakeCollection.open('c', POINTS, shards, 'Dot');
+    const [hits] = await runQueries(fakeScope(fake), [request(tree)]);
+    t.same(hits.map((h) => h.id), expected.map((h) => h.id), `${shards} shard(s): the formula's order, past the offset`);
+    t.ok(hits.every((h, i) => Math.abs(h.score - expected[i].score) < 1e-5), `${shards} shard(s): the formula's scores`);
+    t.same(fake.takeTasks(), shards === 1 ? { query: 1 } : { search: 3, formula: 3 }, `${shards} shard(s): tasks`);
+  }
 });
