@@ -91,6 +91,14 @@ t.test('query forms on one shard and on three', async (t) => {
         "Bad request: A query is needed to use the score_threshold. Can't have score_threshold without defining a query.", 'score_threshold without a query');
     });
 
+    await t.test(`${shards} shard(s): Qdrant's other checks of a query's form`, async (t) => {
+      const sampled = await points({ query: { sample: 'random' }, limit: 5, offset: 100 });
+      t.equal(new Set(sampled.map((h) => h.id)).size, 5, 'a random sample without prefetches ignores its offset');
+      assertError(t, await query({ prefetch: [{ query: Q1 }, { query: Q2 }], query: { fusion: 'rrf' }, using: 'dense' }), 400,
+        "Bad request: Fusion queries cannot be combined with the 'using' field.", 'fusion with using');
+      assertError(t, await query({ query: { order_by: 'price' }, score_threshold: 1 }), 400, "Bad request: Can't use score_threshold with an order_by query.", 'order_by with score_threshold');
+    });
+
     await t.test(`${shards} shard(s): formula rescoring`, async (t) => {
       const origin = { lon: 2.35, lat: 48.85 };
       const target = Date.UTC(2025, 0, 2) / 1000;

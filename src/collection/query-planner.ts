@@ -4,6 +4,7 @@
 
 import { BadRequest } from '../errors.js';
 import { formulaInvalid } from '../messages.js';
+import { DEFAULT_VECTOR } from '../model.js';
 import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
 import { searchQueryOf, storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
 import type { PagedSearch, SearchStep, ShardQuery } from '../shard/query-plan.js';
@@ -61,14 +62,16 @@ function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, {
   };
 }
 
-/** Qdrant's checks of a node's form, made before those of its prefetches. */
+/** Qdrant's checks of a node's form (CollectionQueryRequest::validation), made before those of its prefetches. */
 function checkNode(node: QueryNode): void {
   if (node.plan === null && node.prefetches.length > 0) {
     throw new BadRequest("A query is needed to merge the prefetches. Can't have prefetches without defining a query.");
   }
-  if (node.scoreThreshold === null) return;
-  if (node.plan === null) throw new BadRequest("A query is needed to use the score_threshold. Can't have score_threshold without defining a query.");
-  if (node.plan.kind === 'order_by') throw new BadRequest("Can't use score_threshold with an order_by query.");
+  if (node.scoreThreshold !== null) {
+    if (node.plan === null) throw new BadRequest("A query is needed to use the score_threshold. Can't have score_threshold without defining a query.");
+    if (node.plan.kind === 'order_by') throw new BadRequest("Can't use score_threshold with an order_by query.");
+  }
+  if (node.plan?.kind === 'fusion' && node.using !== DEFAULT_VECTOR) throw new BadRequest("Fusion queries cannot be combined with the 'using' field.");
 }
 
 function planNode(node: QueryNode, inherited: Filter | null, planning: Planning, isRoot = true): ShardQuery {
@@ -76,7 +79,9 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning,
   const filter = allOf(inherited, node.filter);
   const prefetches = node.prefetches.map((p) => planNode(p, filter, planning, false));
   const plan = node.plan;
-  const paging = { prefetches, limit: node.limit, offset: node.offset };
+  // Qdrant ignores the offset of a random sample without prefetches: its order is not stable anyway.
+  const offset = isRoot && plan?.kind === 'sample' && prefetches.length === 0 ? 0 : node.offset;
+  const paging = { prefetches, limit: node.limit, offset };
   // No query: the matching points in id order, as Qdrant's scroll reads them.
   if (plan === null) return { step: { kind: 'read', order: { kind: 'id' }, filter, shape: planning.shape }, ...paging };
   if (plan.kind === 'fusion') {
