@@ -71,39 +71,30 @@ export function maximalMarginalRelevance(candidates: ScoredView[], using: string
   const vectors = usable.map((h) => ownField(h.vectors!, using)!);
   // Relevance is the raw similarity to the query, which the search score gives back.
   const relevance = usable.map((h) => (distance === null ? h.score : similarity(distance, h.score)));
-  const cache = new Map<number, number>();
-  const sim = (candidate: number, selected: number) => {
-    const key = candidate * usable.length + selected;
-    let value = cache.get(key);
-    if (value === undefined) cache.set(key, (value = vectorSimilarity(distance, vectors[candidate], vectors[selected])));
-    return value;
-  };
+  // Each candidate's largest similarity to a picked point, updated with each pick (not recomputed
+  // over all picks, which gives the same maximum).
+  const nearestPicked = usable.map(() => -Infinity);
   // Qdrant keeps the remaining candidates in an IndexSet and removes by swap; a tie on the
   // maximum goes to the last in that order (Rust's max_by_key). Both are kept here.
   const remaining = usable.map((_, i) => i);
-  const take = (position: number) => {
-    const picked = remaining[position];
-    remaining[position] = remaining[remaining.length - 1];
-    remaining.pop();
-    return picked;
-  };
-  const lastMax = (score: (i: number) => number) => {
+  const pick = (score: (i: number) => number) => {
     let best = 0;
     let bestScore = -Infinity;
     remaining.forEach((candidate, position) => {
       const s = score(candidate);
       if (s >= bestScore) [best, bestScore] = [position, s];
     });
-    return best;
+    const picked = remaining[best];
+    remaining[best] = remaining[remaining.length - 1];
+    remaining.pop();
+    for (const i of remaining) nearestPicked[i] = Math.max(nearestPicked[i], vectorSimilarity(distance, vectors[i], vectors[picked]));
+    return picked;
   };
-  const selected = [take(lastMax((i) => relevance[i]))];
+  const selected = [pick((i) => relevance[i])];
   const diversity = Math.fround(1 - lambda);
   while (selected.length < limit && remaining.length > 0) {
     pollDeadline();
-    selected.push(take(lastMax((i) => {
-      const nearestPicked = Math.max(...selected.map((s) => sim(i, s)));
-      return Math.fround(Math.fround(lambda * relevance[i]) - Math.fround(diversity * nearestPicked));
-    })));
+    selected.push(pick((i) => Math.fround(Math.fround(lambda * relevance[i]) - Math.fround(diversity * nearestPicked[i]))));
   }
   return selected.map((i) => usable[i]);
 }
