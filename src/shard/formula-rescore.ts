@@ -32,9 +32,10 @@ export interface FormulaSource {
 
 export function shardFormulaSource(shard: Shard): FormulaSource {
   return {
+    // The payload only: a record would copy the point's vectors too.
     payload: (id) => {
-      const record = shard.record(id);
-      return record ? (record.payload ?? {}) : undefined;
+      const offset = shard.offsetOf(id);
+      return offset === undefined ? undefined : (shard.payload(offset) ?? {});
     },
     matching: (filter, ids) => new Set(Array.from(shard.matching(onlyIds(filter, ids)), (offset) => shard.pointId(offset))),
   };
