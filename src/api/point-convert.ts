@@ -4,7 +4,8 @@
 // the lengths of a batch.
 
 import { normalizeSparse } from '../engine/index.js';
-import { DEFAULT_VECTOR, isDense, isSparse, multiRows, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
+import { DEFAULT_VECTOR, isDense, isSparse, multiCount, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
+import { shortF32s } from './f32-number.js';
 import { inferVector, isInferenceInput } from './inference.js';
 import { toPointId } from './point-id.js';
 import type {
@@ -128,7 +129,8 @@ export function renderVectors(vectors: NamedVectors): number[] | number[][] | Re
 export type WireVectorOutput = number[] | number[][] | { indices: number[]; values: number[] };
 
 function renderVector(vector: Vector): WireVectorOutput {
-  if (isDense(vector)) return Array.from(vector);
-  return isSparse(vector) ? { indices: Array.from(vector.indices), values: Array.from(vector.values) } : multiRows(vector);
+  if (isDense(vector)) return shortF32s(vector);
+  if (isSparse(vector)) return { indices: Array.from(vector.indices), values: shortF32s(vector.values) };
+  return Array.from({ length: multiCount(vector) }, (_, i) => shortF32s(vector.data.subarray(i * vector.dim, (i + 1) * vector.dim)));
 }
 

@@ -3,6 +3,7 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toMatrixRequest } from '../../api/search-convert.js';
+import { shortF32 } from '../../api/f32-number.js';
 import { validateBody } from '../../api/validator.js';
 import { searchMatrix, type Matrix } from '../../collection/matrix.js';
 import type { CollectionManager } from '../../collection/manager.js';
@@ -20,7 +21,7 @@ function matrix(collections: CollectionManager, request: FastifyRequest): Promis
 export function registerMatrixRoutes(app: FastifyInstance, { collections }: ServerContext): void {
   app.post('/collections/:name/points/search/matrix/pairs', (request) => read(request, 'Search', async () => {
     const { ids, neighbours } = await matrix(collections, request);
-    return ok(request, { pairs: ids.flatMap((a, i) => neighbours[i].map((hit) => ({ a, b: hit.id, score: hit.score }))) });
+    return ok(request, { pairs: ids.flatMap((a, i) => neighbours[i].map((hit) => ({ a, b: hit.id, score: shortF32(hit.score) }))) });
   }));
 
   app.post('/collections/:name/points/search/matrix/offsets', (request) => read(request, 'Search', async () => {
@@ -32,7 +33,7 @@ export function registerMatrixRoutes(app: FastifyInstance, { collections }: Serv
     neighbours.forEach((hits, i) => hits.forEach((hit) => {
       rows.push(i);
       cols.push(position.get(hit.id)!);
-      scores.push(hit.score);
+      scores.push(shortF32(hit.score));
     }));
     return ok(request, { offsets_row: rows, offsets_col: cols, scores, ids });
   }));
