@@ -208,7 +208,7 @@ t.test('payload keys and vector names such as __proto__ and toString are plain n
     const [record] = resultOf<{ payload: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_payload: selector }));
     return JSON.stringify(record.payload);
   };
-  t.equal(await payloadText({ include: ['toString', '__proto__.x', 'hasOwnProperty', 'constructor.name'] }), '{"toString":5,"__proto__":{"x":1}}', 'include reads own fields only');
+  t.equal(await payloadText({ include: ['toString', '__proto__.x', 'hasOwnProperty', 'constructor.name'] }), '{"__proto__":{"x":1},"toString":5}', 'include reads own fields only (in the payload\'s order: Qdrant filters the payload)');
   t.equal(await payloadText({ exclude: ['__proto__', 'valueOf'] }), '{"toString":5,"a":1}', 'exclude');
   const [vectors] = resultOf<{ vector: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_vector: ['toString', 'b'] }));
   t.same(vectors.vector, { b: [1, 1] }, 'with_vector names no vector of Object\'s');
