@@ -9,6 +9,7 @@ import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { shardOf } from '../src/shard/routing.js';
 import { availableMemoryBytes, residentMemoryPercent } from '../src/quota/meter.js';
 import { StrictMode } from '../src/collection/strict-mode.js';
+import { TokenBucket } from '../src/collection/token-bucket.js';
 import { InsufficientStorage } from '../src/errors.js';
 import type { WriteOp } from '../src/shard/write-ops.js';
 
@@ -362,4 +363,19 @@ t.test('max_resident_memory_percent refuses memory-consuming writes, never delet
   mode.configure({ enabled: false, max_resident_memory_percent: 1 });
   await t.resolves(mode.checkWrite([upsert], [], size), 'disabled: allowed');
   ballast.fill(0);
+});
+
+t.test('the token bucket refills at limit/60 tokens a second, up to the limit', async (t) => {
+  let now = 0;
+  const bucket = new TokenBucket(60, () => now);
+  t.equal(bucket.shortage(60), null, 'full when made');
+  bucket.take(60);
+  t.same(bucket.shortage(1), { kind: 'retry', available: 0, retryAfterSec: 1 }, 'empty: one token a second');
+  now += 500;
+  t.same(bucket.shortage(2), { kind: 'retry', available: 0.5, retryAfterSec: 1.5 }, 'half a token after 500 ms');
+  now += 10 * 60 * 1000;
+  t.equal(bucket.shortage(60), null, 'never more than the limit: 60 after ten minutes');
+  t.same(bucket.shortage(61), { kind: 'over_budget' }, 'a cost above the limit can never be paid');
+  bucket.take(60);
+  t.same(bucket.shortage(1), { kind: 'retry', available: 0, retryAfterSec: 1 }, 'the refill was capped, not banked');
 });
