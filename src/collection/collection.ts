@@ -23,7 +23,8 @@ import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySele
 import { ShardReader, type ReaderSource } from './shard-reader.js';
 import { SharedGate } from './shared-gate.js';
 import type { StrictModeConfig } from './kept-config.js';
-import { StrictMode, type CollectionSize, type StrictRead } from './strict-mode.js';
+import { StrictMode, type CollectionSize } from './strict-mode.js';
+import type { StrictRead } from './strict-reads.js';
 
 export interface UpdateResult {
   operation_id: number;

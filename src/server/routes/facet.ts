@@ -5,7 +5,7 @@ import { toFilter } from '../../api/filter.js';
 import { validateBody } from '../../api/validator.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { plainRead } from '../../collection/strict-mode.js';
+import { plainRead } from '../../collection/strict-reads.js';
 import { admitRead, canonicalKey, collectionName, read } from './params.js';
 
 const DEFAULT_FACET_LIMIT = 10;

@@ -9,7 +9,7 @@ import type { CollectionManager } from '../../collection/manager.js';
 import { collectionScope } from '../../collection/query-planner.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { matrixRead } from '../../collection/strict-mode.js';
+import { matrixRead } from '../../collection/strict-reads.js';
 import { admitRead, collectionName, read } from './params.js';
 
 /** As in Qdrant, an unknown collection is reported before a malformed body. */

@@ -6,7 +6,7 @@ import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
 import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
 import { withDeadline } from '../../collection/deadline-scope.js';
 import type { Collection } from '../../collection/collection.js';
-import type { StrictRead } from '../../collection/strict-mode.js';
+import type { StrictRead } from '../../collection/strict-reads.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
 
 export type Params = { name: string; id?: string; field?: string };

@@ -10,7 +10,7 @@ import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validat
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import type { RoutedOp } from '../../collection/collection.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
-import { plainRead, retrieveRead } from '../../collection/strict-mode.js';
+import { plainRead, retrieveRead } from '../../collection/strict-reads.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { admitRead, collectionName, query, read, type Params } from './params.js';

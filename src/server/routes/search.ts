@@ -9,7 +9,7 @@ import { queryGroups, type GroupSpec } from '../../collection/groups.js';
 import { collectionScope, runQueries } from '../../collection/query-planner.js';
 import type { QueryRequest } from '../../collection/query-tree.js';
 import type { CollectionManager } from '../../collection/manager.js';
-import { groupsRead, queryRead } from '../../collection/strict-mode.js';
+import { groupsRead, queryRead } from '../../collection/strict-reads.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { admitRead, collectionName, read } from './params.js';
