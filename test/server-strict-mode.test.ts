@@ -320,6 +320,26 @@ t.test('strict mode', async (t) => {
     t.equal(await count(t, 'sharded'), 6, 'shard 1 still had its token');
   });
 
+  t.test('rate costs of query trees, batches of writes and payload index changes', async (t) => {
+    await fresh(t, 'costs');
+    const oneCondition = { must: [{ key: 'docId', match: { value: 1 } }] };
+    const tree = { prefetch: [{ query: QUERY, filter: oneCondition }, { query: QUERY, filter: oneCondition }], query: QUERY, limit: 3 };
+    await strict(t, 'costs', { enabled: true, read_rate_limit: 4 });
+    assertError(t, await api('POST', '/collections/costs/points/query', tree), 429, 'Rate limiting exceeded: Read rate limit exceeded, request larger than rate limiter capacity, please try to split your request', 'a rescore over two filtered prefetches costs 1 + 2 x (1 + 1) = 5');
+    await strict(t, 'costs', { read_rate_limit: 5 });
+    const rescored = resultOf<{ points: { id: number }[] }>(t, await api('POST', '/collections/costs/points/query', tree)).points.map((p) => p.id);
+    t.same(rescored, topIds(DOCS.filter((d) => d.payload.docId === 1), 3), 'admitted at 5 a minute: the exact rescored top 3');
+
+    await strict(t, 'costs', { read_rate_limit: null, write_rate_limit: 3 });
+    assertError(t, await api('POST', '/collections/costs/points/batch?wait=true', { operations: [{ upsert: { points: DOCS.slice(0, 2) } }, { delete: { points: [3, 4] } }] }), 429, 'Rate limiting exceeded: Write rate limit exceeded, request larger than rate limiter capacity, please try to split your request', 'a batch is admitted whole: 2 + 2 points');
+    t.equal(await count(t, 'costs'), DOCS.length, 'nothing deleted');
+    resultOf(t, await api('PUT', '/collections/costs/index?wait=true', { field_name: 'city', field_schema: 'keyword' }));
+    resultOf(t, await api('POST', '/collections/costs/points/delete?wait=true', { points: [3, 4] }));
+    assertError(t, await api('DELETE', '/collections/costs/index/city?wait=true'), 429, /^Rate limiting exceeded: Write rate limit exceeded: Operation requires 1 tokens but only 0\.0 were available\. Retry after (19|20)s$/, 'an index change costs one token');
+    t.same(Object.keys(resultOf<{ payload_schema: Record<string, unknown> }>(t, await api('GET', '/collections/costs')).payload_schema), ['city'], 'the index stays');
+    t.equal(await count(t, 'costs'), DOCS.length - 2, 'the deletion of 2 points went through');
+  });
+
   t.test('a filtered write costs the points its filter selects', async (t) => {
     await fresh(t, 'filtered');
     await strict(t, 'filtered', { enabled: true, write_rate_limit: 8 });
