@@ -10,12 +10,18 @@ import type { CollectionManager } from '../../collection/manager.js';
 import { collectionScope } from '../../collection/query-planner.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { collectionName, read } from './params.js';
+import { matrixRead } from '../../collection/strict-reads.js';
+import { admitRead, collectionName, read } from './params.js';
 
 /** As in Qdrant, an unknown collection is reported before a malformed body. */
 function matrix(collections: CollectionManager, request: FastifyRequest): Promise<Matrix> {
-  const scope = collectionScope(collections, collectionName(request));
-  return searchMatrix(scope, toMatrixRequest(validateBody('SearchMatrixRequest', request.body ?? {})));
+  const name = collectionName(request);
+  const scope = collectionScope(collections, name);
+  const body = validateBody('SearchMatrixRequest', request.body ?? {});
+  const matrixRequest = toMatrixRequest(body);
+  // Strict mode bounds what the request asks, not the defaults that fill what it leaves out.
+  admitRead(collections.get(name), request, matrixRead(matrixRequest.shardKey, matrixRequest.filter, body.sample ?? null, body.limit ?? null));
+  return searchMatrix(scope, matrixRequest);
 }
 
 export function registerMatrixRoutes(app: FastifyInstance, { collections }: ServerContext): void {
