@@ -109,9 +109,11 @@ t.test('payload selectors', async (t) => {
   t.same(toPayloadSelection(null), { all: true });
   t.same(toPayloadSelection(true), { all: true });
   t.same(toPayloadSelection(false), { all: false });
-  t.same(toPayloadSelection(['a', 'b.c']), { all: false, include: ['a', 'b.c'] });
-  t.same(toPayloadSelection({ include: ['a'] }), { all: false, include: ['a'] });
-  t.same(toPayloadSelection({ exclude: ['a'] }), { all: true, exclude: ['a'] });
+  // Paths arrive parsed, as Qdrant reads them into JsonPaths.
+  t.same(toPayloadSelection(['a', 'b.c']), { all: false, include: [[{ key: 'a' }], [{ key: 'b' }, { key: 'c' }]] });
+  t.same(toPayloadSelection({ include: ['a[].b'] }), { all: false, include: [[{ key: 'a' }, { wildcard: true }, { key: 'b' }]] });
+  t.same(toPayloadSelection({ exclude: ['a[0]'] }), { all: true, exclude: [[{ key: 'a' }, { index: 0 }]] });
+  t.throws(() => toPayloadSelection({ include: ['a..b'] }), { message: 'Format error in JSON body: data did not match any variant of untagged enum WithPayloadInterface' }, 'an unparsable path fails the selector');
 });
 
 t.test('vector selectors', async (t) => {

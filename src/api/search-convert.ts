@@ -10,6 +10,7 @@ import type { QueryNode, QueryPlan, QueryRequest } from '../collection/query-tre
 import type { Example } from '../shard/query-objective.js';
 import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
+import { shortF32 } from './f32-number.js';
 import { toFilter } from './filter.js';
 import { toFormula } from './formula-convert.js';
 import { inferVector, isInferenceInput } from './inference.js';
@@ -68,7 +69,7 @@ export function fromSearchRequest(body: WireSearchRequest): QueryRequest {
       using: named ? (body.vector as { name: string }).name : DEFAULT_VECTOR,
       lookupFrom: null,
       params: toSearchParams(body.params),
-      scoreThreshold: body.score_threshold ?? null,
+      scoreThreshold: toScoreThreshold(body.score_threshold),
       limit: body.limit,
       offset: body.offset ?? 0,
     },
@@ -157,7 +158,7 @@ function toQueryNode(wire: WirePrefetch | WireQueryRequest): QueryNode {
     using: wire.using ?? DEFAULT_VECTOR,
     lookupFrom: from ? { collection: from.collection, vector: from.vector ?? null, shardKey: from.shard_key ?? null } : null,
     params: toSearchParams(wire.params),
-    scoreThreshold: wire.score_threshold ?? null,
+    scoreThreshold: toScoreThreshold(wire.score_threshold),
     limit: wire.limit ?? DEFAULT_QUERY_LIMIT,
     offset: ('offset' in wire ? wire.offset : null) ?? 0,
   };
@@ -196,9 +197,17 @@ export interface WireScoredPoint extends WireRecord {
   score: number;
 }
 
+/**
+ * Qdrant reads a threshold as an f32, like the scores it is compared with: the short form of a
+ * score a client was given must admit that same score.
+ */
+function toScoreThreshold(threshold: number | null | undefined): number | null {
+  return threshold == null ? null : Math.fround(threshold);
+}
+
 export function renderScored(hit: ScoredView): WireScoredPoint {
   const { id, payload, vector, shard_key, order_value } = renderRecord(hit);
-  const out: WireScoredPoint = { id, version: hit.version, score: hit.score, payload, vector };
+  const out: WireScoredPoint = { id, version: hit.version, score: shortF32(hit.score), payload, vector };
   if (shard_key !== undefined) out.shard_key = shard_key;
   if (order_value !== undefined) out.order_value = order_value;
   return out;

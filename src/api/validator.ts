@@ -165,6 +165,18 @@ ajv.addKeyword({
     return (points ?? null) !== null || (filter ?? null) !== null;
   },
 });
+// serde's aliases: a field sent under another of its names is moved to its own name before the
+// struct is checked (so `required` and the field's schema see it); both names at once are one
+// field given twice.
+ajv.addKeyword({
+  keyword: 'aliases',
+  type: 'object',
+  schemaType: 'object',
+  modifying: true,
+  errors: true,
+  before: 'required',
+  validate: renameAliases,
+});
 ajv.addKeyword({
   keyword: 'rule',
   schemaType: 'object',
@@ -185,6 +197,20 @@ ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
+
+function renameAliases(aliases: Record<string, string>, data: Record<string, unknown>, _parent?: unknown, cxt?: { instancePath: string }): boolean {
+  for (const [alias, field] of Object.entries(aliases)) {
+    if (!Object.hasOwn(data, alias)) continue;
+    if (Object.hasOwn(data, field)) {
+      renameAliases.errors = [{ keyword: 'aliases', instancePath: cxt?.instancePath ?? '', schemaPath: '', params: { field } }];
+      return false;
+    }
+    data[field] = data[alias];
+    delete data[alias];
+  }
+  return true;
+}
+renameAliases.errors = undefined as Partial<ErrorObject>[] | undefined;
 
 /** Every item of a list (known to be one) is a number; the first that is not is reported as serde reports it. */
 function f32Items(_: boolean, data: unknown[], _parent?: unknown, cxt?: { instancePath: string }): boolean {
@@ -293,6 +319,8 @@ function describeError(error: ErrorObject): string {
       return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
       return `value ${(error.params as PointIdErrorParams).exact ?? showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+    case 'aliases':
+      return `duplicate field \`${String(error.params.field)}\``;
     case 'pointsOrFilter':
       return 'Either list of point ids or filter must be provided';
     default:

@@ -6,8 +6,8 @@ import { BadRequest } from '../errors.js';
 import { formulaInvalid } from '../messages.js';
 import { DEFAULT_VECTOR } from '../model.js';
 import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
-import { searchQueryOf, storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
-import type { PagedSearch, SearchStep, ShardQuery } from '../shard/query-plan.js';
+import { storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
+import type { SearchStep, ShardQuery } from '../shard/query-plan.js';
 import type { ScoredView } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { ExampleVectors } from './examples.js';
@@ -107,21 +107,6 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning,
 async function planQuery(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<ShardQuery> {
   const examples = await ExampleVectors.read(nodesOf(request.root).filter((n) => n.lookupFrom), reader, scope.lookup);
   return planNode(request.root, null, { shape: request.shape, examples });
-}
-
-/**
- * The one search of a request whose hits are grouped (its prefetches take no part, as before
- * grouping existed for trees): a vector query is required.
- */
-export async function planGroupedSearch(scope: QueryScope, reader: ShardReader, request: QueryRequest): Promise<PagedSearch> {
-  const { root } = request;
-  const plan = root.plan;
-  if (!plan) throw new BadRequest('a query without prefetch needs a `query`');
-  if (plan.kind === 'fusion') throw new BadRequest('Fusion queries require prefetches');
-  if (!isVectorPlan(plan)) throw new BadRequest(`${plan.kind} queries cannot be grouped`);
-  const examples = await ExampleVectors.read([root], reader, scope.lookup);
-  const { spec } = searchStep(root, plan, root.filter, { shape: request.shape, examples });
-  return { spec: { ...spec, query: searchQueryOf(plan, (e) => examples.vectorOf(root, e)) }, limit: root.limit, offset: root.offset };
 }
 
 /**

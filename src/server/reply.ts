@@ -1,7 +1,7 @@
 // Qdrant's response envelope, and the one place where errors become HTTP responses.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { FormatError, isQuiverError, ServiceError, type QuiverError } from '../errors.js';
+import { FormatError, isQuiverError, RateLimited, ServiceError, type QuiverError } from '../errors.js';
 
 const started = Symbol('started');
 
@@ -35,6 +35,8 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   // Qdrant refuses unreadable or invalid requests in its extractors, before any handler has run,
   // and reports them with time 0.
   const time = err.kind === 'FormatError' || err.kind === 'ValidationError' ? 0 : elapsed(request);
+  // Qdrant suggests when a rate-limited request may succeed.
+  if (err instanceof RateLimited && err.retryAfterSec !== null) reply.header('retry-after', String(err.retryAfterSec));
   return reply.code(err.statusCode).send(errorBody(err.message, time));
 }
 

@@ -43,7 +43,11 @@ const RESULT_FIELDS = {
   score_threshold: opt(float('f32')),
 };
 
-export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector: NAMED_VECTOR_STRUCT }, { required: ['vector', 'limit'] });
+/** Qdrant's serde aliases: `with_vectors` for `with_vector`, `top` for `limit` (where the Rust type has them). */
+const WITH_VECTORS_ALIAS = { with_vectors: 'with_vector' };
+const TOP_ALIAS = { top: 'limit' };
+
+export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector: NAMED_VECTOR_STRUCT }, { required: ['vector', 'limit'], aliases: { ...WITH_VECTORS_ALIAS, ...TOP_ALIAS } });
 
 export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
 
@@ -129,7 +133,7 @@ export const RECOMMEND_REQUEST = struct('RecommendRequest', {
   strategy: STRATEGY,
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
-}, { required: ['limit'] });
+}, { required: ['limit'], aliases: { ...WITH_VECTORS_ALIAS, ...TOP_ALIAS } });
 
 export const DISCOVER_REQUEST = struct('DiscoverRequest', {
   ...RESULT_FIELDS,
@@ -137,7 +141,7 @@ export const DISCOVER_REQUEST = struct('DiscoverRequest', {
   context: opt(seq(CONTEXT_PAIR)),
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
-}, { required: ['limit'] });
+}, { required: ['limit'], aliases: TOP_ALIAS });
 
 export const DISCOVER_REQUEST_BATCH = struct('DiscoverRequestBatch', { searches: seq(DISCOVER_REQUEST) }, { required: ['searches'] });
 
@@ -150,7 +154,7 @@ export const QUERY_REQUEST = struct('QueryRequest', {
   offset: opt(uint('usize')),
   with_vector: opt(WITH_VECTOR),
   with_payload: opt(WITH_PAYLOAD),
-});
+}, { aliases: WITH_VECTORS_ALIAS });
 
 export const QUERY_REQUEST_BATCH = struct('QueryRequestBatch', { searches: seq(QUERY_REQUEST) }, { required: ['searches'] });
 
@@ -164,7 +168,7 @@ export const FACET_REQUEST = struct('FacetRequest', {
 
 const WITH_LOOKUP = untagged('WithLookupInterface', [
   str(),
-  struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'] }),
+  struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'], aliases: { with_vector: 'with_vectors' } }),
 ]);
 
 const GROUP_BY = str();
@@ -173,7 +177,7 @@ const GROUP_BY = str();
  * The grouping fields added to a search-like body: v1.18 bodies require both sizes, as u32; the
  * query API's are optional usize.
  */
-function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean) {
+function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean, aliases?: Record<string, string>) {
   const size = withRule(uint(optionalSizes ? 'usize' : 'u32'), { range: { min: 1 } });
   return struct(name, {
     ...base.properties,
@@ -181,11 +185,11 @@ function grouped(name: string, base: SchemaObject, required: string[], optionalS
     group_size: optionalSizes ? opt(size) : size,
     limit: optionalSizes ? opt(size) : size,
     with_lookup: opt(WITH_LOOKUP),
-  }, { required });
+  }, { required, aliases });
 }
 
-export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false);
-export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false);
+export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false, WITH_VECTORS_ALIAS);
+export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false, WITH_VECTORS_ALIAS);
 export const QUERY_GROUPS_REQUEST = grouped('QueryGroupsRequest', QUERY_REQUEST, ['group_by'], true);
 
 export const SEARCH_MATRIX_REQUEST = struct('SearchMatrixRequest', {
