@@ -91,6 +91,20 @@ t.test('query forms on one shard and on three', async (t) => {
         "Bad request: A query is needed to use the score_threshold. Can't have score_threshold without defining a query.", 'score_threshold without a query');
     });
 
+    await t.test(`${shards} shard(s): groups of the new forms`, async (t) => {
+      type Groups = { groups: { id: string; hits: Hit[] }[] };
+      const groups = async (body: object) => resultOf<Groups>(t, await api('POST', `/collections/${name}/points/query/groups`, { group_by: 'group', ...body })).groups
+        .map((g) => ({ id: g.id, hits: brief(g.hits) }));
+      t.same(await groups({ group_size: 2, limit: 2 }), [{ id: 'b', hits: [{ id: 1, score: 1 }, { id: 2, score: 1 }] }, { id: 'a', hits: [{ id: 3, score: 1 }, { id: 6, score: 1 }] }],
+        'no query: points by id, each in its group');
+      // Prices have one decimal, which is the short form of their f32, as answers print scores.
+      const byPrice = DOCS.map((d) => ({ id: d.id, group: d.payload.group, score: d.payload.price ?? 0 })).sort((a, b) => b.score - a.score || a.id - b.id);
+      const best = (group: string) => byPrice.find((h) => h.group === group)!;
+      const first = byPrice[0].group;
+      const expected = [first, first === 'a' ? 'b' : 'a'].map((g) => ({ id: g, hits: [{ id: best(g).id, score: best(g).score }] }));
+      t.same(await groups({ prefetch: { query: Q1, limit: 60 }, query: { formula: 'price', defaults: { price: 0 } }, group_size: 1, limit: 2 }), expected, 'a formula: the best price of each group');
+    });
+
     await t.test(`${shards} shard(s): Qdrant's other checks of a query's form`, async (t) => {
       const sampled = await points({ query: { sample: 'random' }, limit: 5, offset: 100 });
       t.equal(new Set(sampled.map((h) => h.id)).size, 5, 'a random sample without prefetches ignores its offset');
