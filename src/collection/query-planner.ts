@@ -12,7 +12,7 @@ import type { ScoredView } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { ExampleVectors } from './examples.js';
 import type { CollectionManager } from './manager.js';
-import { isReadPlan, isVectorPlan, type QueryNode, type QueryRequest } from './query-tree.js';
+import { isReadPlan, type QueryNode, type QueryRequest } from './query-tree.js';
 import type { ShardKeySelector } from './shard-keys.js';
 import type { ShardReader } from './shard-reader.js';
 
