@@ -165,6 +165,10 @@ t.test('query forms on one shard and on three', async (t) => {
         'Wrong input: Expected number value for price in the payload and/or in the formula defaults. Error: No value found in a payload nor defaults', 'a missing value without default');
       assertError(t, await formula('tags'), 400,
         'Wrong input: Expected number value for tags in the payload and/or in the formula defaults. Error: Value is not a number', 'several values');
+      assertError(t, await formula({ geo_distance: { origin, to: 'tags' } }), 400,
+        'Wrong input: Expected geo point value for tags in the payload and/or in the formula defaults. Error: invalid type: sequence, expected struct GeoPointShadow', 'several values as a geo point');
+      assertError(t, await formula({ geo_distance: { origin, to: 'nowhere' } }, { nowhere: { lon: 200, lat: 10 } }), 400,
+        'Wrong input: Expected geo point value for nowhere in the payload and/or in the formula defaults. Error: Wrong format of GeoPoint payload: expected `lat` = 10 within [-90;90] and `lon` = 200 within [-180;180]', 'a default geo point out of range');
       assertError(t, await formula({ sqrt: { neg: 4 } }), 400, 'Wrong input: The expression √-4 = NaN produced a non-finite number', 'sqrt of a negative');
       assertError(t, await formula({ div: { left: 1, right: 0 } }), 400, 'Wrong input: The expression 1/0 = inf produced a non-finite number', 'division by zero without a default');
       assertError(t, await formula({ log10: 0 }), 400, 'Wrong input: The expression log10(0) = -inf produced a non-finite number', 'log10 of 0');

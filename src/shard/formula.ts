@@ -4,9 +4,9 @@
 
 import { displayF64, formulaVariableError, nonFiniteNumber } from '../messages.js';
 import type { JsonValue, Payload } from '../model.js';
-import { geoPointOf } from './filter/field-check.js';
 import { haversine } from './filter/geo.js';
 import { flatten, parseDatetime, valuesAt, type Filter, type JsonPath } from './filter/index.js';
+import { isJsonObject } from './filter/json-path.js';
 import type { GeoPoint } from './filter/types.js';
 
 export type DecayKind = 'lin' | 'exp' | 'gauss';
@@ -74,10 +74,7 @@ function evaluate(e: Expression, formula: Formula, point: PointVariables): numbe
     case 'condition':
       return point.matches[e.index] ? 1 : 0;
     case 'geo_distance':
-      return haversine(e.origin, variable(e, 'geo point', formula, point, (v) => {
-        const p = geoPointOf(v);
-        return p && Math.abs(p.lon) <= 180 && Math.abs(p.lat) <= 90 ? p : refused(`invalid type: ${serdeUnexpected(v)}, expected struct GeoPoint`);
-      }));
+      return haversine(e.origin, variable(e, 'geo point', formula, point, readGeoPoint));
     case 'datetime':
       return e.seconds;
     case 'datetime_key':
@@ -191,6 +188,24 @@ function variable<T>(v: PayloadVariable, expected: 'number' | 'geo point' | 'dat
   const out = read(value);
   if (out instanceof Refused) throw formulaVariableError(v.key, expected, out.description);
   return out;
+}
+
+/** A payload value read as Qdrant's GeoPoint (through its GeoPointShadow), with serde's and its own messages. */
+function readGeoPoint(value: JsonValue): GeoPoint | Refused {
+  if (!isJsonObject(value)) return refused(`invalid type: ${serdeUnexpected(value)}, expected struct GeoPointShadow`);
+  const coordinates: Partial<GeoPoint> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (key !== 'lon' && key !== 'lat') continue;
+    if (typeof v !== 'number') return refused(`invalid type: ${serdeUnexpected(v)}, expected f64`);
+    coordinates[key] = v;
+  }
+  const { lon, lat } = coordinates;
+  if (lon === undefined) return refused('missing field `lon`');
+  if (lat === undefined) return refused('missing field `lat`');
+  if (Math.abs(lon) > 180 || Math.abs(lat) > 90) {
+    return refused(`Wrong format of GeoPoint payload: expected \`lat\` = ${displayF64(lat)} within [-90;90] and \`lon\` = ${displayF64(lon)} within [-180;180]`);
+  }
+  return { lon, lat };
 }
 
 /** How serde names a JSON value it did not expect. */
