@@ -57,8 +57,12 @@ function decayLambda(kind: DecayKind, params: WireDecayParams): number {
   return kind === 'exp' ? Math.log(midpoint) / scale : Math.log(midpoint) / (scale * scale);
 }
 
-const UNARY = ['neg', 'abs', 'sqrt', 'exp', 'log10', 'ln'] as const;
+type Unary = Extract<Expression, { arg: Expression }>['op'];
 const DECAYS = { lin_decay: 'lin', exp_decay: 'exp', gauss_decay: 'gauss' } as const;
+
+/** The keyed variants, in serde's order of trial (a body holding two keys is read as the first). */
+const VARIANTS = ['geo_distance', 'datetime', 'datetime_key', 'mult', 'sum', 'neg', 'abs', 'div', 'sqrt', 'pow', 'exp', 'log10', 'ln', 'lin_decay', 'exp_decay', 'gauss_decay'] as const;
+type Variant = (typeof VARIANTS)[number];
 
 /** Converts depth first, left to right, so the first error Qdrant meets is the one reported. */
 class FormulaBuilder {
@@ -70,38 +74,52 @@ class FormulaBuilder {
       const v = toVariable(wire);
       return 'score' in v ? { op: 'score', prefetch: v.score } : { op: 'payload', ...v };
     }
-    if ('geo_distance' in wire) {
-      const { origin, to } = wire.geo_distance;
-      return { op: 'geo_distance', origin: { lon: origin.lon, lat: origin.lat }, ...payloadVariable(to) };
-    }
-    if ('datetime' in wire) {
-      const micros = parseDatetime(wire.datetime);
-      if (micros === undefined) throw failedToParse('date-time', wire.datetime, DATETIME_UNREADABLE);
-      return { op: 'datetime', seconds: micros / 1_000_000 };
-    }
-    if ('datetime_key' in wire) return { op: 'datetime_key', ...payloadVariable(wire.datetime_key) };
-    if ('mult' in wire) return { op: 'mult', args: wire.mult.map((e) => this.expression(e)) };
-    if ('sum' in wire) return { op: 'sum', args: wire.sum.map((e) => this.expression(e)) };
-    if ('div' in wire) {
-      const { left, right, by_zero_default } = wire.div;
-      const byZeroDefault = by_zero_default === null || by_zero_default === undefined ? null : Math.fround(by_zero_default);
-      return { op: 'div', left: this.expression(left), right: this.expression(right), byZeroDefault };
-    }
-    if ('pow' in wire) return { op: 'pow', base: this.expression(wire.pow.base), exponent: this.expression(wire.pow.exponent) };
-    for (const op of UNARY) {
-      if (op in wire) return { op, arg: this.expression((wire as Record<typeof op, WireExpression>)[op]) };
-    }
-    for (const [field, kind] of Object.entries(DECAYS) as [keyof typeof DECAYS, DecayKind][]) {
-      if (!(field in wire)) continue;
-      const params = (wire as Record<typeof field, WireDecayParams>)[field];
-      const lambda = decayLambda(kind, params);
-      const x = this.expression(params.x);
-      const target = params.target === null || params.target === undefined ? null : this.expression(params.target);
-      return { op: 'decay', kind, x, target, lambda };
-    }
+    const variant = VARIANTS.find((key) => key in wire);
+    if (variant) return this.keyed(variant, (wire as Record<Variant, unknown>)[variant]);
     // Anything else passed the schema as a filter condition.
     this.conditions.push(toFilter({ must: [wire as WireCondition] }, 'query.formula'));
     return { op: 'condition', index: this.conditions.length - 1 };
+  }
+
+  private keyed(variant: Variant, value: unknown): Expression {
+    switch (variant) {
+      case 'geo_distance': {
+        const { origin, to } = value as { origin: { lon: number; lat: number }; to: string };
+        return { op: 'geo_distance', origin: { lon: origin.lon, lat: origin.lat }, ...payloadVariable(to) };
+      }
+      case 'datetime': {
+        const micros = parseDatetime(value as string);
+        if (micros === undefined) throw failedToParse('date-time', value as string, DATETIME_UNREADABLE);
+        return { op: 'datetime', seconds: micros / 1_000_000 };
+      }
+      case 'datetime_key':
+        return { op: 'datetime_key', ...payloadVariable(value as string) };
+      case 'mult':
+      case 'sum':
+        return { op: variant, args: (value as WireExpression[]).map((e) => this.expression(e)) };
+      case 'div': {
+        const { left, right, by_zero_default } = value as { left: WireExpression; right: WireExpression; by_zero_default?: number | null };
+        const byZeroDefault = by_zero_default === null || by_zero_default === undefined ? null : Math.fround(by_zero_default);
+        return { op: 'div', left: this.expression(left), right: this.expression(right), byZeroDefault };
+      }
+      case 'pow': {
+        const { base, exponent } = value as { base: WireExpression; exponent: WireExpression };
+        return { op: 'pow', base: this.expression(base), exponent: this.expression(exponent) };
+      }
+      case 'lin_decay':
+      case 'exp_decay':
+      case 'gauss_decay': {
+        const params = value as WireDecayParams;
+        const kind = DECAYS[variant];
+        // Qdrant checks the decay's constants before converting its expressions.
+        const lambda = decayLambda(kind, params);
+        const x = this.expression(params.x);
+        const target = params.target === null || params.target === undefined ? null : this.expression(params.target);
+        return { op: 'decay', kind, x, target, lambda };
+      }
+      default:
+        return { op: variant satisfies Unary, arg: this.expression(value as WireExpression) };
+    }
   }
 }
 
