@@ -160,6 +160,10 @@ t.test('query forms on one shard and on three', async (t) => {
       sameHits(t, withDefault, divided, 'division, with the default for a missing price and by_zero_default for a zero denominator');
 
       const onFirst = { prefetch: { query: Q1, limit: 60 }, limit: 3 };
+      // As in Qdrant, a zero factor or numerator ends the step: what follows is not evaluated, nor can it fail.
+      for (const shortcut of [{ mult: [0, { ln: 0 }] }, { div: { left: 0, right: 0 } }]) {
+        t.same((await points({ ...onFirst, query: { formula: shortcut } })).map((h) => h.score), [0, 0, 0], `${JSON.stringify(shortcut)} is 0`);
+      }
       const formula = (f: unknown, defaults?: unknown) => query({ ...onFirst, query: { formula: f, ...(defaults ? { defaults } : {}) } });
       assertError(t, await formula('price'), 400,
         'Wrong input: Expected number value for price in the payload and/or in the formula defaults. Error: No value found in a payload nor defaults', 'a missing value without default');
