@@ -240,3 +240,18 @@ t.test('a formula rescores in the shards holding the candidates: one task on one
     t.same(fake.takeTasks(), shards === 1 ? { query: 1 } : { search: 3, formula: 3 }, `${shards} shard(s): tasks`);
   }
 });
+
+t.test('MMR: in the tree\'s task on one shard, in one shard\'s worker over the merged candidates on several', async (t) => {
+  const tree = node({ kind: 'mmr', input: { vector: QUERY }, lambda: 0.4, candidatesLimit: 25 }, { limit: 6, offset: 1 });
+  const answers = [];
+  for (const shards of [1, 3]) {
+    const fake = await FakeCollection.open('c', POINTS, shards, 'Dot');
+    const [hits] = await runQueries(fakeScope(fake), [request(tree)]);
+    answers.push(brief(hits));
+    t.same(fake.takeTasks(), shards === 1 ? { query: 1 } : { search: 3, mmr: 1 }, `${shards} shard(s): tasks`);
+    t.ok(hits.every((h) => h.vectors === undefined), `${shards} shard(s): the compared vector is not returned unasked`);
+  }
+  t.same(answers[1], answers[0], 'the same picks, with their search scores');
+  const candidates = new Set(reference('Dot', QUERY, 25).map((h) => h.id));
+  t.ok(answers[0].length === 6 && answers[0].every((h) => candidates.has(h.id)), 'six picks among the 25 nearest');
+});

@@ -165,6 +165,18 @@ export class ShardReader implements QueryBackend {
     return uniqueIds(rankHits(perShard.flat(), true)).slice(0, limit);
   }
 
+  /**
+   * MMR over the merged candidates (as Qdrant's collection level), computed in the first shard's
+   * worker: its cost grows with candidates × picks, which the main thread must not carry.
+   */
+  async mmr(candidates: ScoredView[], using: string, lambda: number, limit: number): Promise<ScoredView[]> {
+    const [first] = this.shards;
+    // No shard (a custom-sharded collection without any yet) found no candidates.
+    if (!first) return [];
+    // The candidates keep the shard keys they were found under.
+    return this.run(first, { type: 'mmr', candidates, using, distance: this.distance(using), lambda, limit });
+  }
+
   distance(using: string): Distance | null {
     if (this.source.sparseVectors.some((v) => v.name === using)) return null;
     return this.vectorSpec(using).distance;

@@ -11,7 +11,7 @@ import type { OrderByRequest } from './order-by.js';
 import { ranksLargerFirst, type ScoredView, type SearchSpec } from './search.js';
 import type { PointView, ReadShape } from './selectors.js';
 import type { FormulaStep, PrefetchScores } from './formula-rescore.js';
-import { maximalMarginalRelevance, withMmrVector, withoutMmrVector } from './mmr.js';
+import { withMmrVector, withoutMmrVector } from './mmr.js';
 import { exampleVector, searchQueryOf, storedIds, type StoredVectors, type VectorQuery } from './query-objective.js';
 
 /** One search with the paging of its results: `offset + limit` hits are found, `limit` kept. */
@@ -67,6 +67,8 @@ export interface QueryBackend {
   distance(using: string): Distance | null;
   /** Prefetched points rescored by a formula where their payloads are: the best `limit`, best first. */
   formula(step: FormulaStep, prefetches: PrefetchScores, limit: number): Promise<ScoredView[]>;
+  /** Up to `limit` of the candidates (holding their `using` vector) in MMR order, computed in a shard worker. */
+  mmr(candidates: ScoredView[], using: string, lambda: number, limit: number): Promise<ScoredView[]>;
 }
 
 function nodesOf(query: ShardQuery): ShardQuery[] {
@@ -137,14 +139,14 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
     }
     case 'search': {
       const leaf = found.get(query);
-      if (leaf) return { hits: pickedByMmr(step, leaf.hits, query, backend), largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
+      if (leaf) return { hits: await pickedByMmr(step, leaf.hits, query, backend), largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
       // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
       const candidates = candidatesOf(lists);
       if (candidates.length === 0) return { hits: [], largerBetter: true };
       const own = specOf(step, examples);
       const spec = { ...own, filter: onlyIds(own.filter, candidates), params: { ...own.params, exact: true } };
       const [hits] = await backend.search([paged(step, spec, query)]);
-      return { hits: pickedByMmr(step, hits, query, backend), largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
+      return { hits: await pickedByMmr(step, hits, query, backend), largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
     }
     case 'formula': {
       const prefetches = lists.map((l) => l.hits.map(({ id, score }) => ({ id, score })));
@@ -171,10 +173,10 @@ function paged(step: SearchStep, spec: Omit<SearchSpec, 'top'>, { limit, offset 
 }
 
 /** A search step's hits: as found, or for an MMR step the page of its candidates MMR picks. */
-function pickedByMmr(step: SearchStep, candidates: ScoredView[], { limit, offset }: Paging, backend: QueryBackend): ScoredView[] {
+async function pickedByMmr(step: SearchStep, candidates: ScoredView[], { limit, offset }: Paging, backend: QueryBackend): Promise<ScoredView[]> {
   if (step.query.kind !== 'mmr') return candidates;
   const { using, withVector } = step.spec;
-  const picked = maximalMarginalRelevance(candidates, using, backend.distance(using), step.query.lambda, offset + limit);
+  const picked = await backend.mmr(candidates, using, step.query.lambda, offset + limit);
   return withoutMmrVector(picked, withVector, using).slice(offset, offset + limit);
 }
 

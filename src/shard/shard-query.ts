@@ -10,6 +10,7 @@ import { rankHits, ranksLargerFirst, searchShard } from './search.js';
 import type { Shard } from './shard.js';
 import { vectorNameNotFound } from '../messages.js';
 import { formulaHits } from './formula-rescore.js';
+import { maximalMarginalRelevance } from './mmr.js';
 
 function backendOf(shard: Shard): QueryBackend {
   const distance = (using: string) => {
@@ -38,6 +39,7 @@ function backendOf(shard: Shard): QueryBackend {
       return page.sort(compareOrdered(orderBy.direction)).slice(0, limit);
     },
     formula: async (step, prefetches, limit) => formulaHits(shard, step, prefetches, limit),
+    mmr: async (candidates, using, lambda, limit) => maximalMarginalRelevance(candidates, using, distance(using), lambda, limit),
   };
 }
 

@@ -1,6 +1,6 @@
 // In-memory shards for testing the collection layer without workers or a server: a real
 // Collection over real replica sets, each with one fake replica that answers the tasks reads send
-// (retrieve, scroll, sample, count, search, query, formula) by brute force over plain arrays, and logs
+// (retrieve, scroll, sample, count, search, query, formula, mmr) by brute force over plain arrays, and logs
 // every task so tests can count round trips.
 
 import { Collection } from '../../src/collection/collection.js';
@@ -15,6 +15,7 @@ import type { Payload, PointId } from '../../src/model.js';
 import { matchesPayload, type Filter } from '../../src/shard/filter/index.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type ShardQuery } from '../../src/shard/query-plan.js';
 import { rescoreByFormula, type FormulaSource, type FormulaStep, type PrefetchScores } from '../../src/shard/formula-rescore.js';
+import { maximalMarginalRelevance } from '../../src/shard/mmr.js';
 import { orderByOf } from '../../src/shard/order-by.js';
 import { compareOrdered, type OrderBy } from '../../src/shard/reads.js';
 import { rankHits, ranksLargerFirst, type ScoredView, type SearchSpec } from '../../src/shard/search.js';
@@ -95,6 +96,7 @@ class FakeShard {
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
       read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, order.kind === 'id' ? null : orderByOf(order.orderBy, this.indexes)),
       formula: async (step, prefetches, limit) => this.formula(step, prefetches, limit),
+      mmr: async (candidates, using, lambda, limit) => maximalMarginalRelevance(candidates, using, this.distance, lambda, limit),
     });
   }
 }
@@ -130,6 +132,8 @@ class FakeShardReplica implements ShardReplica {
         return fake.query(task.queries);
       case 'formula':
         return fake.formula(task.step, task.prefetches, task.limit);
+      case 'mmr':
+        return maximalMarginalRelevance(task.candidates, task.using, task.distance, task.lambda, task.limit);
       default:
         throw new Error(`the fake shards do not run ${task.type} tasks`);
     }
