@@ -10,7 +10,7 @@ function atLeast(schema: SchemaObject, min: number): SchemaObject {
 }
 
 const MEMORY = unitEnum(['cold', 'cached', 'pinned']);
-const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
+export const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
 const DATATYPE = unitEnum(['float32', 'uint8', 'float16', 'turbo4']);
 
 const HNSW_DIFF_FIELDS: Record<string, Schema> = {
