@@ -403,6 +403,7 @@ t.test('the schemas catch shape regressions', async (t) => {
   const scored = validatorOf(envelopeOf(`POST ${C}/points/search`, (specOf(`POST ${C}/points/search`) as { result: Schema }).result));
   t.ok(scored(wrap([{ id: 1, version: 0, score: 0.5, payload: { a: 1 } }])), 'a scored point passes');
   t.notOk(scored(wrap([{ id: 1, score: 0.5 }])), 'a scored point without version fails');
+  t.notOk(scored(wrap([{ id: 1, version: 0, score: 0.5, payload: null, vector: null }])), 'null for parts not asked for fails (Qdrant leaves them out)');
   t.notOk(scored(wrap([{ id: -1, version: 0, score: 0.5 }])), 'a negative id fails');
   t.notOk(scored(wrap([{ id: 'not-a-uuid', version: 0, score: 0.5 }])), 'an id that is no UUID fails');
 

@@ -21,12 +21,14 @@ const VECTOR_STRUCT = anyOf(DENSE, MULTI_DENSE, { type: 'object', additionalProp
 /** OrderValue: the value an order_by scroll or query sorted by. */
 const ORDER_VALUE = anyOf({ type: 'integer' }, { type: 'number' });
 
+// Qdrant's OpenAPI marks these Option fields nullable, but since 1.10 it skips them when unset
+// (qdrant#4394): a part not asked for is absent, never null.
 const POINT_FIELDS = {
   id: POINT_ID,
-  payload: nullable(PAYLOAD),
-  vector: nullable(VECTOR_STRUCT),
-  shard_key: nullable(SHARD_KEY),
-  order_value: nullable(ORDER_VALUE),
+  payload: PAYLOAD,
+  vector: VECTOR_STRUCT,
+  shard_key: SHARD_KEY,
+  order_value: ORDER_VALUE,
 };
 
 export const RECORD = closed(POINT_FIELDS, ['id']);
