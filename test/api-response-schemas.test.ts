@@ -399,6 +399,10 @@ t.test('the schemas catch shape regressions', async (t) => {
   for (const [what, result] of broken) t.notOk(validate(JSON.parse(JSON.stringify(wrap(result)))), `${what} fails`);
   t.notOk(validate({ ...wrap(info), extra: 1 }), 'an unknown envelope field fails');
   t.notOk(validate({ result: info, status: 'error', time: 0 }), 'a wrong envelope status fails');
+  t.notOk(validate({ ...wrap(info), usage: null }), 'a null usage fails (Qdrant leaves it out)');
+  t.notOk(validate({ ...wrap(info), usage: {} }), 'an empty usage fails (Qdrant leaves it out)');
+  const hardware = { cpu: 1, payload_io_read: 2, payload_io_write: 0, payload_index_io_read: 0, payload_index_io_write: 0, vector_io_read: 64, vector_io_write: 0 };
+  t.ok(validate({ ...wrap(info), usage: { hardware } }), `usage with hardware counters passes ${errorsOf(validate)}`);
 
   const scored = validatorOf(envelopeOf(`POST ${C}/points/search`, (specOf(`POST ${C}/points/search`) as { result: Schema }).result));
   t.ok(scored(wrap([{ id: 1, version: 0, score: 0.5, payload: { a: 1 } }])), 'a scored point passes');

@@ -46,16 +46,17 @@ const HARDWARE_USAGE = closed({
 
 const INFERENCE_USAGE = closed({ models: { type: 'object', additionalProperties: closed({ tokens: uint('u64') }, ['tokens']) } }, ['models']);
 
-// `usage` is optional: Quiver sends none yet (usage.hardware is being added on another branch).
-const USAGE = closed({ hardware: nullable(HARDWARE_USAGE), inference: nullable(INFERENCE_USAGE) });
+// Qdrant leaves `usage` out when it is empty, never null. Quiver sends none yet (usage.hardware
+// is being added on another branch).
+const USAGE: SchemaObject = { ...closed({ hardware: HARDWARE_USAGE, inference: INFERENCE_USAGE }), minProperties: 1 };
 
 /** Qdrant's success envelope around a route's `result`. */
 export function envelope(result: Schema): SchemaObject {
-  return closed({ result, status: unitEnum(['ok']), time: F64, usage: nullable(USAGE) }, ['result', 'status', 'time']);
+  return closed({ result, status: unitEnum(['ok']), time: F64, usage: USAGE }, ['result', 'status', 'time']);
 }
 
-/** What a job started with `wait=false` answers at once (HTTP 202): no result. */
-export const ACCEPTED_BODY = closed({ status: unitEnum(['accepted']), time: F64, usage: nullable(USAGE) }, ['status', 'time']);
+/** What a job started with `wait=false` answers at once (HTTP 202): no result, not even null. */
+export const ACCEPTED_BODY = closed({ status: unitEnum(['accepted']), time: F64, usage: USAGE }, ['status', 'time']);
 
 /** Qdrant's error body, whatever the route. */
 export const ERROR_BODY = closed({ status: closed({ error: { type: 'string' } }, ['error']), time: F64 }, ['status', 'time']);
