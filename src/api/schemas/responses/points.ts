@@ -40,7 +40,8 @@ export const UPDATE_RESULT = closed({
   status: unitEnum(['acknowledged', 'completed', 'wait_timeout']),
 }, ['status']);
 
-export const SCROLL_RESULT = closed({ points: seq(RECORD), next_page_offset: nullable(POINT_ID) }, ['points']);
+/** next_page_offset is always there: null on the last page (Qdrant does not skip it). */
+export const SCROLL_RESULT = closed({ points: seq(RECORD), next_page_offset: nullable(POINT_ID) }, ['points', 'next_page_offset']);
 
 export const COUNT_RESULT = closed({ count: COUNT }, ['count']);
 
