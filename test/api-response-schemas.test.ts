@@ -246,6 +246,9 @@ t.test('every route answers in its schema', async (t) => {
     await send(t, 'POST', `${C}/points/scroll`, path('mixed', '/points/scroll'), { limit: 100, with_vector: true });
     await send(t, 'POST', `${C}/points/scroll`, path('keyed', '/points/scroll'), {});
     await send(t, 'POST', `${C}/points/count`, path('dense', '/points/count'), { filter: { must: [{ key: 'n', range: { gte: 10 } }] }, exact: true });
+    // The text index stems in the shard workers: "running" and every point's "runs" are one stem.
+    const stemmed = await send(t, 'POST', `${C}/points/count`, path('dense', '/points/count'), { filter: { must: [{ key: 'text', match: { text: 'running' } }] } });
+    t.same(stemmed.result, { count: points.length }, 'every point with a text matches its stem');
     await send(t, 'POST', `${C}/facet`, path('dense', '/facet'), { key: 'tag', limit: 10 });
     await send(t, 'POST', `${C}/facet`, path('dense', '/facet'), { key: 'n', limit: 3, exact: true });
   });
