@@ -205,12 +205,10 @@ function toScoreThreshold(threshold: number | null | undefined): number | null {
   return threshold == null ? null : Math.fround(threshold);
 }
 
+/** Qdrant's field order: id, version, score, then the record's parts that are present. */
 export function renderScored(hit: ScoredView): WireScoredPoint {
-  const { id, payload, vector, shard_key, order_value } = renderRecord(hit);
-  const out: WireScoredPoint = { id, version: hit.version, score: shortF32(hit.score), payload, vector };
-  if (shard_key !== undefined) out.shard_key = shard_key;
-  if (order_value !== undefined) out.order_value = order_value;
-  return out;
+  const { id, ...parts } = renderRecord(hit);
+  return { id, version: hit.version, score: shortF32(hit.score), ...parts };
 }
 
 export interface WirePointGroup {
