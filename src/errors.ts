@@ -79,6 +79,31 @@ export class Forbidden extends QuiverError {
   }
 }
 
+/**
+ * A request strict mode refuses: "Bad request: <what>. Help: <how to comply>" (400; Qdrant
+ * answers strict mode refusals with 400 since v1.14.1, so they are not mistaken for key errors).
+ */
+export class StrictModeViolation extends QuiverError {
+  readonly statusCode = 400;
+  readonly kind = 'StrictModeViolation';
+  constructor(error: string, solution: string) {
+    super(`Bad request: ${error}. Help: ${solution}`);
+  }
+}
+
+/**
+ * "Rate limiting exceeded: ..." (429): strict mode's read or write rate limit. `retryAfterSec`
+ * (whole seconds, sent as Retry-After) is null when waiting cannot help: the request costs more
+ * than the limit allows in a minute.
+ */
+export class RateLimited extends QuiverError {
+  readonly statusCode = 429;
+  readonly kind = 'RateLimited';
+  constructor(description: string, readonly retryAfterSec: number | null) {
+    super(`Rate limiting exceeded: ${description}`);
+  }
+}
+
 /** "Timeout: ..." (408). */
 export class Timeout extends QuiverError {
   readonly statusCode = 408;
@@ -132,7 +157,8 @@ export class CommandError extends Error {}
 
 export type ErrorKind =
   | 'BadInput' | 'BadRequest' | 'FormatError' | 'ValidationError' | 'NotFound' | 'AlreadyExists'
-  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'LogTruncated' | 'ServiceError';
+  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'LogTruncated' | 'ServiceError'
+  | 'StrictModeViolation' | 'RateLimited';
 
 export interface WireError {
   quiverError: ErrorKind;

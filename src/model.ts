@@ -38,10 +38,6 @@ export function multiCount(vector: MultiVector): number {
 }
 
 /** A multivector's rows as lists of numbers (its wire form). */
-export function multiRows(vector: MultiVector): number[][] {
-  return Array.from({ length: multiCount(vector) }, (_, i) => Array.from(vector.data.subarray(i * vector.dim, (i + 1) * vector.dim)));
-}
-
 /**
  * A point's vector: dense (a Float32Array), sparse or multi. Typed arrays from the request's
  * conversion on: they are what the engine, the log and the point records store, so a vector is

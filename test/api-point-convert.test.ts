@@ -109,9 +109,11 @@ t.test('payload selectors', async (t) => {
   t.same(toPayloadSelection(null), { all: true });
   t.same(toPayloadSelection(true), { all: true });
   t.same(toPayloadSelection(false), { all: false });
-  t.same(toPayloadSelection(['a', 'b.c']), { all: false, include: ['a', 'b.c'] });
-  t.same(toPayloadSelection({ include: ['a'] }), { all: false, include: ['a'] });
-  t.same(toPayloadSelection({ exclude: ['a'] }), { all: true, exclude: ['a'] });
+  // Paths arrive parsed, as Qdrant reads them into JsonPaths.
+  t.same(toPayloadSelection(['a', 'b.c']), { all: false, include: [[{ key: 'a' }], [{ key: 'b' }, { key: 'c' }]] });
+  t.same(toPayloadSelection({ include: ['a[].b'] }), { all: false, include: [[{ key: 'a' }, { wildcard: true }, { key: 'b' }]] });
+  t.same(toPayloadSelection({ exclude: ['a[0]'] }), { all: true, exclude: [[{ key: 'a' }, { index: 0 }]] });
+  t.throws(() => toPayloadSelection({ include: ['a..b'] }), { message: 'Format error in JSON body: data did not match any variant of untagged enum WithPayloadInterface' }, 'an unparsable path fails the selector');
 });
 
 t.test('vector selectors', async (t) => {
@@ -122,7 +124,7 @@ t.test('vector selectors', async (t) => {
 
 t.test('records come back in Qdrant\'s shape', async (t) => {
   t.same(renderRecord({ id: 1, payload: { a: 1 }, vectors: { '': new Float32Array([1, 2]) } }), { id: 1, payload: { a: 1 }, vector: [1, 2] });
-  t.same(renderRecord({ id: CANONICAL }), { id: CANONICAL, payload: null, vector: null }, 'parts not asked for are null');
+  t.strictSame(renderRecord({ id: CANONICAL }), { id: CANONICAL }, 'parts not asked for are left out (Qdrant skips them since 1.10)');
   t.same(
     renderRecord({ id: 2, payload: {}, vectors: { image: new Float32Array([1]), text: new Float32Array([2]) }, shardKey: 'eu', orderValue: 3.5 }),
     { id: 2, payload: {}, vector: { image: [1], text: [2] }, shard_key: 'eu', order_value: 3.5 },

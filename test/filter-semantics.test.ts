@@ -152,11 +152,12 @@ t.test('values_count counts each value: null 0, array its length, anything else 
     { id: 6, payload: { rating: { x: 1, y: 2 } } },
   ];
   const indexes: Record<string, IndexSchema>[] = [{ rating: 'integer' }];
-  check(t, points, { must: [{ key: 'rating', values_count: { lt: 5 } }] }, [1, 2, 3, 5, 6], indexes);
+  check(t, points, { must: [{ key: 'rating', values_count: { lt: 5 } }] }, [1, 2, 3, 4, 5, 6], indexes);
   check(t, points, { must: [{ key: 'rating', values_count: { gte: 10 } }] }, [], indexes);
   check(t, points, { must: [{ key: 'rating', values_count: { gt: 1 } }] }, [1, 5], indexes);
-  // A missing key has no value to count: values_count never holds for it (check_empty is false).
-  check(t, points, { must: [{ key: 'rating', values_count: { lte: 0 } }] }, [3], indexes);
+  // A missing key counts as 0 values (Qdrant's check_empty forwards to values_count, qdrant#9586).
+  check(t, points, { must: [{ key: 'rating', values_count: { lte: 0 } }] }, [3, 4], indexes);
+  check(t, points, { must: [{ key: 'rating', values_count: { gte: 1 } }] }, [1, 2, 5, 6], indexes);
 });
 
 t.test('a field condition with several tests holds if any holds; values_count takes precedence', async (t) => {

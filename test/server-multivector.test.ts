@@ -9,7 +9,7 @@
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { startServer } from './helpers/server.js';
-import { brief, sameHits, type Hit } from './helpers/hits.js';
+import { asF32, brief, sameHits, type Hit } from './helpers/hits.js';
 import { call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 
@@ -193,7 +193,7 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   await client.updateVectors('dot', { wait: true, points: [{ id: 10, vector: { colbert: replaced } }] });
   const after = await client.retrieve('dot', { ids: [10], with_vector: true });
   sameRows(t, (after[0].vector as Record<string, unknown>).colbert, replaced, 'update_vectors replaced the list');
-  t.same((after[0].vector as Record<string, unknown>).dense, DOCS[9].dense, 'and left the dense vector');
+  t.same(asF32((after[0].vector as Record<string, number[]>).dense), DOCS[9].dense, 'and left the dense vector');
   const found = await client.query('dot', { query: replaced, using: 'colbert', limit: 1, filter: { must: [{ has_id: [10] }] }, with_vector: false });
   t.ok(Math.abs(found.points[0].score - rawMaxSim('Dot', replaced, replaced)) < 1e-5, 'the new list is what is searched');
   await client.updateVectors('dot', { wait: true, points: [{ id: 10, vector: { colbert: DOCS[9].rows } }] });

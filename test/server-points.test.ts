@@ -101,6 +101,18 @@ t.test('an unnamed vector is written and read as a plain array', async (t) => {
   t.equal(byUpper.id, uuid, 'GET by an uppercase UUID returns the canonical id');
 });
 
+t.test('vector components and scores come back in the short form of their f32, as Qdrant prints them', async (t) => {
+  const name = uniqueName('f32');
+  await client.createCollection(name, { vectors: { size: 3, distance: 'Dot' }, sparse_vectors: { s: {} } });
+  await client.upsert(name, { wait: true, points: [{ id: 1, vector: { '': [0.15, 0.1, -0.7], s: { indices: [4], values: [0.3] } } }] });
+  const [point] = await client.retrieve(name, { ids: [1], with_vector: true });
+  t.same(point.vector, { '': [0.15, 0.1, -0.7], s: { indices: [4], values: [0.3] } }, '0.15, not 0.15000000596046448');
+  const { points } = await client.query(name, { query: [1, 0, 0], limit: 1 });
+  t.equal(points[0].score, 0.15, 'the score too');
+  const sparse = await client.query(name, { query: { indices: [4], values: [0.1] }, using: 's', limit: 1 });
+  t.equal(sparse.points[0].score, 0.030000001, 'the f32 product of 0.3 and 0.1 is 0.030000001 (Qdrant prints the same)');
+});
+
 t.test('retrieve with every payload and vector selector', async (t) => {
   const name = await namedCollection();
   const payload = { city: 'Oslo', meta: { a: 1, b: 2 }, tags: ['x', 'y'] };
@@ -108,8 +120,8 @@ t.test('retrieve with every payload and vector selector', async (t) => {
   const get = async (body: object): Promise<Point[]> => resultOf<Point[]>(t, await call(server.url, 'POST', `/collections/${name}/points`, { ids: [7], ...body }));
 
   const [defaults] = await get({});
-  t.same(defaults, { id: 7, payload, vector: null }, 'default: whole payload, no vector');
-  t.same((await get({ with_payload: false }))[0].payload, null, 'with_payload false');
+  t.strictSame(defaults, { id: 7, payload }, 'default: whole payload, no vector (left out, as Qdrant does)');
+  t.notOk('payload' in (await get({ with_payload: false }))[0], 'with_payload false: no payload field');
   t.same((await get({ with_payload: true }))[0].payload, payload, 'with_payload true');
   t.same((await get({ with_payload: ['city', 'meta.a'] }))[0].payload, { city: 'Oslo', meta: { a: 1 } }, 'with_payload as a list of keys');
   t.same((await get({ with_payload: { include: ['tags'] } }))[0].payload, { tags: ['x', 'y'] }, 'include');
@@ -119,7 +131,7 @@ t.test('retrieve with every payload and vector selector', async (t) => {
   const all = (await get({ with_vector: true }))[0].vector as Record<string, number[]>;
   t.same(Object.keys(all).sort(), ['a', 'b'], 'with_vector true: every vector');
   t.ok(close(all.a, a) && close(all.b, [3, 4]), 'values');
-  t.same((await get({ with_vector: false }))[0].vector, null, 'with_vector false');
+  t.notOk('vector' in (await get({ with_vector: false }))[0], 'with_vector false: no vector field');
   const vectorB = (await get({ with_vector: ['b'] }))[0].vector as Record<string, number[]>;
   t.same(Object.keys(vectorB), ['b'], 'with_vector by name');
   t.ok(close(vectorB.b, [3, 4]));
@@ -196,7 +208,7 @@ t.test('payload keys and vector names such as __proto__ and toString are plain n
     const [record] = resultOf<{ payload: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_payload: selector }));
     return JSON.stringify(record.payload);
   };
-  t.equal(await payloadText({ include: ['toString', '__proto__.x', 'hasOwnProperty', 'constructor.name'] }), '{"toString":5,"__proto__":{"x":1}}', 'include reads own fields only');
+  t.equal(await payloadText({ include: ['toString', '__proto__.x', 'hasOwnProperty', 'constructor.name'] }), '{"__proto__":{"x":1},"toString":5}', 'include reads own fields only (in the payload\'s order: Qdrant filters the payload)');
   t.equal(await payloadText({ exclude: ['__proto__', 'valueOf'] }), '{"toString":5,"a":1}', 'exclude');
   const [vectors] = resultOf<{ vector: unknown }[]>(t, await call(server.url, 'POST', path, { ids: [1], with_vector: ['toString', 'b'] }));
   t.same(vectors.vector, { b: [1, 1] }, 'with_vector names no vector of Object\'s');
@@ -265,7 +277,7 @@ t.test('scroll: id order, paging, limit, filter, order_by', async (t) => {
   t.same(first.points.map((p) => p.id), expectedOrder.slice(0, 10), 'default: first 10 by id');
   t.equal(first.next_page_offset, expectedOrder[10]);
   t.same(first.points[0].payload, { rank: ranks[ids.indexOf(expectedOrder[0])], group: ids.indexOf(expectedOrder[0]) % 4 }, 'payload by default');
-  t.equal(first.points[0].vector, null, 'no vector by default');
+  t.notOk('vector' in first.points[0], 'no vector by default');
 
   const paged: Id[] = [];
   let offset: Id | null | undefined;

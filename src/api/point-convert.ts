@@ -4,8 +4,11 @@
 // the lengths of a batch.
 
 import { normalizeSparse } from '../engine/index.js';
-import { DEFAULT_VECTOR, isDense, isSparse, multiRows, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
+import { DEFAULT_VECTOR, isDense, isSparse, multiCount, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector, type Vector } from '../model.js';
+import { shortF32s } from './f32-number.js';
 import { inferVector, isInferenceInput } from './inference.js';
+import { formatError } from './messages.js';
+import { parseJsonPath, type JsonPath } from '../shard/filter/json-path.js';
 import { toPointId } from './point-id.js';
 import type {
   WireBatch,
@@ -81,13 +84,25 @@ function batchPoints(batch: WireBatch): PointInput[] {
 }
 
 
+/**
+ * The selector's key paths, parsed. Qdrant reads them as JsonPaths inside the untagged
+ * WithPayloadInterface, so one it cannot parse fails the whole selector.
+ */
+function selectorPaths(paths: string[]): JsonPath[] {
+  return paths.map((text) => {
+    const path = parseJsonPath(text);
+    if (!path) throw formatError('data did not match any variant of untagged enum WithPayloadInterface');
+    return path;
+  });
+}
+
 /** Qdrant returns the whole payload unless told otherwise. */
 export function toPayloadSelection(selector: WireWithPayload | null | undefined): PayloadSelection {
   if (selector === undefined || selector === null || selector === true) return { all: true };
   if (selector === false) return { all: false };
-  if (Array.isArray(selector)) return { all: false, include: selector };
-  if ('include' in selector) return { all: false, include: selector.include };
-  return { all: true, exclude: selector.exclude };
+  if (Array.isArray(selector)) return { all: false, include: selectorPaths(selector) };
+  if ('include' in selector) return { all: false, include: selectorPaths(selector.include) };
+  return { all: true, exclude: selectorPaths(selector.exclude) };
 }
 
 /** Which vectors a read returns: all, none, or the named ones. Qdrant returns none by default. */
@@ -96,21 +111,19 @@ export function toVectorSelection(selector: WireWithVector | undefined): VectorS
 }
 
 
-/** Qdrant's Record: payload and vector are null when not asked for. */
+/** Qdrant's Record: the parts not asked for are left out (not null), as Qdrant does since 1.10. */
 export interface WireRecord {
   id: PointId;
-  payload: Payload | null;
-  vector: number[] | number[][] | Record<string, WireVectorOutput> | null;
+  payload?: Payload;
+  vector?: number[] | number[][] | Record<string, WireVectorOutput>;
   shard_key?: string | number;
   order_value?: number;
 }
 
 export function renderRecord(point: PointView): WireRecord {
-  const record: WireRecord = {
-    id: point.id,
-    payload: point.payload ?? null,
-    vector: point.vectors ? renderVectors(point.vectors) : null,
-  };
+  const record: WireRecord = { id: point.id };
+  if (point.payload !== undefined) record.payload = point.payload;
+  if (point.vectors !== undefined) record.vector = renderVectors(point.vectors);
   if (point.shardKey !== undefined) record.shard_key = point.shardKey;
   if (point.orderValue !== undefined) record.order_value = point.orderValue;
   return record;
@@ -128,7 +141,8 @@ export function renderVectors(vectors: NamedVectors): number[] | number[][] | Re
 export type WireVectorOutput = number[] | number[][] | { indices: number[]; values: number[] };
 
 function renderVector(vector: Vector): WireVectorOutput {
-  if (isDense(vector)) return Array.from(vector);
-  return isSparse(vector) ? { indices: Array.from(vector.indices), values: Array.from(vector.values) } : multiRows(vector);
+  if (isDense(vector)) return shortF32s(vector);
+  if (isSparse(vector)) return { indices: Array.from(vector.indices), values: shortF32s(vector.values) };
+  return Array.from({ length: multiCount(vector) }, (_, i) => shortF32s(vector.data.subarray(i * vector.dim, (i + 1) * vector.dim)));
 }
 

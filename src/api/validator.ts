@@ -62,6 +62,8 @@ import type {
   WireDiscoverRequestBatch,
   WireSearchMatrixRequest,
 } from './types.js';
+import { EXPRESSION_SCHEMA } from './schemas/formula.js';
+import { parseJsonPath } from '../shard/filter/json-path.js';
 import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
@@ -163,6 +165,18 @@ ajv.addKeyword({
     return (points ?? null) !== null || (filter ?? null) !== null;
   },
 });
+// serde's aliases: a field sent under another of its names is moved to its own name before the
+// struct is checked (so `required` and the field's schema see it); both names at once are one
+// field given twice.
+ajv.addKeyword({
+  keyword: 'aliases',
+  type: 'object',
+  schemaType: 'object',
+  modifying: true,
+  errors: true,
+  before: 'required',
+  validate: renameAliases,
+});
 ajv.addKeyword({
   keyword: 'rule',
   schemaType: 'object',
@@ -173,13 +187,30 @@ ajv.addKeyword({
   },
 });
 /** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
-export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA];
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
 
+// A payload key that serde reads as a JsonPath: a string of Qdrant's key grammar.
+ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });
 ajv.addSchema(filterSchema);
+ajv.addSchema(EXPRESSION_SCHEMA);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
+
+function renameAliases(aliases: Record<string, string>, data: Record<string, unknown>, _parent?: unknown, cxt?: { instancePath: string }): boolean {
+  for (const [alias, field] of Object.entries(aliases)) {
+    if (!Object.hasOwn(data, alias)) continue;
+    if (Object.hasOwn(data, field)) {
+      renameAliases.errors = [{ keyword: 'aliases', instancePath: cxt?.instancePath ?? '', schemaPath: '', params: { field } }];
+      return false;
+    }
+    data[field] = data[alias];
+    delete data[alias];
+  }
+  return true;
+}
+renameAliases.errors = undefined as Partial<ErrorObject>[] | undefined;
 
 /** Every item of a list (known to be one) is a number; the first that is not is reported as serde reports it. */
 function f32Items(_: boolean, data: unknown[], _parent?: unknown, cxt?: { instancePath: string }): boolean {
@@ -288,6 +319,8 @@ function describeError(error: ErrorObject): string {
       return `invalid type: ${unexpected(error.params.item)}, expected f32`;
     case 'pointId':
       return `value ${(error.params as PointIdErrorParams).exact ?? showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
+    case 'aliases':
+      return `duplicate field \`${String(error.params.field)}\``;
     case 'pointsOrFilter':
       return 'Either list of point ids or filter must be provided';
     default:

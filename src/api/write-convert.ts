@@ -6,6 +6,8 @@ import type { PointId } from '../model.js';
 import type { Target, WriteOp } from '../shard/write-ops.js';
 import type { RoutedOp } from '../collection/collection.js';
 import { toFilter } from './filter.js';
+import { formatError } from './messages.js';
+import { parseJsonPath } from '../shard/filter/json-path.js';
 import { toNamedVectors, toPointInputs } from './point-convert.js';
 import { toPointId } from './point-id.js';
 import type {
@@ -51,17 +53,28 @@ export function upsertOp(body: WirePointInsertOperations): RoutedOp {
   }, body);
 }
 
+/** A key path Qdrant reads as a JsonPath: one it cannot parse fails the body's deserialization. */
+function keyPath(key: string): string {
+  if (!parseJsonPath(key)) throw formatError(`Invalid json path: '${key}'`);
+  return key;
+}
+
 export function setPayloadOp(body: WireSetPayload, overwrite: boolean): RoutedOp {
+  if (body.key !== undefined && body.key !== null) keyPath(body.key);
   const target = eitherTarget(body.points, body.filter);
   return routed(overwrite ? { kind: 'overwrite_payload', target, payload: body.payload } : { kind: 'set_payload', target, payload: body.payload, key: body.key ?? null }, body);
 }
 
 export function deletePayloadOp(body: WireDeletePayload): RoutedOp {
-  return routed({ kind: 'delete_payload', target: eitherTarget(body.points, body.filter), keys: body.keys }, body);
+  return routed({ kind: 'delete_payload', target: eitherTarget(body.points, body.filter), keys: body.keys.map(keyPath) }, body);
 }
 
 export function updateVectorsOp(body: WireUpdateVectors): RoutedOp {
-  return routed({ kind: 'update_vectors', points: body.points.map((p) => ({ id: toPointId(p.id), vectors: toNamedVectors(p.vector) })) }, body);
+  return routed({
+    kind: 'update_vectors',
+    points: body.points.map((p) => ({ id: toPointId(p.id), vectors: toNamedVectors(p.vector) })),
+    updateFilter: body.update_filter ? toFilter(body.update_filter, 'update_filter') : null,
+  }, body);
 }
 
 export function deleteVectorsOp(body: WireDeleteVectors): RoutedOp {

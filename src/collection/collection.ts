@@ -22,6 +22,9 @@ import { shardOf } from '../shard/routing.js';
 import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySelector, type ShardLayout } from './shard-keys.js';
 import { ShardReader, type ReaderSource } from './shard-reader.js';
 import { SharedGate } from './shared-gate.js';
+import type { StrictModeConfig } from './kept-config.js';
+import { StrictMode, type CollectionSize } from './strict-mode.js';
+import type { StrictRead } from './strict-reads.js';
 
 export interface UpdateResult {
   operation_id: number;
@@ -53,6 +56,7 @@ export class Collection implements ReaderSource {
   private readonly gate = new SharedGate();
   /** Set by the drop or close job: every job queued after it fails as if the collection did not exist. */
   private ended = false;
+  private readonly strictMode: StrictMode;
 
   constructor(
     readonly name: string,
@@ -62,7 +66,10 @@ export class Collection implements ReaderSource {
     private indexSpecs: IndexSpec[],
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
     private readonly walSpec: WalSpec = DEFAULT_WAL_SPEC,
-  ) {}
+    strictMode: StrictModeConfig = { enabled: false },
+  ) {
+    this.strictMode = new StrictMode(strictMode);
+  }
 
   get vectors(): readonly VectorSpec[] {
     return this.vectorSpecs;
@@ -151,9 +158,10 @@ export class Collection implements ReaderSource {
    * each shard from its store in one task (its persisted graphs no longer match, so its
    * optimizer links the vectors again in the background), and writes wait for the reopen.
    */
-  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[]; sparseVectors: SparseVectorSpec[] }>): Promise<void> {
+  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[]; sparseVectors: SparseVectorSpec[]; strictMode: StrictModeConfig }>): Promise<void> {
     return this.serial(async () => {
-      const { optimizer, vectors, sparseVectors } = await persist();
+      const { optimizer, vectors, sparseVectors, strictMode } = await persist();
+      this.strictMode.configure(strictMode);
       if (JSON.stringify(optimizer) !== JSON.stringify(this.optimizerSpec)) {
         this.optimizerSpec = optimizer;
         await this.updateAll({ type: 'configure_optimizer', optimizer });
@@ -223,12 +231,56 @@ export class Collection implements ReaderSource {
   }
 
   /**
+   * Strict mode's admission of a read before it runs: its checks (limits, filters, search
+   * parameters, timeout), then its cost taken from the read rate limiter of every shard it reads.
+   */
+  admitRead(read: StrictRead, timeout: number | null): void {
+    this.strictMode.checkRead(read, timeout, this.indexSpecs);
+    if (!this.strictMode.limitsReads) return;
+    const costs = new Map<number, number>();
+    for (const { shardKey, tokens } of read.costs) {
+      for (const shard of readShards(this.shardLayout, shardKey)) costs.set(shard.id, (costs.get(shard.id) ?? 0) + tokens);
+    }
+    this.strictMode.admitRead(costs);
+  }
+
+  /** Points, vector bytes and payload bytes over every shard, as the size limits compare them. */
+  private async size(): Promise<CollectionSize> {
+    const stats = await this.stats();
+    return stats.reduce((total, s) => ({ points: total.points + s.points, vectorBytes: total.vectorBytes + s.vectorsBytes, payloadBytes: total.payloadBytes + s.payloadsBytes }), { points: 0, vectorBytes: 0, payloadBytes: 0 });
+  }
+
+  /**
+   * What a write costs each shard's write rate limiter: per operation, the points it names there,
+   * or for a filter the points the filter selects there (Qdrant: its estimate of that number),
+   * at least one.
+   */
+  private async writeCosts(parts: Map<ReplicaSet, WriteOp[]>): Promise<Map<number, number>> {
+    const costs = await Promise.all([...parts].map(async ([shard, ops]) => {
+      let tokens = 0;
+      for (const op of ops) {
+        const ids = namedIds(op);
+        const selected = ids ? ids.length : 'target' in op && 'filter' in op.target ? await this.read(shard, { type: 'count', filter: op.target.filter }) : 0;
+        tokens += Math.max(1, selected);
+      }
+      return [shard.id, tokens] as const;
+    }));
+    return new Map(costs);
+  }
+
+  /** One write rate token on every shard (payload index changes, as Qdrant counts them). */
+  private admitIndexChange(): void {
+    this.strictMode.admitWrite(new Map(this.shards.map((s) => [s.id, 1])));
+  }
+
+  /**
    * Applies a list of operations as one collection operation. Each operation goes to the shard
    * groups its keys select and, within a group, to the shard its ids hash to; the shards' parts
    * are then applied all or none (src/replica/shard-writes.ts). Writes to different shards run
    * side by side; those to one shard in order.
    */
-  write(ops: RoutedOp[], wait: boolean): Promise<UpdateResult[]> {
+  async write(ops: RoutedOp[], wait: boolean): Promise<UpdateResult[]> {
+    await this.strictMode.checkWrite(ops.map((r) => r.op), this.indexSpecs, () => this.size());
     this.checkVectors(ops.map((r) => r.op));
     return this.gate.shared(async () => {
       if (this.ended) throw collectionNotFound(this.name);
@@ -242,6 +294,7 @@ export class Collection implements ReaderSource {
           });
         }
       }
+      if (this.strictMode.limitsWrites) this.strictMode.admitWrite(await this.writeCosts(parts));
       const mayFail = parts.size > 1 && ops.some((r) => MAY_FAIL.has(r.op.kind));
       // One operation id per operation (Qdrant answers a batch with one result each).
       const first = await applyAcross(parts, this.clock, ops.length, { checkFirst: mayFail, wait });
@@ -303,6 +356,8 @@ export class Collection implements ReaderSource {
   /** Builds a payload index on every shard; `persist` then stores the new index list with the record. */
   createIndex(index: IndexSpec, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
     return this.serial(async () => {
+      this.strictMode.checkIndexCount(this.indexSpecs.length);
+      this.admitIndexChange();
       await this.updateAll({ type: 'create_index', index });
       return this.changeIndexes([...this.indexSpecs.filter((i) => i.key !== index.key), index], persist);
     });
@@ -310,6 +365,7 @@ export class Collection implements ReaderSource {
 
   dropIndex(key: string, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
     return this.serial(async () => {
+      this.admitIndexChange();
       await this.updateAll({ type: 'drop_index', key });
       return this.changeIndexes(this.indexSpecs.filter((i) => i.key !== key), persist);
     });

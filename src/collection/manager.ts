@@ -88,7 +88,7 @@ export class CollectionManager {
     const shards = keys
       ? keys.flatMap((entry) => entry.shards.map((id) => this.replicaSet(record, id, entry.key)))
       : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.replicaSet(record, i));
-    return new Collection(record.name, { keys, shards }, vectorSpecsOf(record.config), sparseSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config), walSpecOf(record.config));
+    return new Collection(record.name, { keys, shards }, vectorSpecsOf(record.config), sparseSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config), walSpecOf(record.config), record.config.strictMode);
   }
 
   /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */
@@ -213,7 +213,7 @@ export class CollectionManager {
     const collection = this.get(nameOrAlias);
     await collection.reconfigure(async () => {
       const { config } = await this.updateRecord(collection, (r) => ({ ...r, config: change(r.config) }));
-      return { optimizer: optimizerSpecOf(config), vectors: vectorSpecsOf(config), sparseVectors: sparseSpecsOf(config) };
+      return { optimizer: optimizerSpecOf(config), vectors: vectorSpecsOf(config), sparseVectors: sparseSpecsOf(config), strictMode: config.strictMode };
     });
   }
 

@@ -29,11 +29,14 @@ const WORDING: Record<QuotaResource, { description: string; total: string; remed
   },
 };
 
-/** Qdrant's rejection text: the tripped condition, then what to do about it. */
-export function rejectionMessage(resource: QuotaResource, usedPercent: number, limit: number, threshold: number): string {
+/**
+ * Qdrant's rejection text: the tripped condition, then what to do about it. `configuredIn` names
+ * where the limit is set (a collection's strict mode may set a tighter memory limit of its own).
+ */
+export function rejectionMessage(resource: QuotaResource, usedPercent: number, limit: number, threshold: number, configuredIn = 'the global quota config'): string {
   const { description, total, remedy, parameter } = WORDING[resource];
   const condition = usedPercent >= limit
     ? `${description} is at ${usedPercent}% of ${total}, exceeding the configured limit of ${limit}%`
     : `${description} is at ${usedPercent}% of ${total}. It reached the configured limit of ${limit}% and has to fall below ${threshold}% before this node takes writes again`;
-  return `${condition}. Help: ${remedy}, or raise \`${parameter}\` in the global quota config.`;
+  return `${condition}. Help: ${remedy}, or raise \`${parameter}\` in ${configuredIn}.`;
 }

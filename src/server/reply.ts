@@ -1,7 +1,7 @@
 // Qdrant's response envelope, and the one place where errors become HTTP responses.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { FormatError, isQuiverError, ServiceError, type QuiverError } from '../errors.js';
+import { FormatError, isQuiverError, RateLimited, ServiceError, type QuiverError } from '../errors.js';
 import { usageMember } from './request-hardware.js';
 
 const started = Symbol('started');
@@ -37,6 +37,8 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   // and reports them with time 0.
   const extractor = err.kind === 'FormatError' || err.kind === 'ValidationError';
   const time = extractor ? 0 : elapsed(request);
+  // Qdrant suggests when a rate-limited request may succeed.
+  if (err instanceof RateLimited && err.retryAfterSec !== null) reply.header('retry-after', String(err.retryAfterSec));
   // A handler's failure still reports what it used, as Qdrant's does.
   return reply.code(err.statusCode).send({ ...errorBody(err.message, time), ...(extractor ? {} : usageMember(request)) });
 }

@@ -54,16 +54,22 @@ function randomSubset<T>(items: T[], k: number): T[] {
   return items.slice(0, n);
 }
 
-/** Scroll by the values of an ordered payload index; a point with several values comes once, at its first. */
+/**
+ * Scroll by the values of an ordered payload index. As in Qdrant, which reads (value, point)
+ * pairs off the index, a point with several values comes once per distinct value, each time
+ * with that value as its order_value.
+ */
 function scrollOrdered(shard: Shard, allowed: Bitset, orderBy: OrderBy, limit: number, shape: ReadShape): PointView[] {
   const index = shard.index(orderBy.key);
   if (!index || !isOrderedIndex(index)) throw missingRangeIndexForOrderBy(orderBy.key);
   const out: PointView[] = [];
-  const seen = new Set<number>();
+  let previous: { value: number; offset: number } | null = null;
   for (const entry of index.ordered(orderBy.direction, orderBy.startFrom ?? undefined)) {
     if (out.length >= limit) break;
-    if (seen.has(entry.offset) || !allowed.has(entry.offset)) continue;
-    seen.add(entry.offset);
+    // The same value held twice by one point is one pair, and pairs come sorted.
+    const repeated = previous !== null && previous.value === entry.value && previous.offset === entry.offset;
+    previous = entry;
+    if (repeated || !allowed.has(entry.offset)) continue;
     out.push({ ...viewOf(shard, shard.pointId(entry.offset), shape)!, orderValue: entry.value });
   }
   return out;

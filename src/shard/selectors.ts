@@ -3,14 +3,15 @@
 
 import type { NamedVectors, Payload, PointId } from '../model.js';
 import { excludePaths, includePaths } from './payload-path.js';
+import type { JsonPath } from './filter/json-path.js';
 import { ownField, setOwnField } from '../own-fields.js';
 import { charge, chargePayloadRead, namedVectorsBytes } from './hardware.js';
 
 /** all=false without include: no payload; include: only those paths; exclude: all but those. */
 export interface PayloadSelection {
   all: boolean;
-  include?: string[];
-  exclude?: string[];
+  include?: JsonPath[];
+  exclude?: JsonPath[];
 }
 
 /** All vectors, none, or the named ones. */

@@ -22,7 +22,7 @@ import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig
 import { NotFound } from '../errors.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
-import { indexSemantics, matchesPayload, selectMatching, type Filter, type FilterSource } from './filter/index.js';
+import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
 import { deleteAtPath, setAtPath } from './payload-path.js';
@@ -574,13 +574,22 @@ export class Shard implements FilterSource {
           if (read(id)) staged.set(id, null);
         }
         return;
-      case 'update_vectors':
+      case 'update_vectors': {
+        // As in Qdrant, the filter is judged once, on the points as the operation finds them;
+        // a point that does not exist is still an error.
+        const { updateFilter } = op;
+        const excluded = new Set(updateFilter ? op.points.flatMap((p) => {
+          const current = read(p.id);
+          return current && !this.matchesRecord(updateFilter, current) ? [p.id] : [];
+        }) : []);
         for (const p of op.points) {
+          if (excluded.has(p.id)) continue;
           const current = read(p.id);
           if (!current) throw new NotFound(`No point with id ${p.id} found`);
           staged.set(p.id, { ...current, vectors: { ...current.vectors, ...p.vectors } });
         }
         return;
+      }
       case 'delete_vectors':
         for (const r of existing(op.target)) {
           const vectors = { ...r.vectors };
@@ -591,7 +600,8 @@ export class Shard implements FilterSource {
       case 'set_payload':
         for (const r of existing(op.target)) {
           const payload = structuredClone(r.payload ?? {});
-          if (op.key) setAtPath(payload, op.key, structuredClone(op.payload));
+          const path = op.key === null ? undefined : parseJsonPath(op.key);
+          if (path) setAtPath(payload, path, structuredClone(op.payload));
           else Object.assign(payload, structuredClone(op.payload));
           staged.set(r.id, { ...r, payload });
         }
@@ -602,7 +612,10 @@ export class Shard implements FilterSource {
       case 'delete_payload':
         for (const r of existing(op.target)) {
           const payload = structuredClone(r.payload ?? {});
-          for (const key of op.keys) deleteAtPath(payload, key);
+          for (const key of op.keys) {
+            const path = parseJsonPath(key);
+            if (path) deleteAtPath(payload, path);
+          }
           staged.set(r.id, { ...r, payload });
         }
         return;

@@ -25,7 +25,8 @@ export type WriteOp =
   | { kind: 'overwrite_payload'; target: Target; payload: Payload }
   | { kind: 'delete_payload'; target: Target; keys: string[] }
   | { kind: 'clear_payload'; target: Target }
-  | { kind: 'update_vectors'; points: { id: PointId; vectors: NamedVectors }[] }
+  /** updateFilter: existing points that do not match it are left as they are (optional: older log entries lack it). */
+  | { kind: 'update_vectors'; points: { id: PointId; vectors: NamedVectors }[]; updateFilter?: Filter | null }
   | { kind: 'delete_vectors'; target: Target; names: string[] };
 
 /** The ids an operation names explicitly (routing by id), or null when it selects by filter. */

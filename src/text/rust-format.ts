@@ -20,3 +20,17 @@ export function rustFloat(value: number): string {
 export function rustDebugString(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r')}"`;
 }
+
+/**
+ * A number as Rust's `{}` prints an f32: the shortest decimal that reads back as the same f32
+ * (so 240 / 2^20 prints as 0.00022888184, not as the f64's 0.0002288818359375).
+ */
+export function rustF32(value: number): string {
+  const single = Math.fround(value);
+  if (!Number.isFinite(single)) return rustFloat(single);
+  for (let digits = 1; digits < 17; digits++) {
+    const shortest = Number(single.toPrecision(digits));
+    if (Math.fround(shortest) === single) return rustFloat(shortest);
+  }
+  return rustFloat(single);
+}

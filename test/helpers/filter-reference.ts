@@ -100,6 +100,8 @@ function refField(c: Wire, ctx: Ctx): boolean {
   const values = valuesOf(c.key, ctx.payload);
   const has = (x: unknown): boolean => x !== null && x !== undefined;
   if (values.length === 0) {
+    // A missing key holds no values: values_count sees a count of 0 (qdrant#9586).
+    if (has(c.values_count)) return inBounds(c.values_count, 0);
     if (has(c.is_empty)) return c.is_empty;
     if (has(c.is_null)) return !c.is_null;
     return false;

@@ -219,7 +219,7 @@ export async function restoreFixture(send: Send, pristine: ServerState): Promise
   }
   for (const fixture of FIXTURE) {
     if (!names.includes(fixture.name)) await createCollection(send, fixture);
-    else if (!isDeepStrictEqual(withoutSnapshots(await collectionState(send, fixture.name)), withoutSnapshots(pristine.collections[fixture.name]))) {
+    else if (await configChanged(send, fixture.name, pristine) || !isDeepStrictEqual(withoutSnapshots(await collectionState(send, fixture.name)), withoutSnapshots(pristine.collections[fixture.name]))) {
       check(`drop ${fixture.name}`, await send('DELETE', `/collections/${fixture.name}`));
       await createCollection(send, fixture);
     }
@@ -229,6 +229,15 @@ export async function restoreFixture(send: Send, pristine: ServerState): Promise
   if (!aliases.some((a) => isDeepStrictEqual(a, ALIAS))) actions.push({ create_alias: ALIAS } as never);
   if (actions.length > 0) check('aliases', await send('POST', '/collections/aliases', { actions }));
   check('quotas', await send('PUT', '/quotas', pristine.quotas));
+}
+
+/**
+ * Whether a valid request changed a fixture collection's configuration: then it is made again
+ * without reading its points, which its strict mode (limits, rate limits) may now refuse.
+ */
+async function configChanged(send: Send, name: string, pristine: ServerState): Promise<boolean> {
+  const info = check(`info of ${name}`, await send('GET', `/collections/${encodeURIComponent(name)}`)) as { config: unknown };
+  return !isDeepStrictEqual(info.config, (pristine.collections[name] as { config: unknown }).config);
 }
 
 // Snapshots made by valid requests are kept: they are files, not the collections' content.

@@ -18,3 +18,14 @@ export function sameHits(t: Test, actual: Hit[], expected: Hit[], what: string, 
   const off = actual.filter((h, i) => Math.abs(h.score - expected[i].score) > tolerance * Math.max(1, Math.abs(expected[i].score)));
   t.same(off, [], `${what}: scores`);
 }
+
+/** Printed f32s (Qdrant's short forms, `0.15`) read back as the f32 values the server holds. */
+export function asF32(values: readonly number[]): number[] {
+  return values.map(Math.fround);
+}
+
+/** A printed sparse vector with its values read back as f32s (see asF32). */
+export function sparseAsF32(vector: unknown): unknown {
+  const v = vector as { indices: number[]; values: number[] } | undefined;
+  return v && { indices: v.indices, values: asF32(v.values) };
+}

@@ -66,12 +66,15 @@ interface StructOptions {
   required?: string[];
   /** serde(deny_unknown_fields): only Filter and the payload selectors have it among requests. */
   denyUnknown?: boolean;
+  /** serde(alias): other names a field is read under, alias -> field (sending both is a duplicate field). */
+  aliases?: Record<string, string>;
 }
 
 export function struct(name: string, properties: Record<string, Schema>, options: StructOptions = {}): SchemaObject {
   const schema: SchemaObject = { type: 'object', properties, serde: `struct ${name}` };
   if (options.required?.length) schema.required = options.required;
   if (options.denyUnknown) schema.additionalProperties = false;
+  if (options.aliases) schema.aliases = options.aliases;
   return schema;
 }
 

@@ -10,7 +10,9 @@ function atLeast(schema: SchemaObject, min: number): SchemaObject {
 }
 
 const MEMORY = unitEnum(['cold', 'cached', 'pinned']);
-const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
+/** Dense vectors and payloads live in files Qdrant maps: it refuses to pin them (422). */
+const MAPPED_MEMORY = (storage: string) => opt(withRule(MEMORY, { notPinned: storage }));
+export const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
 const DATATYPE = unitEnum(['float32', 'uint8', 'float16', 'turbo4']);
 
 const HNSW_DIFF_FIELDS: Record<string, Schema> = {
@@ -123,7 +125,7 @@ const VECTOR_PARAMS = struct(
     hnsw_config: opt(HNSW_DIFF),
     quantization_config: opt(QUANTIZATION),
     on_disk: opt(bool()),
-    memory: opt(MEMORY),
+    memory: MAPPED_MEMORY('dense vector storage'),
     datatype: opt(DATATYPE),
     multivector_config: opt(struct('MultiVectorConfig', { comparator: unitEnum(['max_sim']) }, { required: ['comparator'] })),
   },
@@ -143,7 +145,7 @@ const SPARSE_VECTOR_PARAMS = struct('SparseVectorParams', {
   modifier: opt(unitEnum(['none', 'idf'])),
 });
 
-const PAYLOAD_STORAGE = struct('PayloadStorageParams', { memory: opt(MEMORY) });
+const PAYLOAD_STORAGE = struct('PayloadStorageParams', { memory: MAPPED_MEMORY('payload storage') });
 
 const STRICT_MODE = struct('StrictModeConfig', {
   enabled: opt(bool()),
@@ -194,7 +196,7 @@ const VECTOR_PARAMS_DIFF = struct('VectorParamsDiff', {
   hnsw_config: opt(HNSW_DIFF),
   quantization_config: opt(QUANTIZATION_DIFF),
   on_disk: opt(bool()),
-  memory: opt(MEMORY),
+  memory: MAPPED_MEMORY('dense vector storage'),
 });
 
 const COLLECTION_PARAMS_DIFF = struct('CollectionParamsDiff', {

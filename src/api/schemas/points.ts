@@ -38,7 +38,7 @@ function withPointsOrFilter(schema: SchemaObject): SchemaObject {
 const POINT_STRUCT = struct(
   'PointStruct',
   { id: POINT_ID, vector: VECTOR_STRUCT, payload: opt(PAYLOAD) },
-  { required: ['id', 'vector'] },
+  { required: ['id', 'vector'], aliases: { vectors: 'vector' } },
 );
 
 const BATCH = withRule(
@@ -72,7 +72,7 @@ export const POINT_INSERT_OPERATIONS = byKey('PointInsertOperations', [
 export const POINT_REQUEST = struct(
   'PointRequest',
   { shard_key: SHARD_KEY, ids: POINT_IDS, with_payload: opt(WITH_PAYLOAD), with_vector: WITH_VECTOR },
-  { required: ['ids'] },
+  { required: ['ids'], aliases: { with_vectors: 'with_vector' } },
 );
 
 export const POINTS_SELECTOR = untagged('PointsSelector', [
@@ -88,7 +88,7 @@ export const UPDATE_VECTORS = struct(
         struct(
           'PointVectors',
           { id: POINT_ID, vector: withRule(VECTOR_STRUCT as SchemaObject, { vectorNotEmpty: true }) },
-          { required: ['id', 'vector'] },
+          { required: ['id', 'vector'], aliases: { vectors: 'vector' } },
         ),
       ),
       { minLength: 1 },
@@ -171,6 +171,6 @@ export const SCROLL_REQUEST = struct('ScrollRequest', {
   with_payload: opt(WITH_PAYLOAD),
   with_vector: WITH_VECTOR,
   order_by: opt(ORDER_BY),
-});
+}, { aliases: { with_vectors: 'with_vector' } });
 
 export const COUNT_REQUEST = struct('CountRequest', { shard_key: SHARD_KEY, filter: opt(FILTER), exact: bool() });

@@ -32,6 +32,8 @@ export type RuleSpec = (
    * steps, so a stored payload stays within a few times the nesting a body may have. Quiver's rule.
    */
   | { maxPathSteps: number }
+  /** A memory placement the storage cannot serve: `pinned` (Qdrant's unsupported_memory_placement). */
+  | { notPinned: string }
 ) & {
   /** Qdrant reports some custom checks under a field of their own inside the checked value. */
   field?: string;
@@ -60,6 +62,7 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     const steps = typeof value === 'string' ? (parseJsonPath(value)?.length ?? 0) : 0;
     return steps > rule.maxPathSteps ? `key path of ${steps} steps invalid, must be at most ${rule.maxPathSteps} steps` : null;
   }
+  if ('notPinned' in rule) return value === 'pinned' ? `\`pinned\` memory placement is not supported for ${rule.notPinned}` : null;
   if ('newName' in rule) return typeof value === 'string' ? (nameViolations(value, 'create', rule.newName)[0] ?? null) : null;
   return batchLengthViolation(value);
 }

@@ -6,6 +6,7 @@ import { bool, f32Seq, float, FILTER, opt, seq, str, struct, uint, unitEnum, unt
 import { DENSE, DOCUMENT, MULTI_DENSE, IMAGE, INFERENCE_OBJECT, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
+import { FORMULA_QUERY } from './formula.js';
 
 const QUANTIZATION_SEARCH_PARAMS = struct('QuantizationSearchParams', {
   ignore: bool(),
@@ -42,7 +43,11 @@ const RESULT_FIELDS = {
   score_threshold: opt(float('f32')),
 };
 
-export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector: NAMED_VECTOR_STRUCT }, { required: ['vector', 'limit'] });
+/** Qdrant's serde aliases: `with_vectors` for `with_vector`, `top` for `limit` (where the Rust type has them). */
+const WITH_VECTORS_ALIAS = { with_vectors: 'with_vector' };
+const TOP_ALIAS = { top: 'limit' };
+
+export const SEARCH_REQUEST = struct('SearchRequest', { ...RESULT_FIELDS, vector: NAMED_VECTOR_STRUCT }, { required: ['vector', 'limit'], aliases: { ...WITH_VECTORS_ALIAS, ...TOP_ALIAS } });
 
 export const SEARCH_REQUEST_BATCH = struct('SearchRequestBatch', { searches: seq(SEARCH_REQUEST) }, { required: ['searches'] });
 
@@ -51,6 +56,26 @@ const VECTOR_INPUT = untagged('VectorInput', [DENSE, SPARSE, MULTI_DENSE, POINT_
 const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
 
 const LOOKUP_LOCATION = struct('LookupLocation', { collection: str(), vector: opt(str()), shard_key: opt(SHARD_KEY_SELECTOR) }, { required: ['collection'] });
+
+/** Maximal marginal relevance over a nearest query's candidates. */
+const MMR = struct('Mmr', {
+  diversity: opt(withRule(float('f32'), { range: { min: 0, max: 1 }, float: 'f32' })),
+  candidates_limit: opt(withRule(uint('usize'), { range: { max: 16_384 } })),
+});
+
+const RELEVANCE_FEEDBACK_INPUT = struct('RelevanceFeedbackInput', {
+  target: VECTOR_INPUT,
+  feedback: seq(struct('FeedbackItem', { example: VECTOR_INPUT, score: float('f32') }, { required: ['example', 'score'] })),
+  strategy: untagged('FeedbackStrategy', [
+    struct('NaiveFeedbackStrategy', {
+      naive: struct('NaiveFeedbackStrategyParams', {
+        a: float('f32'),
+        b: withRule(float('f32'), { range: { min: 0 }, float: 'f32' }),
+        c: float('f32'),
+      }, { required: ['a', 'b', 'c'] }),
+    }, { required: ['naive'] }),
+  ]),
+}, { required: ['target', 'feedback', 'strategy'] });
 
 const CONTEXT_PAIR = struct('ContextPair', { positive: VECTOR_INPUT, negative: VECTOR_INPUT }, { required: ['positive', 'negative'] });
 const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PAIR)]));
@@ -62,7 +87,7 @@ const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PA
  */
 export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterface', [
   VECTOR_INPUT,
-  struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
+  struct('NearestQuery', { nearest: VECTOR_INPUT, mmr: opt(MMR) }, { required: ['nearest'] }),
   struct('RecommendQuery', {
     recommend: struct('RecommendInput', { positive: opt(seq(VECTOR_INPUT)), negative: opt(seq(VECTOR_INPUT)), strategy: STRATEGY }),
   }, { required: ['recommend'] }),
@@ -75,7 +100,9 @@ export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterfac
     rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(f32Seq()) }),
   }, { required: ['rrf'] }),
   struct('OrderByQuery', { order_by: ORDER_BY }, { required: ['order_by'] }),
+  FORMULA_QUERY,
   struct('SampleQuery', { sample: unitEnum(['random']) }, { required: ['sample'] }),
+  struct('RelevanceFeedbackQuery', { relevance_feedback: RELEVANCE_FEEDBACK_INPUT }, { required: ['relevance_feedback'] }),
 ]), $id: 'QueryInterface' };
 const QUERY_INTERFACE = ruledRef('QueryInterface', 'QueryInterfaceRules');
 
@@ -106,7 +133,7 @@ export const RECOMMEND_REQUEST = struct('RecommendRequest', {
   strategy: STRATEGY,
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
-}, { required: ['limit'] });
+}, { required: ['limit'], aliases: { ...WITH_VECTORS_ALIAS, ...TOP_ALIAS } });
 
 export const DISCOVER_REQUEST = struct('DiscoverRequest', {
   ...RESULT_FIELDS,
@@ -114,7 +141,7 @@ export const DISCOVER_REQUEST = struct('DiscoverRequest', {
   context: opt(seq(CONTEXT_PAIR)),
   using: opt(str()),
   lookup_from: opt(LOOKUP_LOCATION),
-}, { required: ['limit'] });
+}, { required: ['limit'], aliases: TOP_ALIAS });
 
 export const DISCOVER_REQUEST_BATCH = struct('DiscoverRequestBatch', { searches: seq(DISCOVER_REQUEST) }, { required: ['searches'] });
 
@@ -127,7 +154,7 @@ export const QUERY_REQUEST = struct('QueryRequest', {
   offset: opt(uint('usize')),
   with_vector: opt(WITH_VECTOR),
   with_payload: opt(WITH_PAYLOAD),
-});
+}, { aliases: WITH_VECTORS_ALIAS });
 
 export const QUERY_REQUEST_BATCH = struct('QueryRequestBatch', { searches: seq(QUERY_REQUEST) }, { required: ['searches'] });
 
@@ -141,7 +168,7 @@ export const FACET_REQUEST = struct('FacetRequest', {
 
 const WITH_LOOKUP = untagged('WithLookupInterface', [
   str(),
-  struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'] }),
+  struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'], aliases: { with_vector: 'with_vectors' } }),
 ]);
 
 const GROUP_BY = str();
@@ -150,7 +177,7 @@ const GROUP_BY = str();
  * The grouping fields added to a search-like body: v1.18 bodies require both sizes, as u32; the
  * query API's are optional usize.
  */
-function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean) {
+function grouped(name: string, base: SchemaObject, required: string[], optionalSizes: boolean, aliases?: Record<string, string>) {
   const size = withRule(uint(optionalSizes ? 'usize' : 'u32'), { range: { min: 1 } });
   return struct(name, {
     ...base.properties,
@@ -158,11 +185,11 @@ function grouped(name: string, base: SchemaObject, required: string[], optionalS
     group_size: optionalSizes ? opt(size) : size,
     limit: optionalSizes ? opt(size) : size,
     with_lookup: opt(WITH_LOOKUP),
-  }, { required });
+  }, { required, aliases });
 }
 
-export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false);
-export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false);
+export const SEARCH_GROUPS_REQUEST = grouped('SearchGroupsRequest', SEARCH_REQUEST, ['vector', 'group_by', 'group_size', 'limit'], false, WITH_VECTORS_ALIAS);
+export const RECOMMEND_GROUPS_REQUEST = grouped('RecommendGroupsRequest', RECOMMEND_REQUEST, ['group_by', 'group_size', 'limit'], false, WITH_VECTORS_ALIAS);
 export const QUERY_GROUPS_REQUEST = grouped('QueryGroupsRequest', QUERY_REQUEST, ['group_by'], true);
 
 export const SEARCH_MATRIX_REQUEST = struct('SearchMatrixRequest', {

@@ -5,6 +5,8 @@ import { BadInput } from '../../errors.js';
 import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
 import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
 import { withDeadline } from '../../collection/deadline-scope.js';
+import type { Collection } from '../../collection/collection.js';
+import type { StrictRead } from '../../collection/strict-reads.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
 
 export type Params = { name: string; id?: string; field?: string };
@@ -28,6 +30,11 @@ export function query<S extends QueryParamSet>(request: FastifyRequest, set: S):
 export function read<T>(request: FastifyRequest, operation: string, handler: () => Promise<T>): Promise<T> {
   const { timeout } = query(request, READ_PARAMS);
   return withDeadline(timeout, operation, handler);
+}
+
+/** Strict mode's admission of a read on `collection` (src/collection/strict-mode.ts), under the request's `timeout`. */
+export function admitRead(collection: Collection, request: FastifyRequest, read: StrictRead): void {
+  collection.admitRead(read, query(request, READ_PARAMS).timeout ?? null);
 }
 
 export type WriteQuery = ParsedQuery<typeof WRITE_PARAMS>;

@@ -10,9 +10,10 @@ import { POINT_READ_PARAMS, WRITE_PARAMS, validateBody } from '../../api/validat
 import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, setPayloadOp, updateVectorsOp, upsertOp } from '../../api/write-convert.js';
 import type { RoutedOp } from '../../collection/collection.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
+import { plainRead, retrieveRead } from '../../collection/strict-reads.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { collectionName, query, read, type Params } from './params.js';
+import { admitRead, collectionName, query, read, type Params } from './params.js';
 
 const DEFAULT_SCROLL_LIMIT = 10;
 
@@ -46,7 +47,10 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
 
   app.post('/collections/:name/points', (request) => read(request, 'Retrieve', async () => {
     const body = validateBody('PointRequest', request.body);
-    const points = await collections.get(collectionName(request)).reader(body.shard_key).retrieve(body.ids.map(toPointId), {
+    const collection = collections.get(collectionName(request));
+    const ids = body.ids.map(toPointId);
+    admitRead(collection, request, retrieveRead(body.shard_key ?? null, ids.length));
+    const points = await collection.reader(body.shard_key).retrieve(ids, {
       withPayload: toPayloadSelection(body.with_payload),
       withVector: toVectorSelection(body.with_vector),
     });
@@ -60,6 +64,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     const raw = (request.params as Params).id!;
     const pointId = pointIdFromPath(raw);
     if (pointId === undefined) throw unrecognizedPointId(raw);
+    collection.admitRead(retrieveRead(null, 1), null);
     const [point] = await collection.reader().retrieve([pointId], { withPayload: { all: true }, withVector: true });
     if (!point) throw pointDoesNotExist(pointId);
     return ok(request, renderRecord(point));
@@ -68,8 +73,10 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
   app.post('/collections/:name/points/scroll', (request) => read(request, 'Scroll', async () => {
     const body = validateBody('ScrollRequest', request.body ?? {});
     const collection = collections.get(collectionName(request));
+    const filter = body.filter ? toFilter(body.filter) : null;
+    admitRead(collection, request, plainRead(body.shard_key ?? null, filter, body.limit ?? null, null));
     const page = await collection.reader(body.shard_key).scroll(
-      body.filter ? toFilter(body.filter) : null,
+      filter,
       body.offset === undefined || body.offset === null ? null : toPointId(body.offset),
       body.limit ?? DEFAULT_SCROLL_LIMIT,
       { withPayload: toPayloadSelection(body.with_payload), withVector: toVectorSelection(body.with_vector) },
@@ -80,7 +87,11 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
 
   app.post('/collections/:name/points/count', (request) => read(request, 'Count', async () => {
     const body = validateBody('CountRequest', request.body ?? {});
-    const count = await collections.get(collectionName(request)).reader(body.shard_key).count(body.filter ? toFilter(body.filter) : null);
+    const collection = collections.get(collectionName(request));
+    const filter = body.filter ? toFilter(body.filter) : null;
+    // Qdrant counts exactly unless told not to, so strict mode's `search_allow_exact` applies by default.
+    admitRead(collection, request, plainRead(body.shard_key ?? null, filter, null, body.exact ?? true));
+    const count = await collection.reader(body.shard_key).count(filter);
     return ok(request, { count });
   }));
 }

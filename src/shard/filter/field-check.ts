@@ -1,6 +1,7 @@
 // How one FieldCondition judges the values found at its key, following Qdrant's
 // check_field_condition and ValueChecker (lib/segment payload_storage):
-// - no value at the key: only `isEmpty` (matches if true) or `isNull` (matches if false) can hold;
+// - no value at the key: `valuesCount` counts it as 0 values, else only `isEmpty` (matches if
+//   true) or `isNull` (matches if false) can hold;
 // - otherwise the condition holds if it holds for any one of the values, where a value is judged
 //   by `valuesCount` if given, else by `isEmpty`, else by `isNull`, else by match/range/geo
 //   (OR-ed), those looking inside an array value one level deep (any element).
@@ -40,6 +41,8 @@ export function checkField(cond: FieldCondition, values: readonly JsonValue[], s
 
 /** Qdrant's check_empty: what a condition says about a key with no value at all. */
 export function checkMissing(cond: FieldCondition): boolean {
+  // A missing key holds no values, so `values_count: {lt: 1}` selects it.
+  if (cond.valuesCount) return inBounds(cond.valuesCount, 0);
   if (cond.isEmpty !== undefined) return cond.isEmpty;
   if (cond.isNull !== undefined) return !cond.isNull;
   return false;
