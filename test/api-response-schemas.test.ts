@@ -127,7 +127,8 @@ t.test('the table has a response for exactly the server\'s routes', async (t) =>
 });
 
 t.test('every route answers in its schema', async (t) => {
-  const server = await startServer();
+  // With hardware reporting, so that the answers about points carry Qdrant's `usage` too.
+  const server = await startServer({ env: { QDRANT__SERVICE__HARDWARE_REPORTING: 'true' } });
   stopAtEnd(t, server);
   const { send, fail, driven } = client(server.url);
   const snapshotsDir = join(server.storage, 'snapshots');

@@ -165,14 +165,14 @@ export const OPTIMIZERS_STATUS = anyOf(unitEnum(['ok']), tagged('error', str()))
 export const COLLECTION_INFO = closed({
   status: unitEnum(['green', 'yellow', 'grey', 'red']),
   optimizer_status: OPTIMIZERS_STATUS,
-  // Not sent by Quiver yet: collection warnings are being added on another branch.
+  // Left out when there is none.
   warnings: seq(closed({ message: str() }, ['message'])),
   indexed_vectors_count: nullable(COUNT),
   points_count: nullable(COUNT),
   segments_count: COUNT,
   config: COLLECTION_CONFIG,
   payload_schema: map(PAYLOAD_INDEX_INFO),
-  // deferred_points: not sent by Quiver yet (the update queue is being reworked on another branch).
+  // deferred_points: not sent by Quiver, which hides no unoptimized point.
   update_queue: nullable(closed({ length: COUNT, deferred_points: nullable(COUNT) }, ['length'])),
 }, ['status', 'optimizer_status', 'segments_count', 'config', 'payload_schema']);
 

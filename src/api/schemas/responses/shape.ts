@@ -34,7 +34,7 @@ export const DATE_TIME: SchemaObject = { type: 'string', pattern: '^\\d{4}-\\d\\
 export const UUID: SchemaObject = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' };
 
 /** Qdrant's Usage: hardware counters (when `service.hardware_reporting` is on) and inference tokens. */
-const HARDWARE_USAGE = closed({
+export const HARDWARE_USAGE = closed({
   cpu: COUNT,
   payload_io_read: COUNT,
   payload_io_write: COUNT,
@@ -46,9 +46,9 @@ const HARDWARE_USAGE = closed({
 
 const INFERENCE_USAGE = closed({ models: { type: 'object', additionalProperties: closed({ tokens: uint('u64') }, ['tokens']) } }, ['models']);
 
-// Qdrant leaves `usage` out when it is empty, never null. Quiver sends none yet (usage.hardware
-// is being added on another branch).
-const USAGE: SchemaObject = { ...closed({ hardware: HARDWARE_USAGE, inference: INFERENCE_USAGE }), minProperties: 1 };
+// Qdrant leaves `usage` out when it is empty, never null; beside hardware counters it writes
+// `inference: null` when no model was used.
+const USAGE: SchemaObject = { ...closed({ hardware: HARDWARE_USAGE, inference: nullable(INFERENCE_USAGE) }), minProperties: 1 };
 
 /** Qdrant's success envelope around a route's `result`. */
 export function envelope(result: Schema): SchemaObject {
@@ -59,4 +59,4 @@ export function envelope(result: Schema): SchemaObject {
 export const ACCEPTED_BODY = closed({ status: unitEnum(['accepted']), time: F64, usage: USAGE }, ['status', 'time']);
 
 /** Qdrant's error body, whatever the route. */
-export const ERROR_BODY = closed({ status: closed({ error: { type: 'string' } }, ['error']), time: F64 }, ['status', 'time']);
+export const ERROR_BODY = closed({ status: closed({ error: { type: 'string' } }, ['error']), time: F64, usage: USAGE }, ['status', 'time']);

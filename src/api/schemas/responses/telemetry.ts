@@ -1,13 +1,13 @@
 // GET /telemetry (TelemetryData) and GET /cluster/telemetry (DistributedTelemetryData). Each part
-// a detail level or the caller's grant leaves out is optional, as in Qdrant. Telemetry is being
-// extended on another branch; fields Quiver does not send yet are Qdrant 1.19's, optional.
+// a detail level or the caller's grant leaves out is optional, as in Qdrant; so are Qdrant 1.19's
+// fields Quiver does not send.
 
 import { bool, jsonObject, map, seq, str, uint, unitEnum, type Schema } from '../builders.js';
 import { COLLECTION_CONFIG_TELEMETRY, COLLECTION_PARAMS, OPTIMIZERS_STATUS } from './collection.js';
 import { CONSENSUS_THREAD_STATUS, REPLICA_STATE, RESHARDING_INFO, SHARD_TRANSFER_INFO, STATE_ROLE } from './cluster.js';
 import { SHARD_KEY } from './points.js';
 import { QUOTA_CONFIG } from './service.js';
-import { anyOf, closed, COUNT, DATE_TIME, F32, nullable } from './shape.js';
+import { anyOf, closed, COUNT, DATE_TIME, F32, HARDWARE_USAGE, nullable } from './shape.js';
 
 const PEER_ID = uint('u64');
 const SHARD_ID = uint('u32');
@@ -133,8 +133,7 @@ export const TELEMETRY_DATA = closed({
   cluster: nullable(CLUSTER),
   requests: nullable(closed({ rest: API_TELEMETRY, grpc: API_TELEMETRY }, ['rest', 'grpc'])),
   memory: nullable(MEMORY),
-  // Hardware counters per collection (with `service.hardware_reporting`): being added on another branch.
-  hardware: nullable(closed({ collection_data: map(OPEN_OBJECT) }, ['collection_data'])),
+  hardware: nullable(closed({ collection_data: map(HARDWARE_USAGE) }, ['collection_data'])),
   search_pool: nullable(closed({ mode: str(), high_cpu_threads: COUNT, high_io_threads: COUNT }, ['mode', 'high_cpu_threads', 'high_io_threads'])),
   quota: nullable(closed({ config: QUOTA_CONFIG, exceeded: closed({ resident_memory: nullable(bool()), disk_usage: nullable(bool()) }) }, ['config', 'exceeded'])),
 }, ['id', 'collections']);
