@@ -25,6 +25,19 @@ export class PostingList {
 
   constructor(private readonly mem: SparseMemory) {}
 
+  /** A list holding `entries` (live (offset, value) pairs, offsets ascending) with their stored statistics. */
+  static restore(mem: SparseMemory, entries: Uint32Array, nonZero: number, max: number, min: number): PostingList {
+    const list = new PostingList(mem);
+    const n = entries.length / 2;
+    list.resize(Math.max(n, 4));
+    mem.u32.set(entries, list.at(0));
+    list.length = n;
+    list.nonZero = nonZero;
+    list.max = max;
+    list.min = min;
+    return list;
+  }
+
   get live(): number {
     return this.length - this.dead;
   }

@@ -24,13 +24,18 @@ import { idf, type IdfStatistics } from './sparse-idf.js';
 import { SparseMemory } from './sparse-memory.js';
 import { readImage, writeImage } from './sparse-persist.js';
 import { plainScan, prunedSearch, SearchScratch, type PreparedQuery, type SearchResultArrays } from './sparse-search.js';
-import { SparseStore } from './sparse-store.js';
+import { ABSENT, SparseStore } from './sparse-store.js';
 import { InvalidSparseVector } from './sparse-errors.js';
 import { normalizeSparse, type SortedSparse, type SparseVector } from './sparse-vector.js';
+
+/** How posting values are stored (Qdrant's sparse index datatype). */
+export type SparseDatatype = 'float32' | 'float16' | 'uint8';
 
 export interface SparseIndexConfig {
   /** Qdrant's sparse index full_scan_threshold, in points (default 5000, Qdrant's). */
   fullScanThreshold?: number;
+  /** Default float32. */
+  datatype?: SparseDatatype;
 }
 
 export interface SparseSearchOptions {
@@ -72,11 +77,11 @@ export class SparseIndex {
 
   /** Restores an index written by serialize(); searches give identical results. */
   static async load(module: WebAssembly.Module, bytes: Uint8Array, config: SparseIndexConfig = {}): Promise<SparseIndex> {
+    const image = readImage(bytes);
     const index = await SparseIndex.create(module, config);
-    readImage(bytes, (offset, doc) => index.insert(offset, doc), (count) => {
-      index.store.reserve(count);
-      index.store.count = count;
-    });
+    index.store.restore(image.lengths, image.pairs, image.documents);
+    for (const { term, nonZero, max, min, entries } of image.lists) index.lists.set(term, PostingList.restore(index.mem, entries, nonZero, max, min));
+    for (let o = 0; o < image.count; o++) if (image.lengths[o] !== ABSENT && image.lengths[o] > 0) index.indexed++;
     return index;
   }
 
@@ -91,6 +96,11 @@ export class SparseIndex {
    */
   get documentCount(): number {
     return this.indexed;
+  }
+
+  /** Non-zeros (index, value pairs) of the stored vectors. */
+  get entryCount(): number {
+    return this.store.entries;
   }
 
   /** One past the highest offset ever stored. */
@@ -186,7 +196,7 @@ export class SparseIndex {
   }
 
   serialize(): Uint8Array {
-    return writeImage(this.store, this.mem);
+    return writeImage(this.store, this.lists, this.mem);
   }
 
   private insert(offset: number, doc: SortedSparse): void {
