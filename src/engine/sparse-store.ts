@@ -100,6 +100,20 @@ export class SparseStore {
     return true;
   }
 
+  /** The value at `index` of the document at `offset` (which must hold it). */
+  valueOf(offset: number, index: number): number {
+    const u32 = this.mem.u32;
+    const w = this.startOf(offset) >>> 2;
+    let lo = 0;
+    let hi = this.lengthOf(offset);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (u32[w + 2 * mid] < index) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.mem.f32[w + 2 * lo + 1];
+  }
+
   /** A copy of the stored document, or null. */
   get(offset: number): SortedSparse | null {
     const n = this.lengthOf(offset);
