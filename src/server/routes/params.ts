@@ -7,7 +7,7 @@ import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } fro
 import { withDeadline } from '../../collection/deadline-scope.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
 
-export type Params = { name: string; id?: string; field?: string };
+export type Params = { name: string; id?: string; field?: string; vector?: string };
 
 export function collectionName(request: FastifyRequest): string {
   return (request.params as Params).name;
