@@ -169,12 +169,14 @@ export class PostingList {
   refresh(original: OriginalValue): void {
     if (!this.stale) return;
     if (this.dead > 0) this.compact();
+    this.requantize(Float32Array.from({ length: this.length }, (_, p) => original(this.offsetAt(p))));
+  }
+
+  /** uint8: quantizes every posting again from `values`, the values as given in posting order (the list has no dead postings). */
+  requantize(values: Float32Array): void {
     let min = Infinity;
     let max = -Infinity;
-    const values = new Float32Array(this.length);
-    for (let p = 0; p < this.length; p++) {
-      const x = original(this.offsetAt(p));
-      values[p] = x;
+    for (const x of values) {
       if (x < min) min = x;
       if (x > max) max = x;
     }

@@ -204,8 +204,27 @@ export class SparseIndex {
   }
 
   serialize(): Uint8Array {
-    for (const list of this.lists.values()) this.refresh(list);
+    this.refreshAll();
     return writeImage(this.store, this.lists, this.mem, this.datatype);
+  }
+
+  /**
+   * uint8: brings every stale list up to date in one pass over the stored vectors (in offset
+   * order, which is each list's posting order), instead of a search per posting.
+   */
+  private refreshAll(): void {
+    const stale = new Map<number, { list: PostingList; values: Float32Array; at: number }>();
+    for (const [term, list] of this.lists) {
+      if (!list.stale) continue;
+      if (list.dead > 0) list.compact();
+      stale.set(term, { list, values: new Float32Array(list.length), at: 0 });
+    }
+    if (stale.size === 0) return;
+    this.store.forEachPair((term, value) => {
+      const entry = stale.get(term);
+      if (entry) entry.values[entry.at++] = value;
+    });
+    for (const { list, values } of stale.values()) list.requantize(values);
   }
 
   /** uint8: brings a stale list's codes up to date from the stored vectors' values. */

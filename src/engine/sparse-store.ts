@@ -130,6 +130,20 @@ export class SparseStore {
     return { indices, values };
   }
 
+  /** Calls `visit` with every stored (index, value) pair, documents in offset order. */
+  forEachPair(visit: (index: number, value: number) => void): void {
+    const u32 = this.mem.u32;
+    const f32 = this.mem.f32;
+    const starts = this.startsPtr >>> 2;
+    const lengths = this.lengthsPtr >>> 2;
+    for (let o = 0; o < this.count; o++) {
+      const n = u32[lengths + o];
+      if (n === ABSENT) continue;
+      const w = u32[starts + o] >>> 2;
+      for (let i = 0; i < n; i++) visit(u32[w + 2 * i], f32[w + 2 * i + 1]);
+    }
+  }
+
   /** Writes every document's pairs, in offset order, into `out` from word `at`; returns the word after them. */
   copyRuns(out: Uint32Array, at: number): number {
     const u32 = this.mem.u32;
