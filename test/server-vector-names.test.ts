@@ -148,6 +148,7 @@ t.test('create, fill, search, delete, re-create, restart, snapshot, errors, acce
   assertError(t, await put('s', { dense: { size: 3, distance: 'Dot' } }), 400, 'Wrong input: Vector `s` already exists as a sparse vector', 'dense over sparse');
   assertError(t, await put('a', { sparse: {} }), 400, 'Wrong input: Vector `a` already exists as a dense vector', 'sparse over dense');
   t.equal((await put('c', {})).status, 400, 'neither dense nor sparse: a body format error');
+  assertError(t, await put('c', { sparse: { datatype: 'turbo4' } }), 400, 'Wrong input: sparse vector index datatype turbo4 is not supported; use float32, float16 or uint8', 'turbo4 sparse index (a dense storage format)');
   t.equal((await put('c', { dense: { size: 0, distance: 'Dot' } })).status, 422, 'size 0: a validation error');
   assertError(t, await call(server.url, 'PUT', '/collections/nope/vectors/c', { sparse: {} }, headers), 404, "Not found: Collection `nope` doesn't exist!", 'missing collection');
   t.same(await vectorNames(client), { dense: ['a', 'b'], sparse: ['s'] }, 'refused requests changed nothing');

@@ -122,6 +122,13 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
   });
 }
 
+/** Refuses (BadInput) a configuration the engine cannot serve; checked before one is stored. */
+export function checkServable(config: CollectionConfig): CollectionConfig {
+  vectorSpecsOf(config);
+  sparseSpecsOf(config);
+  return config;
+}
+
 /** The engine's form of a sparse index datatype (Qdrant's default float32). */
 function sparseDatatypeOf(datatype: Datatype | null): SparseDatatype {
   if (datatype === null || datatype === 'float32' || datatype === 'float16' || datatype === 'uint8') return datatype ?? 'float32';

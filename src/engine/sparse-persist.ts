@@ -80,10 +80,11 @@ export interface SparseImage {
 export function readImage(bytes: Uint8Array, datatype: SparseDatatype): SparseImage {
   if (!LITTLE_ENDIAN) throw new RangeError('sparse index images need a little-endian platform');
   if (bytes.byteLength < HEADER_WORDS * 4 || bytes.byteLength % 4 !== 0) throw new NotASparseIndex(`${bytes.byteLength} bytes`);
-  // Copy into an aligned buffer: the bytes may sit at any offset of a larger buffer.
-  const words = new Uint32Array(bytes.byteLength / 4);
-  new Uint8Array(words.buffer).set(bytes);
-  const f32 = new Float32Array(words.buffer);
+  // Views of the bytes where they are word-aligned, else of an aligned copy (they may sit at any
+  // offset of a larger buffer); an image is as large as the index, so the copy is avoided.
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  const words = new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
+  const f32 = new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
   const [magic, version, count, documents, entries, terms, postings, kind] = words;
   if (magic !== MAGIC) throw new NotASparseIndex('bad magic number');
   if (version !== VERSION) throw new NotASparseIndex(`unknown version ${version}`);
@@ -107,7 +108,7 @@ export function readImage(bytes: Uint8Array, datatype: SparseDatatype): SparseIm
   }
   if (seen !== documents || at !== entries) throw new NotASparseIndex('document count does not match the header');
   const lists: SparseImage['lists'] = [];
-  const all = new Uint8Array(words.buffer);
+  const all = new Uint8Array(aligned.buffer, aligned.byteOffset, aligned.byteLength);
   let p = fixed;
   let total = 0;
   for (let t = 0; t < terms; t++, w += TERM_WORDS) {

@@ -3,18 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { addVectorName, removeVectorName } from '../../api/vector-name-config.js';
-import { sparseSpecsOf, vectorSpecsOf, type CollectionConfig } from '../../collection/config-model.js';
+import { checkServable } from '../../collection/config-model.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query, type Params } from './params.js';
-
-/** A new configuration the engine can serve (checked before it is stored). */
-function servable(config: CollectionConfig): CollectionConfig {
-  vectorSpecsOf(config);
-  sparseSpecsOf(config);
-  return config;
-}
 
 export function registerVectorNameRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.put('/collections/:name/vectors/:vector', async (request) => {
@@ -22,7 +15,7 @@ export function registerVectorNameRoutes(app: FastifyInstance, { collections, no
     const body = validateBody('VectorNameConfig', request.body);
     const vector = (request.params as Params).vector!;
     node.quota.check();
-    const change = collections.changeVectorName(collectionName(request), (config) => servable(addVectorName(config, vector, body)), null);
+    const change = collections.changeVectorName(collectionName(request), (config) => checkServable(addVectorName(config, vector, body)), null);
     return ok(request, await withCommitTimeout(change, timeout));
   });
 
