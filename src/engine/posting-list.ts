@@ -183,9 +183,19 @@ export class PostingList {
     this.range = { min, max };
     this.params = u8Params(min, max);
     const v = this.valuesPtr;
-    for (let p = 0; p < this.length; p++) this.mem.u8[v + p] = quantizeU8(values[p], this.params);
+    const u8 = this.mem.u8;
+    let lo = 255;
+    let hi = 0;
+    for (let p = 0; p < values.length; p++) {
+      const q = quantizeU8(values[p], this.params);
+      u8[v + p] = q;
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+    }
     this.stale = false;
-    this.bound();
+    // Codes read back in their order (min + q * diff256 grows with q): the bounds are the extreme codes'.
+    this.min = values.length > 0 ? dequantizeU8(lo, this.params) : Infinity;
+    this.max = values.length > 0 ? dequantizeU8(hi, this.params) : -Infinity;
   }
 
   /** First position whose offset (dead bit ignored) is >= `offset`, searching from `from`. */
@@ -239,8 +249,10 @@ export class PostingList {
         break;
       }
       case KIND.uint8: {
-        // A value outside the codes' range (or a first one) moves the parameters.
+        // A value outside the codes' range (or a first one) moves the parameters. A stale list's
+        // codes and bounds are all made again before anything reads them: nothing to do now.
         if (this.live === 0 || !(value >= this.range.min && value <= this.range.max)) this.stale = true;
+        if (this.stale) return;
         this.mem.u8[v + p] = quantizeU8(value, this.params);
         break;
       }

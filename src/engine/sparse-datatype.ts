@@ -76,9 +76,9 @@ export function u8Params(min: number, max: number): U8Params {
 export function quantizeU8(v: number, p: U8Params): number {
   const x = Math.fround(Math.fround(v - p.min) / p.diff256);
   if (Number.isNaN(x)) return 0;
-  // Rust's f32::round: half away from zero.
-  const r = Math.sign(x) * Math.round(Math.abs(x));
-  return Math.min(255, Math.max(0, r));
+  // Rust's f32::round rounds half away from zero: Math.round does so from 0 up, and below 0 the
+  // code clamps to 0 either way.
+  return Math.min(255, Math.max(0, Math.round(x)));
 }
 
 export function dequantizeU8(q: number, p: U8Params): number {

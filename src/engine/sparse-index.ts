@@ -222,7 +222,7 @@ export class SparseIndex {
     if (stale.size === 0) return;
     this.store.forEachPair((term, value) => {
       const entry = stale.get(term);
-      if (entry) entry.values[entry.at++] = value;
+      if (entry !== undefined) entry.values[entry.at++] = value;
     });
     for (const { list, values } of stale.values()) list.requantize(values);
   }
