@@ -151,6 +151,8 @@ t.test('create, fill, search, delete, re-create, restart, snapshot, errors, acce
   assertError(t, await put('c', { sparse: { datatype: 'turbo4' } }), 400, 'Wrong input: sparse vector index datatype turbo4 is not supported; use float32, float16 or uint8', 'turbo4 sparse index (a dense storage format)');
   t.equal((await put('c', { dense: { size: 0, distance: 'Dot' } })).status, 422, 'size 0: a validation error');
   assertError(t, await call(server.url, 'PUT', '/collections/nope/vectors/c', { sparse: {} }, headers), 404, "Not found: Collection `nope` doesn't exist!", 'missing collection');
+  assertError(t, await put('x'.repeat(201), { sparse: {} }), 422, `Validation error in path parameters: [vector_name: vector name must be at most 200 bytes long]`, 'a name over 200 bytes');
+  assertError(t, await put('a%3Ab', { sparse: {} }), 422, 'Validation error in path parameters: [vector_name: vector name cannot contain ":" char]', 'a forbidden character');
   t.same(await vectorNames(client), { dense: ['a', 'b'], sparse: ['s'] }, 'refused requests changed nothing');
 
   // Delete: gone from the configuration, the points and searches.

@@ -7,9 +7,27 @@
 // error (Qdrant's removal is a no-op then).
 
 import type { CollectionConfig, VectorParams } from '../collection/config-model.js';
+import { nameViolations } from './collection-name.js';
+import { validationError } from './messages.js';
 import type { SparseVectorParams } from '../collection/kept-config.js';
 import { BadInput } from '../errors.js';
 import type { WireVectorNameConfig } from './types.js';
+
+/** Qdrant's longest vector name, in UTF-8 bytes (names become directory components there). */
+const MAX_VECTOR_NAME_BYTES = 200;
+
+/**
+ * Refuses a vector name in a request path as Qdrant's `validate_vector_name` does (422
+ * "Validation error in path parameters"): at most 200 bytes, then a collection name's forbidden
+ * characters.
+ */
+export function checkVectorName(name: string): void {
+  const bytes = new TextEncoder().encode(name).length;
+  const violations = bytes > MAX_VECTOR_NAME_BYTES
+    ? [`vector name must be at most ${MAX_VECTOR_NAME_BYTES} bytes long`]
+    : nameViolations(name, 'create', 'vector name');
+  if (violations.length > 0) throw validationError(violations.map((message) => ({ path: 'vector_name', message })), 'path parameters');
+}
 
 export function addVectorName(config: CollectionConfig, name: string, body: WireVectorNameConfig): CollectionConfig {
   const { vectors, sparseVectors } = config.params;

@@ -2,7 +2,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
-import { addVectorName, removeVectorName } from '../../api/vector-name-config.js';
+import { addVectorName, checkVectorName, removeVectorName } from '../../api/vector-name-config.js';
 import { checkServable } from '../../collection/config-model.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
@@ -12,8 +12,9 @@ import { collectionName, query, type Params } from './params.js';
 export function registerVectorNameRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
   app.put('/collections/:name/vectors/:vector', async (request) => {
     const { timeout } = query(request, WRITE_PARAMS);
-    const body = validateBody('VectorNameConfig', request.body);
     const vector = (request.params as Params).vector!;
+    checkVectorName(vector);
+    const body = validateBody('VectorNameConfig', request.body);
     node.quota.check();
     const change = collections.changeVectorName(collectionName(request), (config) => checkServable(addVectorName(config, vector, body)), null);
     return ok(request, await withCommitTimeout(change, timeout));
@@ -22,6 +23,7 @@ export function registerVectorNameRoutes(app: FastifyInstance, { collections, no
   app.delete('/collections/:name/vectors/:vector', async (request) => {
     const { timeout } = query(request, WRITE_PARAMS);
     const vector = (request.params as Params).vector!;
+    checkVectorName(vector);
     const change = collections.changeVectorName(collectionName(request), (config) => removeVectorName(config, vector), vector);
     return ok(request, await withCommitTimeout(change, timeout));
   });
