@@ -200,11 +200,13 @@ function sparsePairCost(a: SparseVector, b: SparseVector): number {
 }
 
 /**
- * The `cpu` count of a sparse search: a scan of the few allowed points scores each pair; a
- * search through the postings makes one product per stored value at a query index.
+ * The `cpu` count of a sparse search, by the plan the index follows: a scan of the few allowed
+ * points (float32 values only) scores each pair; a search through the postings makes one
+ * product per stored value at a query index.
  */
 function sparseSearchCost(index: SparseIndex, query: SparseVector, allowed: Bitset | undefined): number {
-  if (!allowed || !index.usesFullScan(allowed)) return index.documentFrequencies(query.indices).reduce((a, b) => a + b, 0);
+  const scans = allowed !== undefined && index.datatype === 'float32' && index.usesFullScan(allowed);
+  if (!scans) return index.documentFrequencies(query.indices).reduce((a, b) => a + b, 0);
   let cost = 0;
   for (const offset of allowed) {
     const stored = index.vector(offset);
