@@ -230,6 +230,8 @@ t.test('every route answers in its schema', async (t) => {
     await send(t, 'PUT', C, path('doomed'), { vectors: { size: 2, distance: 'Dot' } });
     await send(t, 'DELETE', C, path('doomed'));
     await send(t, 'DELETE', `${C}/index/:field`, path('dense', '/index/flag?wait=true'));
+    await send(t, 'PUT', `${C}/vectors/:vector`, path('mixed', '/vectors/extra?wait=true'), { dense: { size: 2, distance: 'Dot' } });
+    await send(t, 'DELETE', `${C}/vectors/:vector`, path('mixed', '/vectors/extra?wait=true'));
     await send(t, 'PUT', `${C}/shards`, path('keyed', '/shards'), { shard_key: 'gone' });
     await send(t, 'POST', `${C}/shards/delete`, path('keyed', '/shards/delete'), { shard_key: 'gone' });
   });

@@ -336,7 +336,7 @@ t.test('collections named in a request body need access too', async (t) => {
     ['recommend/batch', { searches: [{ positive: [1], limit: 1 }, { positive: [1], limit: 1, lookup_from: { collection: OTHER } }] }],
     ['discover', { target: 1, context: [{ positive: 1, negative: 2 }], limit: 1, lookup_from: { collection: OTHER } }],
     ['query', { query: 1, limit: 1, lookup_from: { collection: OTHER } }],
-    ['query', { prefetch: [{ prefetch: { query: 1, lookup_from: { collection: OTHER } } }], query: { fusion: 'rrf' }, limit: 1 }],
+    ['query', { prefetch: [{ prefetch: { query: 1, lookup_from: { collection: OTHER } }, query: { fusion: 'rrf' } }], query: { fusion: 'rrf' }, limit: 1 }],
     ['query/batch', { searches: [{ query: 1, lookup_from: { collection: OTHER } }] }],
     ['search/groups', { vector: [1, 0], group_by: 'group', limit: 2, group_size: 1, with_lookup: OTHER }],
     ['query/groups', { query: [1, 0], group_by: 'group', limit: 2, group_size: 1, with_lookup: { collection: OTHER } }],

@@ -11,7 +11,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { SignJWT } from 'jose';
 import { startServer, type RunningServer } from './helpers/server.js';
 import { assertError, call, resultOf } from './helpers/api-http.js';
-import { brief, sameHits, type Hit } from './helpers/hits.js';
+import { brief, sameHits, sparseAsF32, type Hit } from './helpers/hits.js';
 import { rng } from './helpers/data.js';
 import { shardOf } from '../src/shard/routing.js';
 
@@ -137,7 +137,7 @@ t.test('create, fill, search, delete, re-create, restart, snapshot, errors, acce
   await client.updateVectors(NAME, { wait: true, points: [...S].map(([id, v]) => ({ id, vector: { s: v } })) });
   t.equal(await countWith(client, 'b'), B.size, 'the points given the new dense vector have it');
   const [second] = await client.retrieve(NAME, { ids: [2], with_vector: true });
-  t.same((second.vector as Record<string, unknown>).s, S.get(2), 'retrieve gives the sparse values as given (uint8 is the index form only)');
+  t.same(sparseAsF32((second.vector as Record<string, unknown>).s), S.get(2), 'retrieve gives the sparse values as given (uint8 is the index form only)');
   await checkSearches(t, client, 'after filling');
 
   // Qdrant's answers to conflicting or broken requests; none changes anything.

@@ -7,9 +7,9 @@ export interface Hit {
   score: number;
 }
 
-/** Ids (numeric in these tests) and scores of an answer's points. */
+/** Ids (numeric in these tests) and scores of an answer's points, each score read as the f32 the server holds. */
 export function brief(points: { id: string | number; score: number }[]): Hit[] {
-  return points.map((p) => ({ id: Number(p.id), score: p.score }));
+  return points.map((p) => ({ id: Number(p.id), score: Math.fround(p.score) }));
 }
 
 /** Same ids in the same order, scores equal within `tolerance` relative to the larger of 1 and the expected score. */

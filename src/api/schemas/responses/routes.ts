@@ -63,6 +63,8 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, RouteResponse>> = {
   [`GET ${C}/cluster`]: result(COLLECTION_CLUSTER_INFO),
   [`PUT ${C}/index`]: UPDATE,
   [`DELETE ${C}/index/:field`]: UPDATE,
+  [`PUT ${C}/vectors/:vector`]: UPDATE,
+  [`DELETE ${C}/vectors/:vector`]: UPDATE,
   [`GET ${C}/shards`]: result(SHARD_KEYS_RESPONSE),
   [`PUT ${C}/shards`]: TRUE,
   [`POST ${C}/shards/delete`]: TRUE,
