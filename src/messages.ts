@@ -35,6 +35,11 @@ export function vectorNameNotFound(name: string): BadInput {
   return new BadInput(`Not existing vector name error: ${name}`);
 }
 
+/** segment's OperationError::ValidationError, reported as bad input: a rule the engine checks on the values themselves. */
+export function validationFailed(description: string): BadInput {
+  return new BadInput(`Validation failed: ${description}`);
+}
+
 /** A sparse vector under a dense vector's name, or a dense one under a sparse vector's name. */
 export function sparseDenseMismatch(): BadInput {
   return new BadInput('Conversion between sparse and regular vectors failed');
@@ -56,6 +61,14 @@ export function defaultVectorNotFound(): BadInput {
 /** CollectionError::PointNotFound, turned into a storage NotFound. */
 export function pointNotFound(id: PointId): NotFound {
   return new NotFound(`No point with id ${id} found`);
+}
+
+/**
+ * lib/collection/src/operations/universal_query/collection_query.rs: a point given as an example
+ * exists but has no vector of the name the query uses (the name printed as Rust's Debug of a str).
+ */
+export function exampleVectorNotFound(name: string): NotFound {
+  return new NotFound(`Vector with name ${JSON.stringify(name)} for point not found`);
 }
 
 /** segment's OperationError::MissingRangeIndexForOrderBy, reported as bad input. */
