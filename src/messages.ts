@@ -6,6 +6,24 @@
 import { AlreadyExists, BadInput, BadRequest, NotFound } from './errors.js';
 import type { PointId } from './model.js';
 
+/**
+ * CollectionError::NotFound, turned into a storage NotFound: Qdrant names the missing thing and
+ * its Display appends " not found" (so a `what` ending in "exist" reads "... exist not found").
+ */
+export function notFound(what: string): NotFound {
+  return new NotFound(`${what} not found`);
+}
+
+/** lib/collection/src/shards/shard_holder: a shard id the collection does not have. */
+export function shardNotFound(id: number): NotFound {
+  return notFound(`shard ${id}`);
+}
+
+/** lib/collection/src/common/snapshots_manager.rs: a snapshot file that is not in the snapshots directory. */
+export function snapshotNotFound(name: string): NotFound {
+  return notFound(`Snapshot ${name}`);
+}
+
 export function collectionNotFound(name: string): NotFound {
   return new NotFound(`Collection \`${name}\` doesn't exist!`);
 }
@@ -56,6 +74,26 @@ export function multiRegularMismatch(): BadInput {
 /** An unnamed vector sent to a collection that has only named ones. */
 export function defaultVectorNotFound(): BadInput {
   return new BadInput('Default vector config is not found in collection');
+}
+
+/** lib/collection/src/shards/shard_holder: a fallback shard key selector whose keys are both missing. */
+export function fallbackShardKeysNotFound(target: string | number, fallback: string | number): NotFound {
+  return notFound(`Neither target shard key ${target} nor fallback shard key ${fallback} exist`);
+}
+
+/** src/common/collections.rs: shard keys asked of a collection with automatic sharding (creating or dropping one). */
+export function shardKeysNeedCustomSharding(): BadRequest {
+  return new BadRequest('Shard Key cannot be created with Auto sharding method');
+}
+
+/** src/common/collections.rs, creating a shard key. */
+export function shardKeyAlreadyExists(key: string | number, collection: string): BadRequest {
+  return new BadRequest(`Sharding key ${key} already exists for collection ${collection}`);
+}
+
+/** src/common/collections.rs, dropping a shard key. */
+export function shardKeyDoesNotExist(key: string | number, collection: string): BadRequest {
+  return new BadRequest(`Sharding key ${key} does not exist for collection ${collection}`);
 }
 
 /** CollectionError::PointNotFound, turned into a storage NotFound. */

@@ -194,7 +194,7 @@ t.test('snapshots', async (t) => {
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/shard1` }), 400, /^Bad request: Invalid snapshot archive: point .* belongs to shard 1, not shard 0$/, 'another shard\'s snapshot');
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/collection` }), 400, 'Bad request: Invalid snapshot archive: it is a collection snapshot, not a shard snapshot', 'a collection snapshot');
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/shard1`, checksum: 'abc' }), 400, `Checksum mismatch: expected abc, actual ${shard.checksum}`, 'wrong checksum');
-    assertError(t, await call(base, 'PUT', '/collections/src/shards/7/snapshots/recover', { location: `${shardServer.url}/shard1` }), 404, 'Not found: Shard 7 not found', 'missing shard');
+    assertError(t, await call(base, 'PUT', '/collections/src/shards/7/snapshots/recover', { location: `${shardServer.url}/shard1` }), 404, 'Not found: shard 7 not found', 'missing shard');
     t.equal(await stateOf(t, base, 'src'), before, 'refused shard recoveries changed nothing');
 
     t.equal(resultOf(t, await call(base, 'PUT', '/collections/src/shards/1/snapshots/recover', { location: `${shardServer.url}/shard1`, checksum: shard.checksum, api_key: 'k1' })), true);

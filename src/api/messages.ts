@@ -50,6 +50,21 @@ export function discoverNeedsTargetOrContext(): BadRequest {
   return new BadRequest('target and/or context_pairs must be specified');
 }
 
+/** src/common/collections.rs: a shard key placement naming a peer that is not in the cluster. */
+export function peerDoesNotExist(peer: number): BadRequest {
+  return new BadRequest(`Peer ${peer} does not exist`);
+}
+
+/** src/common/collections.rs: a shard key placement given as an empty list. */
+export function emptyPlacement(key: string | number): BadRequest {
+  return new BadRequest(`Sharding key ${key} placement cannot be empty. If you want to use random placement, do not specify placement`);
+}
+
+/** src/common/collections.rs: a shard key's initial state other than Active or Partial. */
+export function initialStateNotAllowed(state: string): BadRequest {
+  return new BadRequest(`Initial state cannot be ${state}, only Active or Partial are allowed`);
+}
+
 /** src/actix/api/retrieve_api.rs: GET of one point whose path id is neither an unsigned integer nor a UUID. */
 export function unrecognizedPointId(raw: string): BadInput {
   return new BadInput(`Can not recognize "${raw}" as point id`);
