@@ -11,7 +11,7 @@ import { searchMatrix } from '../src/collection/matrix.js';
 import { runQueries } from '../src/collection/query-planner.js';
 import type { QueryNode, QueryPlan, QueryRequest } from '../src/collection/query-tree.js';
 import type { Distance } from '../src/engine/index.js';
-import { BadRequest, NotFound } from '../src/errors.js';
+import { BadInput, BadRequest, NotFound } from '../src/errors.js';
 import { compareIds } from '../src/shard/shard.js';
 import type { PointId } from '../src/model.js';
 import type { ScoredView } from '../src/shard/search.js';
@@ -101,7 +101,7 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
     const missing = await FakeCollection.open('c', POINTS, shards, 'Dot');
     await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
   }
-  await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadRequest('Fusion queries require prefetches'));
+  await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadInput('Validation failed: cannot apply Fusion without prefetches'));
   await t.rejects(runQueries(fakeScope(fake), [request(node(null))]), new BadRequest('a query without prefetch needs a `query`'));
 });
 

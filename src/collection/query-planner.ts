@@ -3,6 +3,7 @@
 // shards it reads; requests of a batch that read the same shards run together.
 
 import { BadRequest } from '../errors.js';
+import { validationFailed } from '../messages.js';
 import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
 import { storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
 import type { SearchStep, ShardQuery } from '../shard/query-plan.js';
@@ -71,7 +72,7 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning)
     return { step: { kind: 'pass' }, ...paging };
   }
   if (plan.kind === 'fusion') {
-    if (prefetches.length === 0) throw new BadRequest('Fusion queries require prefetches');
+    if (prefetches.length === 0) throw validationFailed('cannot apply Fusion without prefetches');
     return { step: { kind: 'fusion', method: plan.method, k: plan.k, weights: plan.weights, scoreThreshold: node.scoreThreshold }, ...paging };
   }
   if (isReadPlan(plan)) {
