@@ -138,3 +138,34 @@ export function vectorParamsNotInConfig(name: string): BadInput {
   if (name === '') return new BadInput('Default vector params are not specified in config');
   return new BadInput(`Vector params for ${name} are not specified in config`);
 }
+
+/**
+ * An f64 as Rust's Display prints it, which Qdrant's messages embed: the shortest digits that
+ * read back the same, never in exponent form, `NaN`, `inf` and `-inf` for the non-finite.
+ */
+export function displayF64(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
+  if (Object.is(n, -0)) return '-0';
+  const text = String(n);
+  const e = text.indexOf('e');
+  if (e < 0) return text;
+  const sign = text.startsWith('-') ? '-' : '';
+  const mantissa = text.slice(sign.length, e);
+  const exponent = Number(text.slice(e + 1));
+  const digits = mantissa.replace('.', '');
+  const point = (mantissa.indexOf('.') < 0 ? mantissa.length : mantissa.indexOf('.')) + exponent;
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** segment's OperationError::VariableTypeError: a formula variable without a value of its type. */
+export function formulaVariableError(key: string, expected: 'number' | 'geo point' | 'datetime', description: string): BadInput {
+  return new BadInput(`Expected ${expected} value for ${key} in the payload and/or in the formula defaults. Error: ${description}`);
+}
+
+/** segment's OperationError::NonFiniteNumber: a formula step that left the finite numbers. */
+export function nonFiniteNumber(expression: string): BadInput {
+  return new BadInput(`The expression ${expression} produced a non-finite number`);
+}

@@ -6,6 +6,7 @@
 
 import t from 'tap';
 import { toFilter } from '../src/api/filter.js';
+import { toFormula } from '../src/api/formula-convert.js';
 import { queryGroups } from '../src/collection/groups.js';
 import { searchMatrix } from '../src/collection/matrix.js';
 import { runQueries } from '../src/collection/query-planner.js';
@@ -102,7 +103,9 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
     await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
   }
   await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadInput('Validation failed: cannot apply Fusion without prefetches'));
-  await t.rejects(runQueries(fakeScope(fake), [request(node(null))]), new BadRequest('a query without prefetch needs a `query`'));
+  const [scrolled] = await runQueries(fakeScope(fake), [request(node(null, { limit: 4, offset: 1 }))]);
+  t.same(scrolled.map((h) => [h.id, h.score, h.version]), [...POINTS].sort((a, b) => compareIds(a.id, b.id)).slice(1, 5).map((p) => [p.id, 1, 0]), 'no query: points in id order, score 1, version 0');
+  await t.rejects(runQueries(fakeScope(fake), [request(node(null, { prefetches: [node(nearest(QUERY))] }))]), new BadRequest("A query is needed to merge the prefetches. Can't have prefetches without defining a query."));
 });
 
 t.test('a tree with fusion and rescoring: one task on one shard, step by step over several, same answer', async (t) => {
@@ -140,9 +143,9 @@ t.test('a batch reading the same shards goes to them together', async (t) => {
   t.same(fake.takeTasks(), { search: 3 }, 'one search task per shard for the whole batch');
 
   const single = await FakeCollection.open('c', POINTS, 1, 'Dot');
-  const trees = vectors.map((v) => request(node(null, { limit: 3, prefetches: [node(nearest(v), { limit: 6 })] })));
+  const trees = vectors.map((v) => request(node(nearest(v), { limit: 3, prefetches: [node(nearest(v), { limit: 6 })] })));
   const answers = await runQueries(fakeScope(single), trees);
-  answers.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 3), `tree ${i}: its prefetch's hits, paged`));
+  answers.forEach((hits, i) => t.same(brief(hits), reference('Dot', vectors[i], 3), `tree ${i}: its prefetch's hits rescored, paged`));
   t.same(single.takeTasks(), { query: 1 }, 'one shard: all trees of the batch in one task');
 });
 
@@ -217,4 +220,38 @@ t.test('distance matrix: exact neighbours within the sample', async (t) => {
   t.same(fake.takeTasks(), { sample: 3, search: 3 }, 'one sample (with vectors) and one batched search per shard');
   const lone = await searchMatrix(fakeScope(fake), { shardKey: null, filter: { must: [{ kind: 'hasId', ids: new Set([2]) }] }, using: '', sample: 9, limit: 2 });
   t.same(lone, { ids: [], neighbours: [] }, 'under two sampled points there is no matrix, as in Qdrant');
+});
+
+t.test('a formula rescores in the shards holding the candidates: one task on one shard, one round more over several', async (t) => {
+  const formula = toFormula({ formula: { sum: ['$score', { mult: [0.01, 'n'] }, { mult: [0.5, { key: 'parity', match: { value: 'odd' } }] }] } });
+  const tree = node({ kind: 'formula', formula }, { limit: 5, offset: 1, prefetches: [node(nearest(QUERY), { limit: 20 })] });
+  const expected = reference('Dot', QUERY, 20)
+    .map(({ id, score }) => {
+      const p = POINTS.find((q) => q.id === id)!;
+      return { id, score: Math.fround(Math.fround(score) + Math.fround(0.01) * (p.payload.n as number) + (p.payload.parity === 'odd' ? 0.5 : 0)) };
+    })
+    .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
+    .slice(1, 6);
+  for (const shards of [1, 3]) {
+    const fake = await FakeCollection.open('c', POINTS, shards, 'Dot');
+    const [hits] = await runQueries(fakeScope(fake), [request(tree)]);
+    t.same(hits.map((h) => h.id), expected.map((h) => h.id), `${shards} shard(s): the formula's order, past the offset`);
+    t.ok(hits.every((h, i) => Math.abs(h.score - expected[i].score) < 1e-5), `${shards} shard(s): the formula's scores`);
+    t.same(fake.takeTasks(), shards === 1 ? { query: 1 } : { search: 3, formula: 3 }, `${shards} shard(s): tasks`);
+  }
+});
+
+t.test('MMR: in the tree\'s task on one shard, in one shard\'s worker over the merged candidates on several', async (t) => {
+  const tree = node({ kind: 'mmr', input: { vector: QUERY }, lambda: 0.4, candidatesLimit: 25 }, { limit: 6, offset: 1 });
+  const answers = [];
+  for (const shards of [1, 3]) {
+    const fake = await FakeCollection.open('c', POINTS, shards, 'Dot');
+    const [hits] = await runQueries(fakeScope(fake), [request(tree)]);
+    answers.push(brief(hits));
+    t.same(fake.takeTasks(), shards === 1 ? { query: 1 } : { search: 3, mmr: 1 }, `${shards} shard(s): tasks`);
+    t.ok(hits.every((h) => h.vectors === undefined), `${shards} shard(s): the compared vector is not returned unasked`);
+  }
+  t.same(answers[1], answers[0], 'the same picks, with their search scores');
+  const candidates = new Set(reference('Dot', QUERY, 25).map((h) => h.id));
+  t.ok(answers[0].length === 6 && answers[0].every((h) => candidates.has(h.id)), 'six picks among the 25 nearest');
 });

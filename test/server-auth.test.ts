@@ -5,16 +5,10 @@
 // request bodies, and how the key may be sent.
 
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { CollectionManager } from '../src/collection/manager.js';
-import { defaultConfig, fromEnvironment } from '../src/config/config.js';
-import { buildServer } from '../src/server/app.js';
-import { protectedRoutes } from '../src/server/auth/hook.js';
-import { openNodeState } from '../src/telemetry/node.js';
+import { fromEnvironment } from '../src/config/config.js';
+import { registeredRoutes } from './helpers/registered-routes.js';
 import { assertError, call, resultOf, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { startServer } from './helpers/server.js';
 
@@ -129,16 +123,7 @@ const EXPECTED_BY_SHAPE = new Map(Object.entries(EXPECTED_ACCESS).map(([k, cls])
 
 /** The routes the app registers, each with Qdrant's pattern (or its own), a concrete path and its class. */
 async function registeredEndpoints(): Promise<{ method: string; path: string; label: string; cls: AccessClass; collection: string }[]> {
-  const storage = await mkdtemp(join(tmpdir(), 'quiver-auth-routes-'));
-  const config = defaultConfig();
-  config.storage.storage_path = storage;
-  const collections = await CollectionManager.open(storage, 1);
-  const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config) });
-  await app.ready();
-  const routes = protectedRoutes(app).filter((r) => r.method !== 'HEAD');
-  await app.close();
-  await collections.close();
-  await rm(storage, { recursive: true, force: true });
+  const routes = await registeredRoutes();
   return routes.map(({ method, url }) => {
     const known = EXPECTED_BY_SHAPE.get(`${method} ${shapeOf(url)}`);
     const pattern = known?.pattern ?? url;

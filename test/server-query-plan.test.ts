@@ -38,7 +38,15 @@ const QUERIES: Record<string, object> = {
     with_payload: ['price'],
   },
   'rescoring with score_threshold': { prefetch: { query: Q, limit: 30 }, query: 99, score_threshold: 1.2, limit: 10 },
-  'a prefetch without query, paged': { prefetch: { query: Q, limit: 12 }, limit: 5, offset: 3 },
+  'no query: points in id order, paged': { filter: red, limit: 5, offset: 3 },
+  'a formula over two prefetches': {
+    prefetch: [{ query: Q, limit: 20 }, { query: 44, limit: 20 }],
+    query: { formula: { sum: ['$score', { mult: ['$score[1]', 0.5] }, { mult: [0.001, 'price'] }] }, defaults: { '$score[1]': 0 } },
+    limit: 8,
+    offset: 1,
+  },
+  'nearest with mmr': { query: { nearest: Q, mmr: { diversity: 0.7, candidates_limit: 25 } }, limit: 6, offset: 1 },
+  'relevance feedback': { query: { relevance_feedback: { target: Q, feedback: [{ example: 3, score: 1 }, { example: 44, score: 0 }], strategy: { naive: { a: 1, b: 1, c: 1 } } } }, limit: 5 },
   'order_by over prefetched candidates': { prefetch: { query: Q, limit: 40 }, query: { order_by: { key: 'price', direction: 'desc' } }, limit: 9 },
   'order_by with start_from': { query: { order_by: { key: 'price', start_from: 300 } }, filter: red, limit: 6, offset: 1 },
 };
@@ -52,6 +60,7 @@ const REFUSED: Record<string, object> = {
   'a missing stored example': { query: { recommend: { positive: [3, 5000] } } },
   'fusion without prefetches': { query: { fusion: 'rrf' } },
   'several prefetches without a query': { prefetch: [{ query: Q }, { query: 4 }] },
+  'a prefetch without a query': { prefetch: { query: Q, limit: 12 }, limit: 5 },
   'an unknown vector name': { query: Q, using: 'nope' },
 };
 

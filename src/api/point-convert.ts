@@ -111,21 +111,19 @@ export function toVectorSelection(selector: WireWithVector | undefined): VectorS
 }
 
 
-/** Qdrant's Record: payload and vector are null when not asked for. */
+/** Qdrant's Record: the parts not asked for are left out (not null), as Qdrant does since 1.10. */
 export interface WireRecord {
   id: PointId;
-  payload: Payload | null;
-  vector: number[] | number[][] | Record<string, WireVectorOutput> | null;
+  payload?: Payload;
+  vector?: number[] | number[][] | Record<string, WireVectorOutput>;
   shard_key?: string | number;
   order_value?: number;
 }
 
 export function renderRecord(point: PointView): WireRecord {
-  const record: WireRecord = {
-    id: point.id,
-    payload: point.payload ?? null,
-    vector: point.vectors ? renderVectors(point.vectors) : null,
-  };
+  const record: WireRecord = { id: point.id };
+  if (point.payload !== undefined) record.payload = point.payload;
+  if (point.vectors !== undefined) record.vector = renderVectors(point.vectors);
   if (point.shardKey !== undefined) record.shard_key = point.shardKey;
   if (point.orderValue !== undefined) record.order_value = point.orderValue;
   return record;

@@ -12,6 +12,7 @@ import type { ScoredView, SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
 import { shortF32 } from './f32-number.js';
 import { toFilter } from './filter.js';
+import { toFormula } from './formula-convert.js';
 import { inferVector, isInferenceInput } from './inference.js';
 import { renderRecord, toMultiVector, toPayloadSelection, toSparseVector, toVectorSelection, type WireRecord } from './point-convert.js';
 import { toPointId } from './point-id.js';
@@ -19,10 +20,12 @@ import type {
   WireContextInput,
   WireDiscoverRequest,
   WireGrouping,
+  WireMmr,
   WireOrderBy,
   WirePrefetch,
   WireQueryRequest,
   WireRecommendRequest,
+  WireRelevanceFeedbackInput,
   WireSearchMatrixRequest,
   WireSearchParams,
   WireSearchRequest,
@@ -105,8 +108,24 @@ function contextPairs(input: WireContextInput): [Example, Example][] {
   return pairs.map((p) => [toExample(p.positive), toExample(p.negative)]);
 }
 
-/** The plan of a query or prefetch; null when it has no query (its prefetches are then merged as they are). */
-function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
+/** Qdrant's MMR diversity when none is given. */
+const DEFAULT_MMR_DIVERSITY = 0.5;
+
+/** Qdrant's MMR: lambda (the weight of relevance) is 1 - diversity in f32; candidates default to the node's limit. */
+function mmrPlan(nearest: WireVectorInput, mmr: WireMmr, limit: number): QueryPlan {
+  const lambda = Math.fround(1 - Math.fround(mmr.diversity ?? DEFAULT_MMR_DIVERSITY));
+  return { kind: 'mmr', input: toExample(nearest), lambda, candidatesLimit: mmr.candidates_limit ?? limit };
+}
+
+/** Relevance feedback's numbers are f32 in Qdrant. */
+function feedbackPlan({ target, feedback, strategy }: WireRelevanceFeedbackInput): QueryPlan {
+  const { a, b, c } = strategy.naive;
+  const examples = feedback.map((f) => ({ example: toExample(f.example), score: Math.fround(f.score) }));
+  return { kind: 'feedback', target: toExample(target), feedback: examples, a: Math.fround(a), b: Math.fround(b), c: Math.fround(c) };
+}
+
+/** The plan of a query or prefetch; null when it has no query (the matching points are read in id order). */
+function queryPlan(body: Pick<WireQueryRequest, 'query' | 'limit'>): QueryPlan | null {
   const q = body.query;
   if (q === null || q === undefined) return null;
   if (typeof q === 'object' && !Array.isArray(q)) {
@@ -120,7 +139,10 @@ function queryPlan(body: Pick<WireQueryRequest, 'query'>): QueryPlan | null {
     if ('rrf' in q) return { kind: 'fusion', method: 'rrf', k: q.rrf.k ?? null, weights: q.rrf.weights ?? null };
     if ('order_by' in q) return { kind: 'order_by', orderBy: toOrderByRequest(q.order_by) };
     if ('sample' in q) return { kind: 'sample' };
+    if ('formula' in q) return { kind: 'formula', formula: toFormula(q) };
+    if ('relevance_feedback' in q) return feedbackPlan(q.relevance_feedback);
     if ('indices' in q || isInferenceInput(q)) return { kind: 'nearest', input: toExample(q as WireVectorInput) };
+    if (q.mmr) return mmrPlan(q.nearest, q.mmr, body.limit ?? DEFAULT_QUERY_LIMIT);
     return { kind: 'nearest', input: toExample(q.nearest) };
   }
   return { kind: 'nearest', input: toExample(q) };
@@ -183,12 +205,10 @@ function toScoreThreshold(threshold: number | null | undefined): number | null {
   return threshold == null ? null : Math.fround(threshold);
 }
 
+/** Qdrant's field order: id, version, score, then the record's parts that are present. */
 export function renderScored(hit: ScoredView): WireScoredPoint {
-  const { id, payload, vector, shard_key, order_value } = renderRecord(hit);
-  const out: WireScoredPoint = { id, version: hit.version, score: shortF32(hit.score), payload, vector };
-  if (shard_key !== undefined) out.shard_key = shard_key;
-  if (order_value !== undefined) out.order_value = order_value;
-  return out;
+  const { id, ...parts } = renderRecord(hit);
+  return { id, version: hit.version, score: shortF32(hit.score), ...parts };
 }
 
 export interface WirePointGroup {

@@ -3,7 +3,7 @@
 // absent. Fields Qdrant ignores (unknown ones) may still be present on the objects.
 
 import type { JsonValue, Payload } from '../model.js';
-import type { WireFilter } from './filter.js';
+import type { WireCondition, WireFilter } from './filter.js';
 
 export type { ParsedQuery, ReadConsistencyValue } from './schemas/query.js';
 
@@ -353,16 +353,64 @@ export interface WireContextPair {
 
 export type WireContextInput = WireContextPair | WireContextPair[] | null;
 
+export interface WireMmr {
+  diversity?: Opt<number>;
+  candidates_limit?: Opt<number>;
+}
+
+export interface WireRelevanceFeedbackInput {
+  target: WireVectorInput;
+  feedback: { example: WireVectorInput; score: number }[];
+  strategy: { naive: { a: number; b: number; c: number } };
+}
+
 export type WireQueryInterface =
   | WireVectorInput
-  | { nearest: WireVectorInput }
+  | { nearest: WireVectorInput; mmr?: Opt<WireMmr> }
   | { recommend: WireRecommendInput }
   | { discover: { target: WireVectorInput; context: WireContextInput } }
   | { context: WireContextInput }
   | { fusion: WireFusion }
   | { rrf: { k?: Opt<number>; weights?: Opt<number[]> } }
   | { order_by: string | WireOrderBy }
-  | { sample: 'random' };
+  | { sample: 'random' }
+  | WireFormulaQuery
+  | { relevance_feedback: WireRelevanceFeedbackInput };
+
+/** A decay's parameters: `x` and `target` are expressions, midpoint and scale constants. */
+export interface WireDecayParams {
+  x: WireExpression;
+  target?: Opt<WireExpression>;
+  scale?: Opt<number>;
+  midpoint?: Opt<number>;
+}
+
+/** Qdrant's formula Expression: a constant, a variable, a condition, or an operation. */
+export type WireExpression =
+  | number
+  | string
+  | WireCondition
+  | { geo_distance: { origin: { lon: number; lat: number }; to: string } }
+  | { datetime: string }
+  | { datetime_key: string }
+  | { mult: WireExpression[] }
+  | { sum: WireExpression[] }
+  | { neg: WireExpression }
+  | { abs: WireExpression }
+  | { div: { left: WireExpression; right: WireExpression; by_zero_default?: Opt<number> } }
+  | { sqrt: WireExpression }
+  | { pow: { base: WireExpression; exponent: WireExpression } }
+  | { exp: WireExpression }
+  | { log10: WireExpression }
+  | { ln: WireExpression }
+  | { lin_decay: WireDecayParams }
+  | { exp_decay: WireDecayParams }
+  | { gauss_decay: WireDecayParams };
+
+export interface WireFormulaQuery {
+  formula: WireExpression;
+  defaults?: Record<string, JsonValue>;
+}
 
 export interface WirePrefetch {
   prefetch?: Opt<WirePrefetch | WirePrefetch[]>;

@@ -8,7 +8,6 @@ import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 
 import { filterSchema } from './filter.js';
 import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError, type RuleBreach } from './messages.js';
 import { parseDatetime } from '../shard/filter/datetime.js';
-import { parseJsonPath } from '../shard/filter/json-path.js';
 import { printJson } from './json-print.js';
 import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
@@ -64,6 +63,8 @@ import type {
   WireDiscoverRequestBatch,
   WireSearchMatrixRequest,
 } from './types.js';
+import { EXPRESSION_SCHEMA } from './schemas/formula.js';
+import { parseJsonPath } from '../shard/filter/json-path.js';
 import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
@@ -190,9 +191,10 @@ ajv.addKeyword({
   },
 });
 /** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
-export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA];
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
 
 ajv.addSchema(filterSchema);
+ajv.addSchema(EXPRESSION_SCHEMA);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
 ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
 ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);

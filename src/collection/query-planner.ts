@@ -4,6 +4,7 @@
 
 import { BadRequest } from '../errors.js';
 import { validationFailed } from '../messages.js';
+import { DEFAULT_VECTOR } from '../model.js';
 import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
 import { storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
 import type { SearchStep, ShardQuery } from '../shard/query-plan.js';
@@ -61,23 +62,43 @@ function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, {
   };
 }
 
-function planNode(node: QueryNode, inherited: Filter | null, planning: Planning): ShardQuery {
-  const filter = allOf(inherited, node.filter);
-  const prefetches = node.prefetches.map((p) => planNode(p, filter, planning));
-  const plan = node.plan;
-  const paging = { prefetches, limit: node.limit, offset: node.offset };
-  if (plan === null) {
-    if (prefetches.length === 0) throw new BadRequest('a query without prefetch needs a `query`');
-    if (prefetches.length !== 1) throw new BadRequest('several prefetches need a query to combine them, e.g. {"fusion": "rrf"}');
-    return { step: { kind: 'pass' }, ...paging };
+/** Qdrant's checks of a node's form (CollectionQueryRequest::validation), made before those of its prefetches. */
+function checkNode(node: QueryNode): void {
+  if (node.plan === null && node.prefetches.length > 0) {
+    throw new BadRequest("A query is needed to merge the prefetches. Can't have prefetches without defining a query.");
   }
+  if (node.scoreThreshold !== null) {
+    if (node.plan === null) throw new BadRequest("A query is needed to use the score_threshold. Can't have score_threshold without defining a query.");
+    if (node.plan.kind === 'order_by') throw new BadRequest("Can't use score_threshold with an order_by query.");
+  }
+  if (node.plan?.kind === 'fusion' && node.using !== DEFAULT_VECTOR) throw new BadRequest("Fusion queries cannot be combined with the 'using' field.");
+}
+
+function planNode(node: QueryNode, inherited: Filter | null, planning: Planning, isRoot = true): ShardQuery {
+  checkNode(node);
+  const filter = allOf(inherited, node.filter);
+  const prefetches = node.prefetches.map((p) => planNode(p, filter, planning, false));
+  const plan = node.plan;
+  // Qdrant ignores the offset of a random sample without prefetches: its order is not stable anyway.
+  const offset = isRoot && plan?.kind === 'sample' && prefetches.length === 0 ? 0 : node.offset;
+  const paging = { prefetches, limit: node.limit, offset };
+  // No query: the matching points in id order, as Qdrant's scroll reads them.
+  if (plan === null) return { step: { kind: 'read', order: { kind: 'id' }, filter, shape: planning.shape }, ...paging };
   if (plan.kind === 'fusion') {
     if (prefetches.length === 0) throw validationFailed('cannot apply Fusion without prefetches');
     return { step: { kind: 'fusion', method: plan.method, k: plan.k, weights: plan.weights, scoreThreshold: node.scoreThreshold }, ...paging };
   }
+  if (plan.kind === 'formula') {
+    if (prefetches.length === 0) throw validationFailed('cannot apply Formula without prefetches');
+    return { step: { kind: 'formula', formula: plan.formula, scoreThreshold: node.scoreThreshold, shape: planning.shape }, ...paging };
+  }
   if (isReadPlan(plan)) {
     const order = plan.kind === 'sample' ? { kind: 'sample' as const } : { kind: 'order_by' as const, orderBy: plan.orderBy };
     return { step: { kind: 'read', order, filter, shape: planning.shape }, ...paging };
+  }
+  if (plan.kind === 'mmr' && !isRoot && prefetches.length === 0) {
+    // Qdrant reads a prefetch's MMR query without prefetches as the search for its candidates only.
+    return { step: searchStep(node, { kind: 'nearest', input: plan.input }, filter, planning), ...paging, limit: plan.candidatesLimit };
   }
   return { step: searchStep(node, plan, filter, planning), ...paging };
 }

@@ -2,6 +2,7 @@
 // of nodes, the request and its prefetches, whose examples may still name stored points.
 
 import type { Filter } from '../shard/filter/index.js';
+import type { Formula } from '../shard/formula.js';
 import type { VectorQuery } from '../shard/query-objective.js';
 import type { SearchParams } from '../shard/search.js';
 import type { ReadShape } from '../shard/selectors.js';
@@ -12,6 +13,7 @@ import type { ShardKeySelector } from './shard-keys.js';
 export type QueryPlan =
   | VectorQuery
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null }
+  | { kind: 'formula'; formula: Formula }
   | { kind: 'order_by'; orderBy: OrderByRequest }
   | { kind: 'sample' };
 
@@ -23,7 +25,7 @@ export function isReadPlan(plan: QueryPlan | null): plan is ReadPlan {
 }
 
 export function isVectorPlan(plan: QueryPlan | null): plan is VectorQuery {
-  return plan !== null && plan.kind !== 'fusion' && !isReadPlan(plan);
+  return plan !== null && plan.kind !== 'fusion' && plan.kind !== 'formula' && !isReadPlan(plan);
 }
 
 /** Where stored examples are looked up when not in the queried collection. */
@@ -36,7 +38,7 @@ export interface LookupSource {
 
 /** The request or one of its prefetches. */
 export interface QueryNode {
-  /** null: no query of its own, its prefetches' hits are merged as they are. */
+  /** null: no query, the matching points are read in id order (Qdrant refuses it with prefetches). */
   plan: QueryPlan | null;
   prefetches: QueryNode[];
   /** The node's own filter; it applies to its prefetches too. */

@@ -7,6 +7,7 @@ import type { Filter } from '../shard/filter/index.js';
 import type { PointView } from '../shard/selectors.js';
 import type { Distance } from '../engine/index.js';
 import type { RankedList } from '../shard/fusion.js';
+import type { FormulaStep, PrefetchScores } from '../shard/formula-rescore.js';
 import type { StoredVectors } from '../shard/query-objective.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
 import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
@@ -149,10 +150,31 @@ export class ShardReader implements QueryBackend {
     return lists;
   }
 
-  /** Points in the order asked: by an order_by key, or drawn at random. */
+  /** Points in the order asked: by id, by an order_by key, or drawn at random. */
   async read(order: PointOrder, filter: Filter | null, limit: number, shape: ReadShape): Promise<PointView[]> {
     if (order.kind === 'sample') return this.sample(filter, limit, shape);
-    return (await this.scroll(filter, null, limit, shape, order.orderBy)).points;
+    return (await this.scroll(filter, null, limit, shape, order.kind === 'id' ? null : order.orderBy)).points;
+  }
+
+  /**
+   * Prefetched points rescored by a formula: every shard scores the candidates it holds (their
+   * payloads are there), then the best of all shards merge, ties by id.
+   */
+  async formula(step: FormulaStep, prefetches: PrefetchScores, limit: number): Promise<ScoredView[]> {
+    const perShard = await Promise.all(this.shards.map(async (s) => labelled(s, await this.run(s, { type: 'formula', step, prefetches, limit }))));
+    return uniqueIds(rankHits(perShard.flat(), true)).slice(0, limit);
+  }
+
+  /**
+   * MMR over the merged candidates (as Qdrant's collection level), computed in the first shard's
+   * worker: its cost grows with candidates × picks, which the main thread must not carry.
+   */
+  async mmr(candidates: ScoredView[], using: string, lambda: number, limit: number): Promise<ScoredView[]> {
+    const [first] = this.shards;
+    // No shard (a custom-sharded collection without any yet) found no candidates.
+    if (!first) return [];
+    // The candidates keep the shard keys they were found under.
+    return this.run(first, { type: 'mmr', candidates, using, distance: this.distance(using), lambda, limit });
   }
 
   distance(using: string): Distance | null {

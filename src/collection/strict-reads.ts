@@ -62,7 +62,11 @@ function exampleCost(example: Example): number {
 function searchCost(query: VectorQuery): number {
   switch (query.kind) {
     case 'nearest':
+    case 'mmr':
+      // MMR's candidates come from one nearest search.
       return exampleCost(query.input);
+    case 'feedback':
+      return [query.target, ...query.feedback.map((f) => f.example)].reduce((n, e) => n + exampleCost(e), 0);
     case 'recommend':
       // average_vector searches once with the combined vector.
       return query.strategy === 'average_vector' ? 1 : [...query.positives, ...query.negatives].reduce((n, e) => n + exampleCost(e), 0);
@@ -75,12 +79,13 @@ function searchCost(query: VectorQuery): number {
 
 /**
  * Tokens a query tree costs a shard: each search costs its comparisons, each scroll-like read
- * (order_by, sample) the base cost, plus one per condition of the filter it runs with (its own
- * and those inherited); fusion and merging cost nothing.
+ * (order_by, sample, no query) the base cost, plus one per condition of the filter it runs with
+ * (its own and those inherited); fusion, formulas and merging cost nothing.
  */
 function nodeCost(node: QueryNode, inherited: number): number {
   const filterConditions = inherited + conditions(node.filter);
-  const own = isVectorPlan(node.plan) ? searchCost(node.plan) + filterConditions : isReadPlan(node.plan) ? BASE_COST + filterConditions : 0;
+  const scrolls = node.plan === null || isReadPlan(node.plan);
+  const own = isVectorPlan(node.plan) ? searchCost(node.plan) + filterConditions : scrolls ? BASE_COST + filterConditions : 0;
   return own + node.prefetches.reduce((n, p) => n + nodeCost(p, filterConditions), 0);
 }
 

@@ -33,7 +33,7 @@ type Unplaced<T> = T extends { spec: ShardSpec } ? Omit<T, 'shard' | 'spec'> & {
 export type ReplicaTask = Unplaced<ShardTask>;
 
 /** Tasks that only read points, and so may be cut short by a deadline (a write never is: it would half-apply). */
-export type ReadTask = Extract<ReplicaTask, { type: 'retrieve' | 'scroll' | 'count' | 'sample' | 'search' | 'query' | 'facet' }>;
+export type ReadTask = Extract<ReplicaTask, { type: 'retrieve' | 'scroll' | 'count' | 'sample' | 'search' | 'query' | 'formula' | 'mmr' | 'facet' }>;
 
 export type ReplicaResult<T extends ReplicaTask> = TaskResults[T['type']];
 

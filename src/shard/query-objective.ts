@@ -4,16 +4,29 @@
 
 import { exampleVectorNotFound, pointNotFound, validationFailed, vectorDimensionMismatch } from '../messages.js';
 import { isDense, type MultiVector, type PointId, type SparseVector, type Vector } from '../model.js';
-import { isMultiQuery, isSparseQuery, type ExamplePair, type QueryVector, type SearchQuery } from './search.js';
+import { isMultiQuery, isSparseQuery, type ExamplePair, type FeedbackPair, type QueryVector, type SearchQuery } from './search.js';
 
 /** An example or query input: a vector as given, or a stored point (whose vector is looked up). */
 export type Example = { vector: QueryVector } | { pointId: PointId };
 
 export type RecommendStrategy = 'average_vector' | 'best_score' | 'sum_scores';
 
+/** A relevance feedback example: a vector or point, and how relevant it was judged. */
+export interface FeedbackExample {
+  example: Example;
+  score: number;
+}
+
 /** A query that scores points against vectors. */
 export type VectorQuery =
   | { kind: 'nearest'; input: Example }
+  /**
+   * Nearest candidates (`candidatesLimit` of them), then picked by maximal marginal relevance:
+   * `lambda` weighs relevance against similarity to the points already picked.
+   */
+  | { kind: 'mmr'; input: Example; lambda: number; candidatesLimit: number }
+  /** Qdrant 1.19's relevance feedback, naive strategy with coefficients a, b, c. */
+  | { kind: 'feedback'; target: Example; feedback: FeedbackExample[]; a: number; b: number; c: number }
   | { kind: 'recommend'; positives: Example[]; negatives: Example[]; strategy: RecommendStrategy }
   | { kind: 'discover'; target: Example; pairs: [Example, Example][] }
   | { kind: 'context'; pairs: [Example, Example][] };
@@ -22,7 +35,10 @@ export type VectorQuery =
 function examplesOf(query: VectorQuery): Example[] {
   switch (query.kind) {
     case 'nearest':
+    case 'mmr':
       return [query.input];
+    case 'feedback':
+      return [...query.feedback.map((f) => f.example), query.target];
     case 'recommend':
       return [...query.positives, ...query.negatives];
     case 'discover':
@@ -124,12 +140,34 @@ function averageSparse(positives: SparseVector[], negatives: SparseVector[]): Sp
   return { indices, values: Float32Array.from(indices, (index) => out.get(index)!) };
 }
 
+/**
+ * The naive strategy's pairs, as Qdrant forms them: every ordered pair of examples whose
+ * feedback scores differ by more than 0, weighted by c * (difference ^ b), in f32. Every example
+ * is read first, so a missing point is reported even when it forms no pair.
+ */
+function feedbackPairs(query: Extract<VectorQuery, { kind: 'feedback' }>, vectorOf: (e: Example) => QueryVector): FeedbackPair[] {
+  const examples = query.feedback.map((f) => ({ vector: vectorOf(f.example), score: f.score }));
+  const pairs: FeedbackPair[] = [];
+  for (const positive of examples) {
+    for (const negative of examples) {
+      const confidence = Math.fround(positive.score - negative.score);
+      if (positive === negative || confidence <= 0) continue;
+      const weight = Math.fround(Math.fround(confidence ** query.b) * query.c);
+      pairs.push({ positive: positive.vector, negative: negative.vector, weight });
+    }
+  }
+  return pairs;
+}
+
 /** The search a query makes once its examples are vectors. */
 export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => QueryVector): SearchQuery {
   const pairs = (list: [Example, Example][]): ExamplePair[] => list.map(([p, n]) => [vectorOf(p), vectorOf(n)]);
   switch (query.kind) {
     case 'nearest':
+    case 'mmr':
       return { kind: 'nearest', vector: vectorOf(query.input) };
+    case 'feedback':
+      return { kind: 'custom', objective: { type: 'feedback', target: vectorOf(query.target), pairs: feedbackPairs(query, vectorOf), a: query.a } };
     case 'recommend': {
       const positives = query.positives.map(vectorOf);
       const negatives = query.negatives.map(vectorOf);
@@ -151,6 +189,10 @@ export function withVectors(query: VectorQuery, vectorOf: (e: Example) => QueryV
   switch (query.kind) {
     case 'nearest':
       return { kind: 'nearest', input: v(query.input) };
+    case 'mmr':
+      return { ...query, input: v(query.input) };
+    case 'feedback':
+      return { ...query, target: v(query.target), feedback: query.feedback.map((f) => ({ example: v(f.example), score: f.score })) };
     case 'recommend':
       return { ...query, positives: query.positives.map(v), negatives: query.negatives.map(v) };
     case 'discover':

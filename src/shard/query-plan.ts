@@ -10,6 +10,8 @@ import { dbsf, DEFAULT_RRF_K, rrf, type RankedList } from './fusion.js';
 import type { OrderByRequest } from './order-by.js';
 import { ranksLargerFirst, type ScoredView, type SearchSpec } from './search.js';
 import type { PointView, ReadShape } from './selectors.js';
+import type { FormulaStep, PrefetchScores } from './formula-rescore.js';
+import { withMmrVector, withoutMmrVector } from './mmr.js';
 import { exampleVector, searchQueryOf, storedIds, type StoredVectors, type VectorQuery } from './query-objective.js';
 
 /** One search with the paging of its results: `offset + limit` hits are found, `limit` kept. */
@@ -20,10 +22,10 @@ export interface PagedSearch {
 }
 
 /**
- * A read that ranks points by something other than a score: an order_by key (checked against
- * the indexes where the read runs), or chance.
+ * A read that ranks points by something other than a score: their ids (a query without a
+ * query), an order_by key (checked against the indexes where the read runs), or chance.
  */
-export type PointOrder = { kind: 'order_by'; orderBy: OrderByRequest } | { kind: 'sample' };
+export type PointOrder = { kind: 'id' } | { kind: 'order_by'; orderBy: OrderByRequest } | { kind: 'sample' };
 
 /**
  * A search step: its query's examples are vectors, or points of the shards the plan runs on
@@ -40,8 +42,10 @@ export type QueryStep =
   | SearchStep
   | { kind: 'read'; order: PointOrder; filter: Filter | null; shape: ReadShape }
   | { kind: 'fusion'; method: 'rrf' | 'dbsf'; k: number | null; weights: number[] | null; scoreThreshold: number | null }
-  /** No query of its own: its single prefetch's hits, paged. */
-  | { kind: 'pass' };
+  | FormulaStep;
+
+/** How many of a node's hits are kept, after skipping how many. */
+type Paging = Pick<ShardQuery, 'limit' | 'offset'>;
 
 export interface ShardQuery {
   step: QueryStep;
@@ -61,6 +65,10 @@ export interface QueryBackend {
   storedVectors(ids: PointId[], using: string): Promise<StoredVectors>;
   /** The distance of a dense vector; null for a sparse one (scored by dot product). */
   distance(using: string): Distance | null;
+  /** Prefetched points rescored by a formula where their payloads are: the best `limit`, best first. */
+  formula(step: FormulaStep, prefetches: PrefetchScores, limit: number): Promise<ScoredView[]>;
+  /** Up to `limit` of the candidates (holding their `using` vector) in MMR order, computed in a shard worker. */
+  mmr(candidates: ScoredView[], using: string, lambda: number, limit: number): Promise<ScoredView[]>;
 }
 
 function nodesOf(query: ShardQuery): ShardQuery[] {
@@ -103,9 +111,9 @@ export async function evaluateQueries(queries: ShardQuery[], backend: QueryBacke
   // Nodes without prefetches depend on nothing, so their searches all run at once.
   const leaves = nodes.flatMap((q) => {
     const step = searchOf(q);
-    return step && q.prefetches.length === 0 ? [{ q, spec: specOf(step, examples) }] : [];
+    return step && q.prefetches.length === 0 ? [{ q, step, spec: specOf(step, examples) }] : [];
   });
-  const results = leaves.length ? await backend.search(leaves.map(({ q, spec }) => ({ spec, limit: q.limit, offset: q.offset }))) : [];
+  const results = leaves.length ? await backend.search(leaves.map(({ q, step, spec }) => paged(step, spec, q))) : [];
   const found = new Map(leaves.map(({ q, spec }, i) => [q, { spec, hits: results[i] }]));
   return Promise.all(queries.map((q) => evaluate(q, { backend, examples, found })));
 }
@@ -123,8 +131,6 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
   const { step, limit, offset } = query;
   const lists = await Promise.all(query.prefetches.map((p) => evaluate(p, evaluation)));
   switch (step.kind) {
-    case 'pass':
-      return { hits: lists[0].hits.slice(offset, offset + limit), largerBetter: lists[0].largerBetter };
     case 'fusion': {
       const fused = step.method === 'rrf' ? rrf(lists, step.k ?? DEFAULT_RRF_K, step.weights) : dbsf(lists);
       const threshold = step.scoreThreshold;
@@ -133,14 +139,18 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
     }
     case 'search': {
       const leaf = found.get(query);
-      if (leaf) return { hits: leaf.hits, largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
+      if (leaf) return { hits: await pickedByMmr(step, leaf.hits, query, backend), largerBetter: ranksLargerFirst(leaf.spec.query, backend.distance(leaf.spec.using)) };
       // Rescoring: the node's own query ranks exactly the candidates its prefetches found.
       const candidates = candidatesOf(lists);
       if (candidates.length === 0) return { hits: [], largerBetter: true };
       const own = specOf(step, examples);
       const spec = { ...own, filter: onlyIds(own.filter, candidates), params: { ...own.params, exact: true } };
-      const [hits] = await backend.search([{ spec, limit, offset }]);
-      return { hits, largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
+      const [hits] = await backend.search([paged(step, spec, query)]);
+      return { hits: await pickedByMmr(step, hits, query, backend), largerBetter: ranksLargerFirst(own.query, backend.distance(own.using)) };
+    }
+    case 'formula': {
+      const prefetches = lists.map((l) => l.hits.map(({ id, score }) => ({ id, score })));
+      return { hits: (await backend.formula(step, prefetches, offset + limit)).slice(offset), largerBetter: true };
     }
     case 'read': {
       let filter = step.filter;
@@ -154,6 +164,20 @@ async function evaluate(query: ShardQuery, evaluation: Evaluation): Promise<Rank
       return { hits: points.slice(offset, offset + limit).map((p) => ({ ...p, score: 1, version: 0 })), largerBetter: true };
     }
   }
+}
+
+/** A search step's paging: an MMR step first finds its candidates, with the vector MMR compares. */
+function paged(step: SearchStep, spec: Omit<SearchSpec, 'top'>, { limit, offset }: Paging): PagedSearch {
+  if (step.query.kind !== 'mmr') return { spec, limit, offset };
+  return { spec: { ...spec, withVector: withMmrVector(spec.withVector, spec.using) }, limit: step.query.candidatesLimit, offset: 0 };
+}
+
+/** A search step's hits: as found, or for an MMR step the page of its candidates MMR picks. */
+async function pickedByMmr(step: SearchStep, candidates: ScoredView[], { limit, offset }: Paging, backend: QueryBackend): Promise<ScoredView[]> {
+  if (step.query.kind !== 'mmr') return candidates;
+  const { using, withVector } = step.spec;
+  const picked = await backend.mmr(candidates, using, step.query.lambda, offset + limit);
+  return withoutMmrVector(picked, withVector, using).slice(offset, offset + limit);
 }
 
 function candidatesOf(lists: RankedList[]): PointId[] {

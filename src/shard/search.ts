@@ -33,14 +33,23 @@ export function isMultiQuery(vector: QueryVector): vector is MultiVector {
 /** A (positive, negative) pair of example vectors of discover and context queries. */
 export type ExamplePair = [positive: QueryVector, negative: QueryVector];
 
+/** A pair of relevance feedback examples, the first judged more relevant, and the pair's weight. */
+export interface FeedbackPair {
+  positive: QueryVector;
+  negative: QueryVector;
+  weight: number;
+}
+
 /**
  * Scores combined from similarities to several example vectors (Qdrant's custom objectives):
- * recommend's best_score and sum_scores, discover (target plus context pairs), context (pairs).
+ * recommend's best_score and sum_scores, discover (target plus context pairs), context (pairs),
+ * relevance feedback (target plus weighted feedback pairs).
  */
 export type Objective =
   | { type: 'best_score' | 'sum_scores'; positives: QueryVector[]; negatives: QueryVector[] }
   | { type: 'discover'; target: QueryVector; pairs: ExamplePair[] }
-  | { type: 'context'; pairs: ExamplePair[] };
+  | { type: 'context'; pairs: ExamplePair[] }
+  | { type: 'feedback'; target: QueryVector; pairs: FeedbackPair[]; a: number };
 
 /** What a search looks for: the points nearest a vector, or the best by a custom objective. */
 export type SearchQuery = { kind: 'nearest'; vector: QueryVector } | { kind: 'custom'; objective: Objective };
@@ -48,6 +57,7 @@ export type SearchQuery = { kind: 'nearest'; vector: QueryVector } | { kind: 'cu
 function objectiveVectors(o: Objective): QueryVector[] {
   if (o.type === 'discover') return [o.target, ...o.pairs.flat()];
   if (o.type === 'context') return o.pairs.flat();
+  if (o.type === 'feedback') return [o.target, ...o.pairs.flatMap((p) => [p.positive, p.negative])];
   return [...o.positives, ...o.negatives];
 }
 
@@ -199,7 +209,7 @@ function corpusStatistics(index: SparseIndex, corpus: Bitset, query: SparseVecto
 }
 
 /** Dot product over shared indices of two sparse vectors (indices ascending in both). */
-function sparseDot(a: SparseVector, b: SparseVector): number {
+export function sparseDot(a: SparseVector, b: SparseVector): number {
   let sum = 0;
   for (let i = 0, j = 0; i < a.indices.length && j < b.indices.length;) {
     if (a.indices[i] === b.indices[j]) sum += a.values[i++] * b.values[j++];
@@ -238,7 +248,7 @@ export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
  * multivector it is the raw MaxSim sum, which the engine's score gives back the same way (it
  * reports sqrt(|sum|) for Euclid and |sum| for Manhattan).
  */
-function similarity(distance: Distance, score: number): number {
+export function similarity(distance: Distance, score: number): number {
   if (distance === 'Euclid') return -(score * score);
   if (distance === 'Manhattan') return -score;
   return score;
@@ -273,6 +283,12 @@ function objectiveScore(o: Objective, sim: (v: QueryVector) => number): number {
     }
     case 'context':
       return o.pairs.reduce((loss, [p, n]) => loss + fastSigmoid(Math.min(sim(p) - sim(n) - CONTEXT_MARGIN, 0)), 0);
+    case 'feedback':
+      // a * sim(target) + sum of weight * (sim(positive) - sim(negative)), in f32 steps as Qdrant.
+      return o.pairs.reduce(
+        (score, p) => Math.fround(score + Math.fround(p.weight * Math.fround(sim(p.positive) - sim(p.negative)))),
+        Math.fround(o.a * sim(o.target)),
+      );
   }
 }
 

@@ -9,6 +9,8 @@ import { compareOrdered, samplePoints, scrollPoints } from './reads.js';
 import { rankHits, ranksLargerFirst, searchShard } from './search.js';
 import type { Shard } from './shard.js';
 import { vectorNameNotFound } from '../messages.js';
+import { formulaHits } from './formula-rescore.js';
+import { maximalMarginalRelevance } from './mmr.js';
 
 function backendOf(shard: Shard): QueryBackend {
   const distance = (using: string) => {
@@ -30,11 +32,14 @@ function backendOf(shard: Shard): QueryBackend {
     }),
     read: async (order, filter, limit, shape) => {
       if (order.kind === 'sample') return samplePoints(shard, filter, limit, shape).points;
+      if (order.kind === 'id') return scrollPoints(shard, filter, null, limit, shape, null);
       // One more than needed, ranked as shards' pages merge, so ties fall as they do on the main thread.
       const orderBy = orderByOf(order.orderBy, shard.describe().indexes);
       const page = scrollPoints(shard, filter, null, limit + 1, shape, orderBy);
       return page.sort(compareOrdered(orderBy.direction)).slice(0, limit);
     },
+    formula: async (step, prefetches, limit) => formulaHits(shard, step, prefetches, limit),
+    mmr: async (candidates, using, lambda, limit) => maximalMarginalRelevance(candidates, using, distance(using), lambda, limit),
   };
 }
 

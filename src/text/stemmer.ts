@@ -3,7 +3,9 @@
 // but Greek, which it lacks; Greek comes from @orama/stemmers, also Snowball-generated.
 // Stemmers expect lowercased input, as Qdrant's pipeline gives them (lowercase runs first).
 
-import snowball from 'snowball-stemmers';
+// A named import: the package marks itself __esModule without a default export, so a default
+// import is undefined wherever it is loaded as CommonJS (the shard workers, through tsx).
+import { newStemmer } from 'snowball-stemmers';
 import { stemmer as greekStemmer } from '@orama/stemmers/greek';
 import type { SnowballLanguage } from './languages.js';
 
@@ -17,7 +19,7 @@ export function snowballStemmer(language: SnowballLanguage): Stem {
     if (language === 'greek') {
       stem = greekStemmer;
     } else {
-      const stemmer = snowball.newStemmer(language);
+      const stemmer = newStemmer(language);
       stem = (word) => stemmer.stem(word);
     }
     cache.set(language, stem);

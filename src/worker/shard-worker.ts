@@ -11,6 +11,8 @@ import { Shard, type UpdateOutcome } from '../shard/shard.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
+import { formulaHits } from '../shard/formula-rescore.js';
+import { maximalMarginalRelevance } from '../shard/mmr.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../shard/snapshot-part.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import { injectFault } from './faults.js';
@@ -71,6 +73,10 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     }
     case 'query':
       return runShardQueries(await shardOf(task.shard), task.queries);
+    case 'formula':
+      return formulaHits(await shardOf(task.shard), task.step, task.prefetches, task.limit);
+    case 'mmr':
+      return maximalMarginalRelevance(task.candidates, task.using, task.distance, task.lambda, task.limit);
     case 'facet': {
       const shard = await shardOf(task.shard);
       const index = shard.index(task.key);

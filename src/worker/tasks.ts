@@ -1,6 +1,8 @@
 // The messages the main thread sends to shard workers, and what each answers. A shard is
 // addressed by `shard`, a key unique in the node (collection storage id + shard number).
 
+import type { Distance } from '../engine/index.js';
+import type { FormulaStep, PrefetchScores } from '../shard/formula-rescore.js';
 import type { PointId } from '../model.js';
 import type { Filter } from '../shard/filter/index.js';
 import type { PointView, ReadShape } from '../shard/selectors.js';
@@ -44,6 +46,13 @@ export type ShardTask =
   | { type: 'search'; shard: string; searches: SearchSpec[] }
   /** Whole query trees, evaluated over this shard alone (the collection is this one shard). */
   | { type: 'query'; shard: string; queries: ShardQuery[] }
+  /** A formula step over a collection's prefetched points: this shard's best `limit` of them. */
+  | { type: 'formula'; shard: string; step: FormulaStep; prefetches: PrefetchScores; limit: number }
+  /**
+   * MMR over a collection's merged candidates: any of its shards' workers computes it, so the
+   * main thread never runs the candidates × picks similarities.
+   */
+  | { type: 'mmr'; shard: string; candidates: ScoredView[]; using: string; distance: Distance | null; lambda: number; limit: number }
   | { type: 'facet'; shard: string; key: string; filter: Filter | null }
   | { type: 'stats'; shard: string }
   | { type: 'create_index'; shard: string; index: IndexSpec }
@@ -71,6 +80,8 @@ export interface TaskResults {
   sample: { points: PointView[]; matching: number };
   search: ScoredView[][];
   query: RankedList[];
+  formula: ScoredView[];
+  mmr: ScoredView[];
   /** Distinct values of the key among matching points, with how many points hold each. */
   facet: [FacetValue, number][];
   stats: ShardStats;

@@ -1,6 +1,6 @@
 // In-memory shards for testing the collection layer without workers or a server: a real
 // Collection over real replica sets, each with one fake replica that answers the tasks reads send
-// (retrieve, scroll, sample, count, search, query) by brute force over plain arrays, and logs
+// (retrieve, scroll, sample, count, search, query, formula, mmr) by brute force over plain arrays, and logs
 // every task so tests can count round trips.
 
 import { Collection } from '../../src/collection/collection.js';
@@ -14,6 +14,8 @@ import type { Distance } from '../../src/engine/index.js';
 import type { Payload, PointId } from '../../src/model.js';
 import { matchesPayload, type Filter } from '../../src/shard/filter/index.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type ShardQuery } from '../../src/shard/query-plan.js';
+import { rescoreByFormula, type FormulaSource, type FormulaStep, type PrefetchScores } from '../../src/shard/formula-rescore.js';
+import { maximalMarginalRelevance } from '../../src/shard/mmr.js';
 import { orderByOf } from '../../src/shard/order-by.js';
 import { compareOrdered, type OrderBy } from '../../src/shard/reads.js';
 import { rankHits, ranksLargerFirst, type ScoredView, type SearchSpec } from '../../src/shard/search.js';
@@ -77,13 +79,24 @@ class FakeShard {
     return rankHits(kept, larger).slice(0, spec.top);
   }
 
+  /** What the worker's formula task does: this shard's candidates rescored by the formula. */
+  formula(step: FormulaStep, prefetches: PrefetchScores, limit: number): ScoredView[] {
+    const source: FormulaSource = {
+      payload: (id) => this.points.find((p) => p.id === id)?.payload,
+      matching: (filter, ids) => new Set(ids.filter((id) => this.matches(filter).some((p) => p.id === id))),
+    };
+    return rescoreByFormula(step, prefetches, source, limit).map(({ id, score }) => ({ ...this.retrieve([id], step.shape)[0], score, version: 0 }));
+  }
+
   /** What the worker's query task does: the whole tree over this shard alone. */
   query(queries: ShardQuery[]) {
     return evaluateQueries(queries, {
       distance: () => this.distance,
       storedVectors: async (ids: PointId[]) => new Map(this.points.filter((p) => ids.includes(p.id)).map((p) => [p.id, new Float32Array(p.vector)])),
       search: async (searches: PagedSearch[]) => searches.map((s) => this.search({ ...s.spec, top: s.offset + s.limit }).slice(s.offset, s.offset + s.limit)),
-      read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, orderByOf(order.orderBy, this.indexes)),
+      read: async (order: PointOrder, filter, limit, shape) => order.kind === 'sample' ? this.sample(filter, limit, shape).points : this.scroll(filter, null, limit, shape, order.kind === 'id' ? null : orderByOf(order.orderBy, this.indexes)),
+      formula: async (step, prefetches, limit) => this.formula(step, prefetches, limit),
+      mmr: async (candidates, using, lambda, limit) => maximalMarginalRelevance(candidates, using, this.distance, lambda, limit),
     });
   }
 }
@@ -117,6 +130,10 @@ class FakeShardReplica implements ShardReplica {
         return task.searches.map((s) => fake.search(s));
       case 'query':
         return fake.query(task.queries);
+      case 'formula':
+        return fake.formula(task.step, task.prefetches, task.limit);
+      case 'mmr':
+        return maximalMarginalRelevance(task.candidates, task.using, task.distance, task.lambda, task.limit);
       default:
         throw new Error(`the fake shards do not run ${task.type} tasks`);
     }

@@ -80,9 +80,12 @@ export class BodyGenerator {
   }
 
   private ref(ref: string, root: SchemaObject, depth: number): fc.Arbitrary<unknown> {
-    const target = ref === '#' ? root : ref.startsWith('#/definitions/') ? (root.definitions as Record<string, SchemaObject>)[ref.slice('#/definitions/'.length)] : this.byId.get(ref);
+    // `Id#/definitions/Name` is a definition of the schema registered as `Id` (Filter's Condition).
+    const [id, pointer] = ref.split('#');
+    const base = id === '' ? root : this.byId.get(id);
+    const target = pointer?.startsWith('/definitions/') ? (base?.definitions as Record<string, SchemaObject> | undefined)?.[pointer.slice('/definitions/'.length)] : base;
     if (!target) throw new Error(`fuzz: unknown schema reference ${ref}`);
-    const nextRoot = ref.startsWith('#') ? root : target;
+    const nextRoot = id === '' ? root : base!;
     // Every referenced schema (Filter, Condition, Prefetch) accepts an empty object.
     if (depth >= MAX_REF_DEPTH) return fc.constant({});
     return this.of(target, nextRoot, depth + 1);

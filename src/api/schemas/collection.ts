@@ -12,7 +12,7 @@ function atLeast(schema: SchemaObject, min: number): SchemaObject {
 const MEMORY = unitEnum(['cold', 'cached', 'pinned']);
 /** Dense vectors and payloads live in files Qdrant maps: it refuses to pin them (422). */
 const MAPPED_MEMORY = (storage: string) => opt(withRule(MEMORY, { notPinned: storage }));
-const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
+export const DISTANCES = ['Cosine', 'Euclid', 'Dot', 'Manhattan'];
 const DATATYPE = unitEnum(['float32', 'uint8', 'float16', 'turbo4']);
 
 const HNSW_DIFF_FIELDS: Record<string, Schema> = {

@@ -15,12 +15,12 @@ function indexParams(name: string, type: string, fields: Record<string, SchemaOb
   );
 }
 
-const STOPWORD_LANGUAGES = [
+export const STOPWORD_LANGUAGES = [
   'arabic', 'azerbaijani', 'basque', 'bengali', 'catalan', 'chinese', 'danish', 'dutch', 'english', 'finnish',
   'french', 'german', 'greek', 'hebrew', 'hinglish', 'hungarian', 'indonesian', 'italian', 'japanese', 'kazakh',
   'nepali', 'norwegian', 'portuguese', 'romanian', 'russian', 'slovene', 'spanish', 'swedish', 'tajik', 'turkish',
 ];
-const SNOWBALL_LANGUAGES = [
+export const SNOWBALL_LANGUAGES = [
   'arabic', 'armenian', 'danish', 'dutch', 'english', 'finnish', 'french', 'german', 'greek', 'hungarian',
   'italian', 'norwegian', 'portuguese', 'romanian', 'russian', 'spanish', 'swedish', 'tamil', 'turkish',
 ];

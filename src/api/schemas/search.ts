@@ -6,6 +6,7 @@ import { bool, f32Seq, float, FILTER, jsonPath, opt, seq, str, struct, uint, uni
 import { DENSE, DOCUMENT, MULTI_DENSE, IMAGE, INFERENCE_OBJECT, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
+import { FORMULA_QUERY } from './formula.js';
 
 const QUANTIZATION_SEARCH_PARAMS = struct('QuantizationSearchParams', {
   ignore: bool(),
@@ -56,6 +57,26 @@ const STRATEGY = opt(unitEnum(['average_vector', 'best_score', 'sum_scores']));
 
 const LOOKUP_LOCATION = struct('LookupLocation', { collection: str(), vector: opt(str()), shard_key: opt(SHARD_KEY_SELECTOR) }, { required: ['collection'] });
 
+/** Maximal marginal relevance over a nearest query's candidates. */
+const MMR = struct('Mmr', {
+  diversity: opt(withRule(float('f32'), { range: { min: 0, max: 1 }, float: 'f32' })),
+  candidates_limit: opt(withRule(uint('usize'), { range: { max: 16_384 } })),
+});
+
+const RELEVANCE_FEEDBACK_INPUT = struct('RelevanceFeedbackInput', {
+  target: VECTOR_INPUT,
+  feedback: seq(struct('FeedbackItem', { example: VECTOR_INPUT, score: float('f32') }, { required: ['example', 'score'] })),
+  strategy: untagged('FeedbackStrategy', [
+    struct('NaiveFeedbackStrategy', {
+      naive: struct('NaiveFeedbackStrategyParams', {
+        a: float('f32'),
+        b: withRule(float('f32'), { range: { min: 0 }, float: 'f32' }),
+        c: float('f32'),
+      }, { required: ['a', 'b', 'c'] }),
+    }, { required: ['naive'] }),
+  ]),
+}, { required: ['target', 'feedback', 'strategy'] });
+
 const CONTEXT_PAIR = struct('ContextPair', { positive: VECTOR_INPUT, negative: VECTOR_INPUT }, { required: ['positive', 'negative'] });
 const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PAIR)]));
 
@@ -66,7 +87,7 @@ const CONTEXT_INPUT = opt(untagged('ContextInput', [CONTEXT_PAIR, seq(CONTEXT_PA
  */
 export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterface', [
   VECTOR_INPUT,
-  struct('NearestQuery', { nearest: VECTOR_INPUT }, { required: ['nearest'] }),
+  struct('NearestQuery', { nearest: VECTOR_INPUT, mmr: opt(MMR) }, { required: ['nearest'] }),
   struct('RecommendQuery', {
     recommend: struct('RecommendInput', { positive: opt(seq(VECTOR_INPUT)), negative: opt(seq(VECTOR_INPUT)), strategy: STRATEGY }),
   }, { required: ['recommend'] }),
@@ -79,7 +100,9 @@ export const QUERY_INTERFACE_SCHEMA: SchemaObject = { ...untagged('QueryInterfac
     rrf: struct('Rrf', { k: opt(withRule(uint('usize'), { range: { min: 1 } })), weights: opt(f32Seq()) }),
   }, { required: ['rrf'] }),
   struct('OrderByQuery', { order_by: ORDER_BY }, { required: ['order_by'] }),
+  FORMULA_QUERY,
   struct('SampleQuery', { sample: unitEnum(['random']) }, { required: ['sample'] }),
+  struct('RelevanceFeedbackQuery', { relevance_feedback: RELEVANCE_FEEDBACK_INPUT }, { required: ['relevance_feedback'] }),
 ]), $id: 'QueryInterface' };
 const QUERY_INTERFACE = ruledRef('QueryInterface', 'QueryInterfaceRules');
 

@@ -11,9 +11,12 @@ export function allOf(a: Filter | null, b: Filter | null): Filter | null {
   return { must: [{ kind: 'filter', filter: a }, { kind: 'filter', filter: b }] };
 }
 
-/** Points matching `filter` whose id is among `ids`. */
+/**
+ * Points matching `filter` whose id is among `ids`. The id condition comes first and unwrapped,
+ * so the (usually few) ids narrow the candidates before `filter` checks any payload.
+ */
 export function onlyIds(filter: Filter | null, ids: PointId[]): Filter {
-  return allOf(filter, { must: [{ kind: 'hasId', ids: new Set(ids) }] })!;
+  return { must: [{ kind: 'hasId', ids: new Set(ids) }, ...(filter ? [{ kind: 'filter' as const, filter }] : [])] };
 }
 
 /** Points matching `filter` whose id is not among `ids`. */
