@@ -321,6 +321,8 @@ t.test('an untagged enum with an `expecting` text is reported with that text', a
     $id: 'Filter',
     type: 'object',
     properties: { must: { type: 'array', items: { anyOf: [{ type: 'object', required: ['key'], properties: { key: { type: 'string' } } }], expecting } } },
+    // Formula conditions refer to the filter's Condition.
+    definitions: { Condition: { type: 'object' } },
   };
   const mocked = await t.mockImport<typeof import('../src/api/validator.js')>('../src/api/validator.js', {
     '../src/api/filter.js': { filterSchema },
