@@ -70,6 +70,7 @@ const PATH_VALUES: PathValues = {
   id: VOCABULARY.pointIds.map(String),
   field: [...Object.keys(FIXTURE[0].indexes), 'odd.key', 'nested.arr[].x', 'missing'],
   shard: ['0', '1'],
+  vector: ['fresh', 'img', 'txt'],
   snapshot: [...snapshots, 'missing.snapshot'],
 };
 

@@ -99,8 +99,8 @@ t.test('graph metadata keeps the id at each offset exactly', async (t) => {
     await rm(dir, { recursive: true, force: true });
   });
   const ids: (PointId | null)[] = [U64_MAX, null, U64_MAX - 1n, 3, UUID, 9007199254740993n];
-  await new GraphStore(db).write([], new Map(), ids, 9);
-  const stored = await new GraphStore(db).read([]);
+  await new GraphStore(db).write([], [], { dense: new Map(), sparse: new Map() }, ids, 9);
+  const stored = await new GraphStore(db).read([], []);
   t.same(stored?.ids, ids);
   t.equal(stored?.lastOp, 9);
 });

@@ -83,6 +83,11 @@ export interface WireVectorParams {
   multivector_config?: Opt<{ comparator: 'max_sim' }>;
 }
 
+/** PUT /collections/{name}/vectors/{vector}: a new dense or sparse vector's immutable parts. */
+export type WireVectorNameConfig =
+  | { dense: { size: number; distance: WireDistance; multivector_config?: Opt<{ comparator: 'max_sim' }>; datatype?: Opt<WireDatatype> } }
+  | { sparse: { modifier?: Opt<'none' | 'idf'>; datatype?: Opt<WireDatatype> } };
+
 /** One unnamed vector's params, or params by vector name. */
 export type WireVectorsConfig = WireVectorParams | Record<string, WireVectorParams>;
 

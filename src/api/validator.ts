@@ -11,7 +11,7 @@ import { parseDatetime } from '../shard/filter/datetime.js';
 import { printJson } from './json-print.js';
 import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
-import { CREATE_COLLECTION, UPDATE_COLLECTION } from './schemas/collection.js';
+import { CREATE_COLLECTION, UPDATE_COLLECTION, VECTOR_NAME_CONFIG } from './schemas/collection.js';
 import { rulesOf, shapeOf, type PathStep, type PlacedRule } from './schemas/derive.js';
 import { CREATE_FIELD_INDEX } from './schemas/payload-index.js';
 import {
@@ -39,6 +39,7 @@ import type {
   WireCreateFieldIndex,
   WireCreateShardingKey,
   WireDropShardingKey,
+  WireVectorNameConfig,
   WireDeletePayload,
   WireDeleteVectors,
   WirePointInsertOperations,
@@ -103,6 +104,7 @@ export interface BodyTypes {
   QuotaConfig: WireQuotaConfig;
   CreateShardingKey: WireCreateShardingKey;
   DropShardingKey: WireDropShardingKey;
+  VectorNameConfig: WireVectorNameConfig;
 }
 
 export type BodyName = keyof BodyTypes;
@@ -141,6 +143,7 @@ export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
   QuotaConfig: QUOTA_CONFIG,
   CreateShardingKey: CREATE_SHARDING_KEY,
   DropShardingKey: DROP_SHARDING_KEY,
+  VectorNameConfig: VECTOR_NAME_CONFIG,
 };
 
 // Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one

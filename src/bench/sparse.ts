@@ -2,9 +2,11 @@
 // one thread. Builds the index (time, memory, byte image), then answers the same queries through
 // the pruned top-k path and through the exact scan of every allowed document, unfiltered and
 // under filters of given shares, and counts how much of the exact top-k the pruned path returns
-// (it is exact too, so anything under 1.0 is a bug the benchmark would show).
+// (it is exact too, so anything under 1.0 is a bug the benchmark would show). With a narrower
+// `--datatype` the index scores its converted posting values: the truth is then the exact scan
+// of a float32 index of the same documents, and recall shows what the conversion costs.
 
-import { Bitset, SparseIndex, type SortedSparse, type SparseSearchResult } from '../engine/index.js';
+import { Bitset, SparseIndex, type SortedSparse, type SparseDatatype, type SparseSearchResult } from '../engine/index.js';
 import { sparseModule } from '../runtime/wasm-module.js';
 import type { Progress } from './progress.js';
 import { SparseGenerator } from './sparse-data.js';
@@ -23,6 +25,8 @@ export interface SparseBenchOptions {
   filters: number[];
   /** Timed passes per row; the fastest counts. */
   repeats: number;
+  /** How the index stores posting values (Qdrant's sparse index datatype). */
+  datatype: SparseDatatype;
 }
 
 export interface SparseRow {
@@ -31,9 +35,9 @@ export interface SparseRow {
   /** Share of documents the filter allows; 1 without a filter. */
   filter: number;
   allowed: number;
-  /** Share of the exact scan's top-k offsets the row returned (recall@k against the exact scan). */
+  /** Share of the exact float32 scan's top-k offsets the row returned (recall@k against it). */
   recall: number;
-  /** Queries whose offsets and scores equal the exact scan's, out of `queries`. */
+  /** Queries whose offsets and scores equal the exact float32 scan's, out of `queries`. */
   identical: number;
   queries: number;
   qps: number;
@@ -46,6 +50,10 @@ export interface SparseBenchReport {
   terms: number;
   buildSeconds: number;
   memoryBytes: number;
+  /** Posting lists and stored vectors by capacity. */
+  dataBytes: number;
+  /** Posting lists alone (what the datatype changes). */
+  postingBytes: number;
   imageBytes: number;
   serializeSeconds: number;
   loadSeconds: number;
@@ -113,7 +121,7 @@ export async function sparseBench(options: SparseBenchOptions, progress: Progres
 
   // Threshold 0: every filtered search below goes through the posting lists; the exact rows ask for the scan.
   const module = await sparseModule();
-  const index = await SparseIndex.create(module, { fullScanThreshold: 0 });
+  const index = await SparseIndex.create(module, { fullScanThreshold: 0, datatype: options.datatype });
   index.reserve(options.documents);
   const build = progress.start('building the sparse index', options.documents);
   const started = performance.now();
@@ -128,8 +136,16 @@ export async function sparseBench(options: SparseBenchOptions, progress: Progres
   const image = index.serialize();
   const serializeSeconds = (performance.now() - t0) / 1000;
   t0 = performance.now();
-  await SparseIndex.load(module, image);
+  await SparseIndex.load(module, image, { datatype: options.datatype });
   const loadSeconds = (performance.now() - t0) / 1000;
+
+  // The float32 truth, built aside only when the index converts its values.
+  let truthIndex = index;
+  if (options.datatype !== 'float32') {
+    truthIndex = await SparseIndex.create(module, { fullScanThreshold: 0 });
+    truthIndex.reserve(options.documents);
+    data.forEach((d, i) => truthIndex.upsert(i, d));
+  }
 
   const rows: SparseRow[] = [];
   const k = options.k;
@@ -142,8 +158,9 @@ export async function sparseBench(options: SparseBenchOptions, progress: Progres
     task.tick();
     const pruned = bestPass(options.repeats, index, queries, (ix, q) => ix.search(q, { limit: k, filter }));
     task.done();
-    rows.push(row('pruned', share, allowed, pruned, exact.results, k));
-    rows.push(row('exact scan', share, allowed, exact, exact.results, k));
+    const truth = truthIndex === index ? exact.results : queries.map((q) => truthIndex.search(q, { limit: k, filter, exact: true }));
+    rows.push(row('pruned', share, allowed, pruned, truth, k));
+    rows.push(row('exact scan', share, allowed, exact, truth, k));
   }
-  return { postings, terms: index.termCount, buildSeconds, memoryBytes: index.memoryBytes, imageBytes: image.byteLength, serializeSeconds, loadSeconds, rows };
+  return { postings, terms: index.termCount, buildSeconds, memoryBytes: index.memoryBytes, dataBytes: index.dataBytes, postingBytes: index.postingBytes, imageBytes: image.byteLength, serializeSeconds, loadSeconds, rows };
 }

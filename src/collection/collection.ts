@@ -36,6 +36,12 @@ export interface RoutedOp {
   shardKey?: ShardKeySelector | null;
 }
 
+/** A collection's dense and sparse vectors as its shards take them. */
+export interface VectorSpecs {
+  vectors: VectorSpec[];
+  sparseVectors: SparseVectorSpec[];
+}
+
 /** The replica set of a new shard of a custom key, placed by the node (not opened yet). */
 export type PlaceShard = (id: number, shardKey: ShardKey) => ReplicaSet;
 
@@ -157,20 +163,44 @@ export class Collection implements ReaderSource {
    * each shard from its store in one task (its persisted graphs no longer match, so its
    * optimizer links the vectors again in the background), and writes wait for the reopen.
    */
-  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; vectors: VectorSpec[]; sparseVectors: SparseVectorSpec[]; strictMode: StrictModeConfig }>): Promise<void> {
+  reconfigure(persist: () => Promise<{ optimizer: OptimizerSpec; strictMode: StrictModeConfig } & VectorSpecs>): Promise<void> {
     return this.serial(async () => {
-      const { optimizer, vectors, sparseVectors, strictMode } = await persist();
+      const { optimizer, strictMode, ...specs } = await persist();
       this.strictMode.configure(strictMode);
       if (JSON.stringify(optimizer) !== JSON.stringify(this.optimizerSpec)) {
         this.optimizerSpec = optimizer;
         await this.updateAll({ type: 'configure_optimizer', optimizer });
       }
-      if (JSON.stringify([vectors, sparseVectors]) !== JSON.stringify([this.vectorSpecs, this.sparseSpecs])) {
-        this.vectorSpecs = vectors;
-        this.sparseSpecs = sparseVectors;
-        await this.updateAll({ type: 'reopen', spec: this.content() });
-      }
+      await this.takeVectorSpecs(specs);
     });
+  }
+
+  /**
+   * Creates or deletes a named vector (Qdrant's vector name operations) while the collection's
+   * writes wait, so none lands between the steps. A deleted name (`removed`) first leaves every
+   * point that has it, as one logged operation on every shard: no stored record keeps data under
+   * a name the configuration no longer has (snapshot parts are vetted against it, and a vector
+   * created later under the name starts empty). Then `persist` stores the configuration and the
+   * shards reopen with the new specs (a new vector starts empty on every point).
+   */
+  changeVectors(persist: () => Promise<VectorSpecs>, removed: string | null): Promise<UpdateResult> {
+    return this.serial(async () => {
+      let operationId: number | null = null;
+      if (removed !== null) {
+        const op: WriteOp = { kind: 'delete_vectors', target: { filter: { must: [{ kind: 'hasVector', name: removed }] } }, names: [removed] };
+        operationId = await applyAcross(new Map(this.shards.map((s) => [s, [op]])), this.clock, 1, { checkFirst: false, wait: true });
+      }
+      await this.takeVectorSpecs(await persist());
+      return { operation_id: operationId ?? this.clock.take(1), status: 'completed' };
+    });
+  }
+
+  /** Reopens every shard with new vector specs (they load what of their stored indexes still fits). */
+  private async takeVectorSpecs({ vectors, sparseVectors }: VectorSpecs): Promise<void> {
+    if (JSON.stringify([vectors, sparseVectors]) === JSON.stringify([this.vectorSpecs, this.sparseSpecs])) return;
+    this.vectorSpecs = vectors;
+    this.sparseSpecs = sparseVectors;
+    await this.updateAll({ type: 'reopen', spec: this.content() });
   }
 
   /** What each shard's optimizer is doing and has done. */

@@ -5,7 +5,7 @@
 // (sparse vector params, strict mode, storage placement, quantization) are read where they act.
 
 import { BadInput } from '../errors.js';
-import type { Distance, ScalarQuantization } from '../engine/index.js';
+import type { Distance, ScalarQuantization, SparseDatatype } from '../engine/index.js';
 import type { Payload } from '../model.js';
 import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
@@ -122,10 +122,24 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
   });
 }
 
+/** Refuses (BadInput) a configuration the engine cannot serve; checked before one is stored. */
+export function checkServable(config: CollectionConfig): CollectionConfig {
+  vectorSpecsOf(config);
+  sparseSpecsOf(config);
+  return config;
+}
+
+/** The engine's form of a sparse index datatype (Qdrant's default float32). */
+function sparseDatatypeOf(datatype: Datatype | null): SparseDatatype {
+  if (datatype === null || datatype === 'float32' || datatype === 'float16' || datatype === 'uint8') return datatype ?? 'float32';
+  throw new BadInput(`sparse vector index datatype ${datatype} is not supported; use float32, float16 or uint8`);
+}
+
 export function sparseSpecsOf(config: CollectionConfig): SparseVectorSpec[] {
   return Object.entries(config.params.sparseVectors ?? {}).map(([name, v]) => ({
     name,
     fullScanThreshold: v.index?.full_scan_threshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD,
+    datatype: sparseDatatypeOf(v.index?.datatype ?? null),
     idf: v.modifier === 'idf',
   }));
 }

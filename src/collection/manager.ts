@@ -216,6 +216,19 @@ export class CollectionManager {
     });
   }
 
+  /**
+   * Creates or deletes a named vector: `change` makes the new configuration from the one stored
+   * when the change applies (and may refuse by throwing); `removed` names a deleted vector, which
+   * every point loses first (Collection.changeVectors).
+   */
+  changeVectorName(nameOrAlias: string, change: (config: CollectionConfig) => CollectionConfig, removed: string | null): Promise<UpdateResult> {
+    const collection = this.get(nameOrAlias);
+    return collection.changeVectors(async () => {
+      const { config } = await this.updateRecord(collection, (r) => ({ ...r, config: change(r.config) }));
+      return { vectors: vectorSpecsOf(config), sparseVectors: sparseSpecsOf(config) };
+    }, removed);
+  }
+
   /** Keys of a custom-sharded collection, in the order they were created; null with automatic sharding. */
   shardKeys(nameOrAlias: string): ShardKey[] | null {
     return this.get(nameOrAlias).layout.keys?.map((e) => e.key) ?? null;

@@ -22,15 +22,18 @@ import type { Bitset } from './bitset.js';
 import { PostingList } from './posting-list.js';
 import { idf, type IdfStatistics } from './sparse-idf.js';
 import { SparseMemory } from './sparse-memory.js';
+import type { SparseDatatype } from './sparse-datatype.js';
 import { readImage, writeImage } from './sparse-persist.js';
 import { plainScan, prunedSearch, SearchScratch, type PreparedQuery, type SearchResultArrays } from './sparse-search.js';
-import { SparseStore } from './sparse-store.js';
+import { ABSENT, SparseStore } from './sparse-store.js';
 import { InvalidSparseVector } from './sparse-errors.js';
 import { normalizeSparse, type SortedSparse, type SparseVector } from './sparse-vector.js';
 
 export interface SparseIndexConfig {
   /** Qdrant's sparse index full_scan_threshold, in points (default 5000, Qdrant's). */
   fullScanThreshold?: number;
+  /** How posting values are stored (Qdrant's sparse index datatype, sparse-datatype.ts); default float32. */
+  datatype?: SparseDatatype;
 }
 
 export interface SparseSearchOptions {
@@ -53,6 +56,7 @@ const MAX_OFFSET = 0x7ffffffe;
 
 export class SparseIndex {
   readonly fullScanThreshold: number;
+  readonly datatype: SparseDatatype;
   private readonly lists = new Map<number, PostingList>();
   private readonly store: SparseStore;
   private readonly scratch: SearchScratch;
@@ -61,6 +65,7 @@ export class SparseIndex {
 
   private constructor(private readonly mem: SparseMemory, config: SparseIndexConfig) {
     this.fullScanThreshold = config.fullScanThreshold ?? DEFAULT_SPARSE_FULL_SCAN_THRESHOLD;
+    this.datatype = config.datatype ?? 'float32';
     this.store = new SparseStore(mem);
     this.scratch = new SearchScratch(mem);
   }
@@ -70,13 +75,13 @@ export class SparseIndex {
     return new SparseIndex(await SparseMemory.instantiate(module), config);
   }
 
-  /** Restores an index written by serialize(); searches give identical results. */
+  /** Restores an index written by serialize() (with the same datatype); searches give identical results. */
   static async load(module: WebAssembly.Module, bytes: Uint8Array, config: SparseIndexConfig = {}): Promise<SparseIndex> {
+    const image = readImage(bytes, config.datatype ?? 'float32');
     const index = await SparseIndex.create(module, config);
-    readImage(bytes, (offset, doc) => index.insert(offset, doc), (count) => {
-      index.store.reserve(count);
-      index.store.count = count;
-    });
+    index.store.restore(image.lengths, image.pairs, image.documents);
+    for (const { term, offsets, values, stats } of image.lists) index.lists.set(term, PostingList.restore(index.mem, term, index.datatype, offsets, values, stats));
+    for (let o = 0; o < image.count; o++) if (image.lengths[o] !== ABSENT && image.lengths[o] > 0) index.indexed++;
     return index;
   }
 
@@ -91,6 +96,11 @@ export class SparseIndex {
    */
   get documentCount(): number {
     return this.indexed;
+  }
+
+  /** Non-zeros (index, value pairs) of the stored vectors. */
+  get entryCount(): number {
+    return this.store.entries;
   }
 
   /** One past the highest offset ever stored. */
@@ -115,7 +125,12 @@ export class SparseIndex {
 
   /** Bytes of posting lists and stored vectors by capacity (what the engine memory holds for data). */
   get dataBytes(): number {
-    let bytes = this.store.byteLength;
+    return this.store.byteLength + this.postingBytes;
+  }
+
+  /** Bytes of the posting lists by capacity (4 per offset and the datatype's width per value). */
+  get postingBytes(): number {
+    let bytes = 0;
     for (const list of this.lists.values()) bytes += list.byteLength;
     return bytes;
   }
@@ -139,7 +154,7 @@ export class SparseIndex {
   delete(offset: number): boolean {
     const old = this.store.get(offset);
     if (old === null) return false;
-    for (let i = 0; i < old.indices.length; i++) this.lists.get(old.indices[i])!.remove(offset);
+    for (let i = 0; i < old.indices.length; i++) this.lists.get(old.indices[i])!.remove(offset, old.values[i]);
     this.store.drop(offset);
     if (old.indices.length > 0) this.indexed--;
     return true;
@@ -170,7 +185,10 @@ export class SparseIndex {
     const limit = Math.min(Math.floor(options.limit), this.store.documents);
     if (!(limit >= 1) || prepared.indices.length === 0) return { offsets: new Uint32Array(0), scores: new Float32Array(0) };
     const allow = options.filter ? options.filter.words : null;
-    if (options.exact === true || this.usesFullScan(options.filter)) return plainScan(prepared, this.store, this.mem, this.scratch, limit, allow);
+    // The stored vectors hold the values as given: with another datatype every search scores
+    // the posting lists' values, as Qdrant scores its index (the pruned search is exact too).
+    if (this.datatype === 'float32' && (options.exact === true || this.usesFullScan(options.filter))) return plainScan(prepared, this.store, this.mem, this.scratch, limit, allow);
+    for (const term of prepared.indices) this.refresh(this.lists.get(term));
     return prunedSearch(prepared, this.lists, this.store, this.mem, this.scratch, limit, allow);
   }
 
@@ -186,7 +204,32 @@ export class SparseIndex {
   }
 
   serialize(): Uint8Array {
-    return writeImage(this.store, this.mem);
+    this.refreshAll();
+    return writeImage(this.store, this.lists, this.mem, this.datatype);
+  }
+
+  /**
+   * uint8: brings every stale list up to date in one pass over the stored vectors (in offset
+   * order, which is each list's posting order), instead of a search per posting.
+   */
+  private refreshAll(): void {
+    const stale = new Map<number, { list: PostingList; values: Float32Array; at: number }>();
+    for (const [term, list] of this.lists) {
+      if (!list.stale) continue;
+      if (list.dead > 0) list.compact();
+      stale.set(term, { list, values: new Float32Array(list.length), at: 0 });
+    }
+    if (stale.size === 0) return;
+    this.store.forEachPair((term, value) => {
+      const entry = stale.get(term);
+      if (entry !== undefined) entry.values[entry.at++] = value;
+    });
+    for (const { list, values } of stale.values()) list.requantize(values);
+  }
+
+  /** uint8: brings a stale list's codes up to date from the stored vectors' values. */
+  private refresh(list: PostingList | undefined): void {
+    if (list?.stale) list.refresh((offset) => this.store.valueOf(offset, list.term));
   }
 
   private insert(offset: number, doc: SortedSparse): void {
@@ -197,11 +240,11 @@ export class SparseIndex {
       const term = doc.indices[i];
       let list = this.lists.get(term);
       if (list === undefined) {
-        list = new PostingList(this.mem);
+        list = new PostingList(this.mem, term, this.datatype);
         this.lists.set(term, list);
       }
       // A new offset only appends; a replaced one may already have a posting in this list.
-      if (old === null || !list.update(offset, doc.values[i])) list.add(offset, doc.values[i]);
+      if (old === null || !list.update(offset, doc.values[i], oldValue(old, term))) list.add(offset, doc.values[i]);
     }
     this.store.put(offset, doc);
   }
@@ -213,9 +256,21 @@ export class SparseIndex {
       const term = old.indices[i];
       while (j < doc.indices.length && doc.indices[j] < term) j++;
       if (j < doc.indices.length && doc.indices[j] === term) continue;
-      this.lists.get(term)!.remove(offset);
+      this.lists.get(term)!.remove(offset, old.values[i]);
     }
   }
+}
+
+/** The value of `old` (indices ascending) at `term`, 0 when it has none (then no posting is updated). */
+function oldValue(old: SortedSparse, term: number): number {
+  let lo = 0;
+  let hi = old.indices.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (old.indices[mid] < term) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < old.indices.length && old.indices[lo] === term ? old.values[lo] : 0;
 }
 
 function checkOffset(offset: number): void {

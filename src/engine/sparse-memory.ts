@@ -14,8 +14,8 @@ export interface SparseExports {
   free(ptr: number): void;
   bestScore(): number;
   resetBest(): void;
-  accumulate(list: number, n: number, weight: number, acc: number, stamp: number, cand: number, nc: number, epoch: number, allow: number): number;
-  addToStamped(list: number, n: number, weight: number, acc: number, stamp: number, epoch: number): void;
+  accumulate(list: number, vals: number, n: number, kind: number, qmin: number, qscale: number, weight: number, acc: number, stamp: number, cand: number, nc: number, epoch: number, allow: number): number;
+  addToStamped(list: number, vals: number, n: number, kind: number, qmin: number, qscale: number, weight: number, acc: number, stamp: number, epoch: number): void;
   setQuery(qi: number, qw: number, qn: number, bits: number): void;
   score(doc: number, n: number): number;
   scan(starts: number, lengths: number, count: number, allow: number, outIds: number, outScores: number): number;

@@ -10,7 +10,9 @@
 //   candidates (by binary search when they are few). Candidates whose upper bound falls below
 //   that lower bound are dropped on the way. Survivors are scored again exactly at the end.
 // - plainScan: scores every allowed document from the stored vectors (Qdrant's plain search,
-//   for filters that let few points through).
+//   for filters that let few points through). Only for float32 posting values: with another
+//   datatype the lists hold converted values the stored vectors do not, and prunedSearch (with
+//   its filter) serves every search, scoring from the lists.
 //
 // The per-posting and per-document loops run in the sparse engine (assembly/sparse); the
 // bookkeeping per term and per candidate set stays here.
@@ -157,7 +159,7 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
     const { list, weight, hi, lo } = terms[t++];
     rHi -= hi;
     rLo -= lo;
-    nc = wasm.accumulate(list.ptr, list.length, weight, accPtr, stampPtr, candPtr, nc, epoch, allowPtr);
+    nc = wasm.accumulate(list.ptr, list.valuesPtr, list.length, list.kind, list.params.min, list.params.diff256, weight, accPtr, stampPtr, candPtr, nc, epoch, allowPtr);
     // The k-th best lower bound can only pass rHi if the best partial score does (a cheap
     // pre-check: the best is an over-estimate once scores can fall, which only costs a check).
     if (nc >= k && wasm.bestScore() + rLo > rHi - eps) {
@@ -177,14 +179,13 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
     rLo -= lo;
     if (nc * (Math.log2(list.length + 1) + 1) < list.length) {
       // Few candidates: find each one in the list by binary search, moving forward only.
-      const f32 = mem.f32;
       let p = 0;
       for (let i = 0; i < nc && p < list.length; i++) {
         const off = u32[candBase + i];
         p = list.search(off, p);
-        if (p < list.length && u32[list.at(p)] === off) acc[accBase + off] += weight * f32[list.at(p) + 1];
+        if (p < list.length && list.offsetAt(p) === off) acc[accBase + off] += weight * list.value(p);
       }
-    } else wasm.addToStamped(list.ptr, list.length, weight, accPtr, stampPtr, epoch);
+    } else wasm.addToStamped(list.ptr, list.valuesPtr, list.length, list.kind, list.params.min, list.params.diff256, weight, accPtr, stampPtr, epoch);
     if (nc >= k) nc = keepReachable(acc, accBase, u32, candBase, stampBase, nc, kthLargest(acc, accBase, u32, candBase, nc, k, heap) + rLo - eps - rHi);
   }
 
@@ -193,13 +194,32 @@ export function prunedSearch(query: PreparedQuery, lists: ReadonlyMap<number, Po
   const top = new TopK(k);
   const starts = store.startsPtr >>> 2;
   const lengths = store.lengthsPtr >>> 2;
+  const converted = terms.length > 0 && terms[0].list.datatype !== 'float32';
   for (let i = 0; i < nc; i++) {
     const off = u32[candBase + i];
     if (acc[accBase + off] < floor) continue;
-    const score = wasm.score(u32[starts + off], u32[lengths + off]);
+    const score = converted ? listScore(query, lists, off) : wasm.score(u32[starts + off], u32[lengths + off]);
     if (score === score) top.push(score, off);
   }
   return top.sorted();
+}
+
+/**
+ * The score of `offset` from the posting lists' values: the query's products summed in f64 in
+ * index order and rounded to f32, as the engine's score() sums the stored vector; NaN when it
+ * shares no index with the query.
+ */
+function listScore(query: PreparedQuery, lists: ReadonlyMap<number, PostingList>, offset: number): number {
+  let sum = 0;
+  let shared = false;
+  for (let i = 0; i < query.indices.length; i++) {
+    const list = lists.get(query.indices[i]);
+    const p = list === undefined ? -1 : list.find(offset);
+    if (p < 0) continue;
+    sum += query.weights[i] * list!.value(p);
+    shared = true;
+  }
+  return shared ? Math.fround(sum) : NaN;
 }
 
 /** Drops candidates whose score cannot reach `floor` (and un-stamps them); keeps the order of the rest. */

@@ -100,6 +100,20 @@ export class SparseStore {
     return true;
   }
 
+  /** The value at `index` of the document at `offset` (which must hold it). */
+  valueOf(offset: number, index: number): number {
+    const u32 = this.mem.u32;
+    const w = this.startOf(offset) >>> 2;
+    let lo = 0;
+    let hi = this.lengthOf(offset);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (u32[w + 2 * mid] < index) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.mem.f32[w + 2 * lo + 1];
+  }
+
   /** A copy of the stored document, or null. */
   get(offset: number): SortedSparse | null {
     const n = this.lengthOf(offset);
@@ -114,6 +128,58 @@ export class SparseStore {
       values[i] = f32[w + 2 * i + 1];
     }
     return { indices, values };
+  }
+
+  /** Calls `visit` with every stored (index, value) pair, documents in offset order. */
+  forEachPair(visit: (index: number, value: number) => void): void {
+    const u32 = this.mem.u32;
+    const f32 = this.mem.f32;
+    const starts = this.startsPtr >>> 2;
+    const lengths = this.lengthsPtr >>> 2;
+    for (let o = 0; o < this.count; o++) {
+      const n = u32[lengths + o];
+      if (n === ABSENT) continue;
+      const w = u32[starts + o] >>> 2;
+      for (let i = 0; i < n; i++) visit(u32[w + 2 * i], f32[w + 2 * i + 1]);
+    }
+  }
+
+  /** Writes every document's pairs, in offset order, into `out` from word `at`; returns the word after them. */
+  copyRuns(out: Uint32Array, at: number): number {
+    const u32 = this.mem.u32;
+    const starts = this.startsPtr >>> 2;
+    const lengths = this.lengthsPtr >>> 2;
+    for (let o = 0; o < this.count; o++) {
+      const n = u32[lengths + o];
+      if (n === ABSENT) continue;
+      const from = u32[starts + o] >>> 2;
+      out.set(u32.subarray(from, from + 2 * n), at);
+      at += 2 * n;
+    }
+    return at;
+  }
+
+  /**
+   * Takes the documents of an image (an empty store only): `lengths` per offset and every
+   * document's pairs in offset order, copied into one chunk.
+   */
+  restore(lengths: Uint32Array, pairs: Uint32Array, documents: number): void {
+    const entries = pairs.length / 2;
+    this.reserve(lengths.length);
+    const at = entries > 0 ? this.room(entries) : 0;
+    const u32 = this.mem.u32;
+    u32.set(pairs, at >>> 2);
+    u32.set(lengths, this.lengthsPtr >>> 2);
+    const starts = this.startsPtr >>> 2;
+    let next = at;
+    for (let o = 0; o < lengths.length; o++) {
+      if (lengths[o] === ABSENT) continue;
+      u32[starts + o] = next;
+      next += lengths[o] * 8;
+    }
+    this.entries = entries;
+    this.documents = documents;
+    this.count = lengths.length;
   }
 
   /** Copies the live runs, in offset order, into fresh chunks and frees the old ones. */

@@ -19,6 +19,7 @@ import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIndexRoutes } from './routes/indexes.js';
+import { registerVectorNameRoutes } from './routes/vector-names.js';
 import { registerIssueRoutes } from './routes/issues.js';
 import { registerShardRoutes } from './routes/shards.js';
 import { registerMatrixRoutes } from './routes/matrix.js';
@@ -83,6 +84,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerAliasRoutes(app, context);
   registerPointRoutes(app, context);
   registerIndexRoutes(app, context);
+  registerVectorNameRoutes(app, context);
   registerSearchRoutes(app, context);
   registerFacetRoutes(app, context);
   registerMatrixRoutes(app, context);

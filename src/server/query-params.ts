@@ -41,6 +41,8 @@ const ROUTE_PARAMS: Record<string, QueryParamSet> = {
   [`GET ${C}/cluster`]: NO_PARAMS,
   [`PUT ${C}/index`]: WRITE_PARAMS,
   [`DELETE ${C}/index/:field`]: WRITE_PARAMS,
+  [`PUT ${C}/vectors/:vector`]: WRITE_PARAMS,
+  [`DELETE ${C}/vectors/:vector`]: WRITE_PARAMS,
   [`GET ${C}/shards`]: NO_PARAMS,
   [`PUT ${C}/shards`]: COMMIT_PARAMS,
   [`POST ${C}/shards/delete`]: COMMIT_PARAMS,

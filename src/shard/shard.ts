@@ -15,10 +15,11 @@
 // marker; a crash loses only flushes, whose entries the log still holds.
 // New vectors are stored unlinked; the shard's optimizer (optimizer/) links them in the
 // background and persists the graphs in the same store, which the next open loads instead of
-// rebuilding them.
+// rebuilding them. Sparse indexes are persisted with them, and on their own once their changes
+// pass the indexing threshold.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization, type SparseDatatype } from '../engine/index.js';
 import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
@@ -27,7 +28,7 @@ import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './paylo
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
 import { deleteAtPath, setAtPath } from './payload-path.js';
 import { GraphStore, type StoredGraphs } from './optimizer/graph-store.js';
-import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from './optimizer/plan.js';
+import { DEFAULT_OPTIMIZER_SPEC, indexingThresholdBytes, type OptimizerSpec } from './optimizer/plan.js';
 import type { ShardOptimizations } from './optimizer/report.js';
 import { ShardOptimizer } from './optimizer/shard-optimizer.js';
 import type { PointRecord, Target, WriteOp } from './write-ops.js';
@@ -49,10 +50,11 @@ export interface VectorSpec {
   multivector?: MultivectorConfig | null;
 }
 
-/** A named sparse vector: its index's full scan threshold (points) and whether queries are weighted by IDF. */
+/** A named sparse vector: its index's full scan threshold (points), its posting values' datatype and whether queries are weighted by IDF. */
 export interface SparseVectorSpec {
   name: string;
   fullScanThreshold: number;
+  datatype: SparseDatatype;
   idf: boolean;
 }
 
@@ -85,6 +87,12 @@ export interface RecoveryPoint {
 const LAST_OP_KEY = 'm:last_op';
 const APPLIED_SEQ_KEY = 'm:applied_seq';
 const CLOCKS_KEY = 'm:clocks';
+
+/** Names of the vectors whose indexes came from stored images (their records' vectors are already in them). */
+interface LoadedImages {
+  dense: ReadonlySet<string>;
+  sparse: ReadonlySet<string>;
+}
 
 /** Point records an entry leads to (null: the point is deleted), computed before it is logged. */
 type Staged = Map<PointId, PointRecord | null>;
@@ -138,8 +146,15 @@ export class Shard implements FilterSource {
   private readonly offsets = new Map<PointId, number>();
   private readonly live: Bitset[] = [];
   private readonly vectors = new Map<string, VectorIndex>();
-  /** Sparse vectors: rebuilt from the point records on open (only dense graphs are persisted). */
+  /** Sparse vectors: loaded from their persisted images on open, records newer than those laid over them. */
   private readonly sparse = new Map<string, SparseIndex>();
+  /** Sparse vectors changed since their stored image (or with none), and the bytes of postings changed (8 per entry). */
+  private readonly sparseDirty = new Set<string>();
+  private sparseChangedBytes = 0;
+  /** Image writes run one at a time (the optimizer's and the sparse ones). */
+  private persisting: Promise<void> = Promise.resolve();
+  private sparsePersistQueued = false;
+  private closing = false;
   private readonly indexes = new Map<string, PayloadIndex>();
   private readonly indexSpecs = new Map<string, IndexSpec>();
   private sortedIds: PointId[] | null = null;
@@ -172,7 +187,7 @@ export class Shard implements FilterSource {
     const db = new ClassicLevel<string, Uint8Array>(spec.path, { keyEncoding: 'utf8', valueEncoding: 'view' });
     await db.open();
     const shard = new Shard(db, spec);
-    const stored = await shard.graphs.read(spec.vectors);
+    const stored = await shard.graphs.read(spec.vectors, spec.sparseVectors);
     const module = await engineModule();
     for (const v of spec.vectors) {
       const image = stored?.images.get(v.name);
@@ -183,7 +198,12 @@ export class Shard implements FilterSource {
           fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null,
         }));
     }
-    for (const v of spec.sparseVectors) shard.sparse.set(v.name, await SparseIndex.create(await sparseModule(), { fullScanThreshold: v.fullScanThreshold }));
+    for (const v of spec.sparseVectors) {
+      const image = stored?.sparseImages.get(v.name);
+      const config = { fullScanThreshold: v.fullScanThreshold, datatype: v.datatype };
+      shard.sparse.set(v.name, image ? await SparseIndex.load(await sparseModule(), image, config) : await SparseIndex.create(await sparseModule(), config));
+      if (!image) shard.sparseDirty.add(v.name);
+    }
     for (const index of spec.indexes) shard.addIndex(index);
     await shard.load(stored);
     shard.lastOp = (await readJson<number>(db, LAST_OP_KEY)) ?? 0;
@@ -193,6 +213,7 @@ export class Shard implements FilterSource {
     shard.log = await OpLog.open(db, spec.wal ?? DEFAULT_WAL_SPEC, shard.appliedSeq);
     await shard.replay();
     shard.optimizer.wake();
+    shard.persistSparseWhenDue();
     return shard;
   }
 
@@ -215,7 +236,7 @@ export class Shard implements FilterSource {
     stored?.ids.forEach((id, offset) => id !== null && graphOffsets.set(id, offset));
     // New points take offsets after the stored graphs' until the free ones are known.
     this.ids.length = stored?.ids.length ?? 0;
-    const inGraphs = new Set(stored?.images.keys());
+    const inGraphs: LoadedImages = { dense: new Set(stored?.images.keys()), sparse: new Set(stored?.sparseImages.keys()) };
     for await (const value of this.db.values({ gte: POINT_PREFIX, lt: POINT_PREFIX + '\uffff' })) {
       const record = decodePoint(value);
       const offset = graphOffsets.get(record.id);
@@ -227,24 +248,75 @@ export class Shard implements FilterSource {
       this.claim(record.id, offset);
       this.fill(record, offset, (record.version ?? 0) <= stored!.lastOp ? inGraphs : null);
     }
-    for (const offset of graphOffsets.values()) for (const index of this.vectors.values()) index.delete(offset);
+    for (const offset of graphOffsets.values()) {
+      for (const index of this.vectors.values()) index.delete(offset);
+      for (const [name, index] of this.sparse) if (index.delete(offset)) this.sparseChanged(name, 1);
+    }
     for (let offset = this.ids.length - 1; offset >= 0; offset--) if (this.payloads[offset] === undefined) this.free.push(offset);
   }
 
-  /** Writes every graph with the offset -> id map and the last operation they include (captured together, between writes). */
-  private async persistGraphs(): Promise<void> {
-    const images = new Map([...this.vectors].map(([name, index]) => [name, index.serialize()]));
-    const ids = Array.from(this.ids, (id, offset) => (this.payloads[offset] === undefined ? null : id));
-    const lastOp = this.lastOp;
-    // Opening lays records newer than the graphs over them, never the reverse: the records must
-    // be stored at least as far as the captured graphs go before the graphs are.
-    await this.flush();
-    await this.graphs.write(this.spec.vectors, images, ids, lastOp);
+  /**
+   * Writes every graph and sparse index image with the offset -> id map and the last operation
+   * they include (captured together, between writes). A sparse index unchanged since its stored
+   * image keeps that image: it still holds exactly the sparse vectors of these offsets.
+   */
+  private persistGraphs(): Promise<void> {
+    const next = this.persisting.catch(() => undefined /* reported to its own caller */).then(async () => {
+      const dense = new Map([...this.vectors].map(([name, index]) => [name, index.serialize()]));
+      const dirty = new Set(this.sparseDirty);
+      const changedBytes = this.sparseChangedBytes;
+      const sparse = new Map([...this.sparse].map(([name, index]) => [name, dirty.has(name) ? index.serialize() : null]));
+      this.sparseDirty.clear();
+      this.sparseChangedBytes = 0;
+      const ids = Array.from(this.ids, (id, offset) => (this.payloads[offset] === undefined ? null : id));
+      const lastOp = this.lastOp;
+      try {
+        // Opening lays records newer than the images over them, never the reverse: the records
+        // must be stored at least as far as the captured images go before the images are.
+        await this.flush();
+        await this.graphs.write(this.spec.vectors, this.spec.sparseVectors, { dense, sparse }, ids, lastOp);
+      } catch (err) {
+        for (const name of dirty) this.sparseDirty.add(name);
+        this.sparseChangedBytes += changedBytes;
+        throw err;
+      }
+    });
+    this.persisting = next;
+    return next;
+  }
+
+  /** Counts a change of `entries` postings of a sparse vector; past the indexing threshold, its images are written in the background. */
+  private sparseChanged(name: string, entries: number): void {
+    this.sparseDirty.add(name);
+    this.sparseChangedBytes += 8 * Math.max(1, entries);
+  }
+
+  /**
+   * Persists the images once the sparse changes since the last ones pass the indexing threshold
+   * (Qdrant indexes a segment past it; below it the index is rebuilt from the records on open,
+   * as Qdrant rebuilds an appendable segment's mutable sparse index) and a quarter of what the
+   * indexes hold: each image is written whole, so a growing index is written a bounded number
+   * of times its final size (at a fixed threshold, 200000 documents wrote ~100 images).
+   */
+  private persistSparseWhenDue(): void {
+    if (this.sparsePersistQueued || this.closing) return;
+    // An image holds each non-zero twice (stored vector and posting), 8 bytes each.
+    let held = 0;
+    for (const index of this.sparse.values()) held += 16 * index.entryCount;
+    if (this.sparseChangedBytes < Math.max(indexingThresholdBytes(this.spec.optimizer ?? DEFAULT_OPTIMIZER_SPEC), held / 4)) return;
+    this.sparsePersistQueued = true;
+    setImmediate(() => {
+      this.sparsePersistQueued = false;
+      if (this.closing) return;
+      this.persistGraphs().catch(() => undefined /* the changes stay counted: the next persist writes them */);
+    });
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.settle();
     await this.optimizer.stop();
+    await this.persisting.catch(() => undefined /* a failed image write leaves the records to rebuild from */);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     await this.flush();
@@ -458,6 +530,7 @@ export class Shard implements FilterSource {
     this.appliedSeq = entry.seq;
     this.lastOp = Math.max(this.lastOp, entry.opId);
     this.optimizer.wake();
+    this.persistSparseWhenDue();
     if (this.unflushedBytes < (this.spec.wal ?? DEFAULT_WAL_SPEC).capacityBytes) return this.flushWhenIdle();
     // The entry is logged and applied whatever this flush does: a failed one keeps the changes
     // for the next flush, which a reader of the store awaits and so reports.
@@ -658,12 +731,12 @@ export class Shard implements FilterSource {
   }
 
   /** Writes a record at its offset; the vectors of `loaded` indexes are already there. New vectors are stored unlinked. */
-  private fill(record: PointRecord, offset: number, loaded: ReadonlySet<string> | null): void {
+  private fill(record: PointRecord, offset: number, loaded: LoadedImages | null): void {
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
-      if (loaded?.has(name)) continue;
+      if (loaded?.dense.has(name)) continue;
       const v = ownField(record.vectors, name);
       // A record holds the kind its index takes (checked before it was logged).
       if (v && index.multivector && isMulti(v)) index.stash(offset, v.data, multiCount(v));
@@ -671,9 +744,12 @@ export class Shard implements FilterSource {
       else index.delete(offset);
     }
     for (const [name, index] of this.sparse) {
+      if (loaded?.sparse.has(name)) continue;
       const v = ownField(record.vectors, name);
-      if (v && isSparse(v)) index.upsert(offset, v);
-      else index.delete(offset);
+      if (v && isSparse(v)) {
+        index.upsert(offset, v);
+        this.sparseChanged(name, v.indices.length);
+      } else if (index.delete(offset)) this.sparseChanged(name, 1);
     }
     for (const index of this.indexes.values()) index.add(offset, payload);
   }
@@ -686,7 +762,7 @@ export class Shard implements FilterSource {
     this.free.push(offset);
     this.sortedIds = null;
     for (const index of this.vectors.values()) index.delete(offset);
-    for (const index of this.sparse.values()) index.delete(offset);
+    for (const [name, index] of this.sparse) if (index.delete(offset)) this.sparseChanged(name, 1);
     for (const index of this.indexes.values()) index.remove(offset);
   }
 

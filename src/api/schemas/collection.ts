@@ -208,6 +208,21 @@ const COLLECTION_PARAMS_DIFF = struct('CollectionParamsDiff', {
   payload: opt(PAYLOAD_STORAGE),
 });
 
+/** PUT /collections/{name}/vectors/{vector}: the immutable parts of a new dense or sparse vector. */
+export const VECTOR_NAME_CONFIG = untagged('VectorNameConfig', [
+  struct('DenseVectorNameConfig', {
+    dense: struct('DenseVectorConfig', {
+      size: withRule(uint('usize'), { range: { min: 1, max: MAX_VECTOR_SIZE } }),
+      distance: unitEnum(DISTANCES),
+      multivector_config: VECTOR_PARAMS.properties.multivector_config,
+      datatype: opt(DATATYPE),
+    }, { required: ['size', 'distance'] }),
+  }, { required: ['dense'] }),
+  struct('SparseVectorNameConfig', {
+    sparse: struct('SparseVectorConfig', { modifier: opt(unitEnum(['none', 'idf'])), datatype: opt(DATATYPE) }),
+  }, { required: ['sparse'] }),
+]);
+
 export const UPDATE_COLLECTION = struct('UpdateCollection', {
   vectors: opt(map(VECTOR_PARAMS_DIFF)),
   optimizers_config: opt(OPTIMIZERS_DIFF),

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { applyUpdate, fromCreateRequest, renderCollectionInfo } from '../../api/collection-config.js';
 import { collectionHealth } from '../../api/optimizations.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
-import { vectorSpecsOf } from '../../collection/config-model.js';
+import { checkServable } from '../../collection/config-model.js';
 import { accessOf } from '../access.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
@@ -34,7 +34,7 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('CreateCollection', request.body);
     const config = fromCreateRequest(body, collections.workers.count);
-    vectorSpecsOf(config); // rejects what the engine cannot serve before anything is created
+    checkServable(config); // before anything is created
     node.quota.check();
     await withCommitTimeout(collections.create(collectionName(request), config), timeout);
     return ok(request, true);
@@ -45,9 +45,7 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
     const body = validateBody('UpdateCollection', request.body);
     // Applied to the configuration as it is when the update runs, so concurrent updates compose.
     const update = collections.updateConfig(collectionName(request), (current) => {
-      const config = applyUpdate(current, body);
-      vectorSpecsOf(config);
-      return config;
+      return checkServable(applyUpdate(current, body));
     });
     await withCommitTimeout(update, timeout);
     return ok(request, true);

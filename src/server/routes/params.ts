@@ -9,7 +9,7 @@ import type { Collection } from '../../collection/collection.js';
 import type { StrictRead } from '../../collection/strict-reads.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
 
-export type Params = { name: string; id?: string; field?: string };
+export type Params = { name: string; id?: string; field?: string; vector?: string };
 
 export function collectionName(request: FastifyRequest): string {
   return (request.params as Params).name;

@@ -1,18 +1,28 @@
 // Persisted graphs in a shard's own store, beside its point records: each named vector's
-// serialised index (assembly/persist.ts) in chunks, and one meta record saying which point id
-// sits at each offset and the last operation id the graphs include. Written as one synced batch,
-// so a crash leaves the previous graphs or the new ones, never a mix.
+// serialised index (assembly/persist.ts) and each sparse vector's index image
+// (src/engine/sparse-persist.ts) in chunks, and one meta record saying which point id sits at
+// each offset and the last operation id the images include. Written as one synced batch, so a
+// crash leaves the previous images or the new ones, never a mix.
 
 import type { ClassicLevel } from 'classic-level';
 import type { PointId } from '../../model.js';
-import type { VectorSpec } from '../shard.js';
+import type { SparseVectorSpec, VectorSpec } from '../shard.js';
 import { fromStoredId, toStoredId, type StoredId } from '../stored-id.js';
 
 const META_KEY = 'g:meta';
 const CHUNK_BYTES = 4 << 20;
 
-function chunkKey(name: string, chunk: number): string {
-  return `g:v:${name}:${chunk}`;
+/** Dense graphs and sparse images are kept apart by the key's kind letter. */
+type Kind = 'v' | 's';
+
+function chunkKey(kind: Kind, name: string, chunk: number): string {
+  return `g:${kind}:${name}:${chunk}`;
+}
+
+interface StoredImage {
+  name: string;
+  params: string;
+  chunks: number;
 }
 
 export interface GraphMeta {
@@ -20,7 +30,9 @@ export interface GraphMeta {
   lastOp: number;
   /** The point id at each offset (in its stored form); null for a free offset. */
   ids: (StoredId | null)[];
-  vectors: { name: string; params: string; chunks: number }[];
+  vectors: StoredImage[];
+  /** Absent in stores written before sparse images were persisted. */
+  sparse?: StoredImage[];
 }
 
 export interface StoredGraphs {
@@ -28,6 +40,14 @@ export interface StoredGraphs {
   ids: (PointId | null)[];
   /** Serialised index of each named vector built with the parameters the vector has now. */
   images: Map<string, Uint8Array>;
+  /** Image of each sparse vector's index, likewise. */
+  sparseImages: Map<string, Uint8Array>;
+}
+
+/** Images to write, by vector name; a null sparse image keeps the stored one (its index did not change). */
+export interface GraphImages {
+  dense: Map<string, Uint8Array>;
+  sparse: Map<string, Uint8Array | null>;
 }
 
 /** What a graph depends on: a graph built with other parameters is rebuilt, not loaded. */
@@ -36,48 +56,75 @@ export function graphParams(spec: VectorSpec): string {
   return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, spec.quantization?.quantile ?? null, spec.quantization !== null, ...(spec.multivector ? ['max_sim'] : [])]);
 }
 
+/** What a sparse index image depends on: one stored in another form is rebuilt, not loaded. */
+export function sparseImageParams(spec: SparseVectorSpec): string {
+  return JSON.stringify([spec.datatype]);
+}
+
 export class GraphStore {
-  /** Chunks stored per vector name, so a smaller image deletes the chunks it no longer uses. */
-  private readonly chunks = new Map<string, number>();
+  /** Chunks stored per chunk key prefix, so a smaller image deletes the chunks it no longer uses. */
+  private readonly chunks = new Map<string, { kind: Kind; name: string; chunks: number }>();
 
   constructor(private readonly db: ClassicLevel<string, Uint8Array>) {}
 
-  /** The stored graphs usable with `specs`, or null when there are none. */
-  async read(specs: readonly VectorSpec[]): Promise<StoredGraphs | null> {
+  /** The stored images usable with `specs` and `sparseSpecs`, or null when there are none. */
+  async read(specs: readonly VectorSpec[], sparseSpecs: readonly SparseVectorSpec[]): Promise<StoredGraphs | null> {
     const raw = await this.db.get(META_KEY);
     if (!raw) return null;
     const meta = JSON.parse(new TextDecoder().decode(raw)) as GraphMeta;
-    const images = new Map<string, Uint8Array>();
-    for (const stored of meta.vectors) {
-      this.chunks.set(stored.name, stored.chunks);
-      const spec = specs.find((s) => s.name === stored.name);
-      if (!spec || graphParams(spec) !== stored.params) continue;
-      const parts = await this.db.getMany(Array.from({ length: stored.chunks }, (_, i) => chunkKey(stored.name, i)));
-      if (parts.some((p) => p === undefined)) continue;
-      images.set(stored.name, concat(parts as Uint8Array[]));
-    }
-    return { lastOp: meta.lastOp, ids: meta.ids.map((id) => (id === null ? null : fromStoredId(id))), images };
+    const images = await this.readImages('v', meta.vectors, (name) => {
+      const spec = specs.find((s) => s.name === name);
+      return spec && graphParams(spec);
+    });
+    const sparseImages = await this.readImages('s', meta.sparse ?? [], (name) => {
+      const spec = sparseSpecs.find((s) => s.name === name);
+      return spec && sparseImageParams(spec);
+    });
+    return { lastOp: meta.lastOp, ids: meta.ids.map((id) => (id === null ? null : fromStoredId(id))), images, sparseImages };
   }
 
-  async write(specs: readonly VectorSpec[], images: Map<string, Uint8Array>, ids: (PointId | null)[], lastOp: number): Promise<void> {
+  async write(specs: readonly VectorSpec[], sparseSpecs: readonly SparseVectorSpec[], images: GraphImages, ids: (PointId | null)[], lastOp: number): Promise<void> {
     const batch = this.db.batch();
-    const meta: GraphMeta = { lastOp, ids: ids.map((id) => (id === null ? null : toStoredId(id))), vectors: [] };
-    const written = new Map<string, number>();
-    for (const spec of specs) {
-      const image = images.get(spec.name);
-      if (!image) continue;
+    const written = new Map<string, { kind: Kind; name: string; chunks: number }>();
+    const put = (kind: Kind, name: string, params: string, image: Uint8Array): StoredImage => {
       const chunks = Math.ceil(image.byteLength / CHUNK_BYTES);
-      for (let i = 0; i < chunks; i++) batch.put(chunkKey(spec.name, i), image.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
-      meta.vectors.push({ name: spec.name, params: graphParams(spec), chunks });
-      written.set(spec.name, chunks);
-    }
-    for (const [name, before] of this.chunks) {
-      for (let i = written.get(name) ?? 0; i < before; i++) batch.del(chunkKey(name, i));
+      for (let i = 0; i < chunks; i++) batch.put(chunkKey(kind, name, i), image.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
+      written.set(chunkKey(kind, name, 0), { kind, name, chunks });
+      return { name, params, chunks };
+    };
+    const meta: GraphMeta = {
+      lastOp,
+      ids: ids.map((id) => (id === null ? null : toStoredId(id))),
+      vectors: specs.filter((spec) => images.dense.has(spec.name)).map((spec) => put('v', spec.name, graphParams(spec), images.dense.get(spec.name)!)),
+      sparse: sparseSpecs.flatMap((spec) => {
+        const image = images.sparse.get(spec.name);
+        if (image) return [put('s', spec.name, sparseImageParams(spec), image)];
+        const kept = image === null ? this.chunks.get(chunkKey('s', spec.name, 0)) : undefined;
+        if (!kept) return [];
+        written.set(chunkKey('s', spec.name, 0), kept);
+        return [{ name: spec.name, params: sparseImageParams(spec), chunks: kept.chunks }];
+      }),
+    };
+    for (const [key, before] of this.chunks) {
+      for (let i = written.get(key)?.chunks ?? 0; i < before.chunks; i++) batch.del(chunkKey(before.kind, before.name, i));
     }
     batch.put(META_KEY, new TextEncoder().encode(JSON.stringify(meta)));
     await batch.write({ sync: true });
     this.chunks.clear();
-    for (const [name, n] of written) this.chunks.set(name, n);
+    for (const [key, entry] of written) this.chunks.set(key, entry);
+  }
+
+  /** The stored images of one kind whose parameters are `paramsOf` their vector's now (undefined: no such vector). */
+  private async readImages(kind: Kind, stored: readonly StoredImage[], paramsOf: (name: string) => string | undefined): Promise<Map<string, Uint8Array>> {
+    const images = new Map<string, Uint8Array>();
+    for (const { name, params, chunks } of stored) {
+      this.chunks.set(chunkKey(kind, name, 0), { kind, name, chunks });
+      if (paramsOf(name) !== params) continue;
+      const parts = await this.db.getMany(Array.from({ length: chunks }, (_, i) => chunkKey(kind, name, i)));
+      if (parts.some((p) => p === undefined)) continue;
+      images.set(name, concat(parts as Uint8Array[]));
+    }
+    return images;
   }
 }
 
