@@ -6,6 +6,24 @@
 import { AlreadyExists, BadInput, BadRequest, NotFound } from './errors.js';
 import type { PointId } from './model.js';
 
+/**
+ * CollectionError::NotFound, turned into a storage NotFound: Qdrant names the missing thing and
+ * its Display appends " not found" (so a `what` ending in "exist" reads "... exist not found").
+ */
+export function notFound(what: string): NotFound {
+  return new NotFound(`${what} not found`);
+}
+
+/** lib/collection/src/shards/shard_holder: a shard id the collection does not have. */
+export function shardNotFound(id: number): NotFound {
+  return notFound(`shard ${id}`);
+}
+
+/** lib/collection/src/common/snapshots_manager.rs: a snapshot file that is not in the snapshots directory. */
+export function snapshotNotFound(name: string): NotFound {
+  return notFound(`Snapshot ${name}`);
+}
+
 export function collectionNotFound(name: string): NotFound {
   return new NotFound(`Collection \`${name}\` doesn't exist!`);
 }
@@ -35,6 +53,11 @@ export function vectorNameNotFound(name: string): BadInput {
   return new BadInput(`Not existing vector name error: ${name}`);
 }
 
+/** segment's OperationError::ValidationError, reported as bad input: a rule the engine checks on the values themselves. */
+export function validationFailed(description: string): BadInput {
+  return new BadInput(`Validation failed: ${description}`);
+}
+
 /** A sparse vector under a dense vector's name, or a dense one under a sparse vector's name. */
 export function sparseDenseMismatch(): BadInput {
   return new BadInput('Conversion between sparse and regular vectors failed');
@@ -53,9 +76,37 @@ export function defaultVectorNotFound(): BadInput {
   return new BadInput('Default vector config is not found in collection');
 }
 
+/** lib/collection/src/shards/shard_holder: a fallback shard key selector whose keys are both missing. */
+export function fallbackShardKeysNotFound(target: string | number, fallback: string | number): NotFound {
+  return notFound(`Neither target shard key ${target} nor fallback shard key ${fallback} exist`);
+}
+
+/** src/common/collections.rs: shard keys asked of a collection with automatic sharding (creating or dropping one). */
+export function shardKeysNeedCustomSharding(): BadRequest {
+  return new BadRequest('Shard Key cannot be created with Auto sharding method');
+}
+
+/** src/common/collections.rs, creating a shard key. */
+export function shardKeyAlreadyExists(key: string | number, collection: string): BadRequest {
+  return new BadRequest(`Sharding key ${key} already exists for collection ${collection}`);
+}
+
+/** src/common/collections.rs, dropping a shard key. */
+export function shardKeyDoesNotExist(key: string | number, collection: string): BadRequest {
+  return new BadRequest(`Sharding key ${key} does not exist for collection ${collection}`);
+}
+
 /** CollectionError::PointNotFound, turned into a storage NotFound. */
 export function pointNotFound(id: PointId): NotFound {
   return new NotFound(`No point with id ${id} found`);
+}
+
+/**
+ * lib/collection/src/operations/universal_query/collection_query.rs: a point given as an example
+ * exists but has no vector of the name the query uses (the name printed as Rust's Debug of a str).
+ */
+export function exampleVectorNotFound(name: string): NotFound {
+  return new NotFound(`Vector with name ${JSON.stringify(name)} for point not found`);
 }
 
 /** segment's OperationError::MissingRangeIndexForOrderBy, reported as bad input. */
@@ -117,9 +168,4 @@ export function formulaVariableError(key: string, expected: 'number' | 'geo poin
 /** segment's OperationError::NonFiniteNumber: a formula step that left the finite numbers. */
 export function nonFiniteNumber(expression: string): BadInput {
   return new BadInput(`The expression ${expression} produced a non-finite number`);
-}
-
-/** A formula that cannot be evaluated as sent (segment's OperationError::ValidationError). */
-export function formulaInvalid(description: string): BadInput {
-  return new BadInput(`Validation failed: ${description}`);
 }

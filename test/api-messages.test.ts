@@ -1,8 +1,8 @@
 // Qdrant's wording and status codes for the errors other layers report.
 
 import t from 'tap';
-import { formatError, validationError } from '../src/api/messages.js';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound, defaultVectorNotFound, missingIndexForFacet, missingRangeIndexForOrderBy, pointNotFound, vectorDimensionMismatch, vectorNameNotFound, vectorParamsNotInConfig } from '../src/messages.js';
+import { formatError, invalidJsonPath, validationError } from '../src/api/messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound, defaultVectorNotFound, exampleVectorNotFound, fallbackShardKeysNotFound, missingIndexForFacet, missingRangeIndexForOrderBy, pointNotFound, shardNotFound, snapshotNotFound, validationFailed, vectorDimensionMismatch, vectorNameNotFound, vectorParamsNotInConfig } from '../src/messages.js';
 import type { QuiverError } from '../src/errors.js';
 
 function shape(err: QuiverError): [string, number, string] {
@@ -20,6 +20,18 @@ t.test('request errors', async (t) => {
     shape(validationError([{ path: 'limit', message: 'value 0 invalid, must be 1 or larger' }, { path: 'a.b', message: 'x' }])),
     ['ValidationError', 422, 'Validation error in JSON body: [limit: value 0 invalid, must be 1 or larger; a.b: x]'],
   );
+  t.same(shape(invalidJsonPath('a..b', 'path parameters')), ['FormatError', 400, "Deserialize error in path parameters: Invalid json path: 'a..b'"]);
+});
+
+t.test('CollectionError::NotFound appends " not found" to what is missing', async (t) => {
+  t.same(shape(shardNotFound(7)), ['NotFound', 404, 'Not found: shard 7 not found']);
+  t.same(shape(snapshotNotFound('a.snapshot')), ['NotFound', 404, 'Not found: Snapshot a.snapshot not found']);
+  t.same(shape(fallbackShardKeysNotFound('a', 2)), ['NotFound', 404, 'Not found: Neither target shard key a nor fallback shard key 2 exist not found']);
+  t.same(shape(exampleVectorNotFound('image')), ['NotFound', 404, 'Not found: Vector with name "image" for point not found']);
+});
+
+t.test("segment's validation errors are bad input", async (t) => {
+  t.same(shape(validationFailed("Can't average vectors with different types")), ['BadInput', 400, "Wrong input: Validation failed: Can't average vectors with different types"]);
 });
 
 t.test('collection, alias and point errors', async (t) => {

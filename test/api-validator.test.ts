@@ -221,6 +221,14 @@ const REFUSED: Array<[BodyName, unknown, Refusal]> = [
   ['PointRequest', { ids: [1.5] }, format('value 1.5 is not a valid point ID, valid values are either an unsigned integer or a UUID')],
   ['SetPayload', { payload: { a: 1 } }, format('Either list of point ids or filter must be provided')],
   ['DeletePayload', { keys: ['a'], points: null, filter: null }, format('Either list of point ids or filter must be provided')],
+  // Payload keys are JsonPaths: one that does not parse fails its deserializer, or the untagged enum around it.
+  ['CreateFieldIndex', { field_name: 'a..b', field_schema: 'keyword' }, format("Invalid json path: 'a..b'")],
+  ['FacetRequest', { key: 'a[x]' }, format("Invalid json path: 'a[x]'")],
+  ['QueryGroupsRequest', { query: [1, 2], group_by: 'a..b' }, format("Invalid json path: 'a..b'")],
+  ['ScrollRequest', { order_by: 'a..b' }, format('data did not match any variant of untagged enum OrderByInterface')],
+  ['ScrollRequest', { order_by: { key: 'a..b' } }, format('data did not match any variant of untagged enum OrderByInterface')],
+  // start_from is an untagged enum of an integer, a float or a datetime; a string that is no datetime fits none.
+  ['ScrollRequest', { order_by: { key: 'a', start_from: 'yesterday' } }, format('data did not match any variant of untagged enum OrderByInterface')],
   // Validator-crate rules: 422, every broken rule listed with its path.
   ['ScrollRequest', { limit: 0 }, invalid('limit: value 0 invalid, must be 1 or larger')],
   ['CreateCollection', { vectors: { size: 65537, distance: 'Dot' } }, invalid('vectors.size: value 65537 invalid, must be from 1 to 65536')],
@@ -313,6 +321,8 @@ t.test('an untagged enum with an `expecting` text is reported with that text', a
     $id: 'Filter',
     type: 'object',
     properties: { must: { type: 'array', items: { anyOf: [{ type: 'object', required: ['key'], properties: { key: { type: 'string' } } }], expecting } } },
+    // Formula conditions refer to the filter's Condition.
+    definitions: { Condition: { type: 'object' } },
   };
   const mocked = await t.mockImport<typeof import('../src/api/validator.js')>('../src/api/validator.js', {
     '../src/api/filter.js': { filterSchema },

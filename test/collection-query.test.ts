@@ -12,7 +12,7 @@ import { searchMatrix } from '../src/collection/matrix.js';
 import { runQueries } from '../src/collection/query-planner.js';
 import type { QueryNode, QueryPlan, QueryRequest } from '../src/collection/query-tree.js';
 import type { Distance } from '../src/engine/index.js';
-import { BadRequest, NotFound } from '../src/errors.js';
+import { BadInput, BadRequest, NotFound } from '../src/errors.js';
 import { compareIds } from '../src/shard/shard.js';
 import type { PointId } from '../src/model.js';
 import type { ScoredView } from '../src/shard/search.js';
@@ -102,7 +102,7 @@ t.test('stored examples: read only from the shards holding them, once per tree, 
     const missing = await FakeCollection.open('c', POINTS, shards, 'Dot');
     await t.rejects(runQueries(fakeScope(missing), [request(node({ kind: 'nearest', input: { pointId: 999 } }))]), new NotFound('No point with id 999 found'), `${shards} shard(s): a missing example is not found`);
   }
-  await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadRequest('Fusion queries require prefetches'));
+  await t.rejects(runQueries(fakeScope(fake), [request(node({ kind: 'fusion', method: 'rrf', k: null, weights: null }))]), new BadInput('Validation failed: cannot apply Fusion without prefetches'));
   const [scrolled] = await runQueries(fakeScope(fake), [request(node(null, { limit: 4, offset: 1 }))]);
   t.same(scrolled.map((h) => [h.id, h.score, h.version]), [...POINTS].sort((a, b) => compareIds(a.id, b.id)).slice(1, 5).map((p) => [p.id, 1, 0]), 'no query: points in id order, score 1, version 0');
   await t.rejects(runQueries(fakeScope(fake), [request(node(null, { prefetches: [node(nearest(QUERY))] }))]), new BadRequest("A query is needed to merge the prefetches. Can't have prefetches without defining a query."));

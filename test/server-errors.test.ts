@@ -245,3 +245,23 @@ t.test('unknown fields: rejected inside filters, ignored elsewhere (as Qdrant de
   t.equal(ignored.status, 200, 'an unknown top-level field of a request body is ignored');
   t.same((ignored.body as { result: unknown }).result, { count: 3 });
 });
+
+t.test('requests that parse but that Qdrant refuses by its own checks', async (t) => {
+  const name = await plainCollection(3, 1);
+  assertError(t, await send('PUT', `/collections/${name}/index`, { field_name: 'n' }), 400,
+    "Bad request: Can't auto-detect field type, please specify `field_schema` in the request", 'an index without field_schema');
+  assertError(t, await send('PUT', `/collections/${MISSING}/index`, { field_name: 'n' }), 404, MISSING_MESSAGE,
+    'an unknown collection is reported before the missing field_schema');
+  assertError(t, await send('PUT', `/collections/${name}/index`, { field_name: 'a..b', field_schema: 'keyword' }), 400,
+    formatErrorMessage("Invalid json path: 'a..b'"), 'an index on a key that is no JsonPath');
+  const badField = await send('DELETE', `/collections/${name}/index/${encodeURIComponent('a[x]')}`);
+  t.equal(badField.status, 400, 'an index key in the path that is no JsonPath: 400');
+  t.match(badField.body, { status: { error: "Deserialize error in path parameters: Invalid json path: 'a[x]'" } }, 'worded as a path parameter that does not deserialize');
+  assertError(t, await send('POST', `/collections/${name}/points/discover`, { context: [], limit: 3 }), 400,
+    'Bad request: target and/or context_pairs must be specified', 'a discover request with neither target nor context');
+  assertError(t, await send('POST', `/collections/${name}/points/query/groups`, { query: [1, 2, 3, 4], group_by: 'a..b' }), 400,
+    formatErrorMessage("Invalid json path: 'a..b'"), 'group_by that is no JsonPath');
+  assertError(t, await send('POST', `/collections/${name}/points/scroll`, { order_by: { key: 'n', start_from: 'yesterday' } }), 400,
+    formatErrorMessage('data did not match any variant of untagged enum OrderByInterface'), 'start_from that is neither a number nor a datetime');
+  t.same((await client.getCollection(name)).payload_schema, {}, 'no index was made by the refused requests');
+});

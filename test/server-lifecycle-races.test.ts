@@ -246,9 +246,9 @@ t.test('shard keys created and dropped while the collection is deleted, recreate
       const key = KEYS[Math.floor(random() * KEYS.length)];
       const roll = random() * (lifecycle ? 1 : 0.88);
       if (roll < 0.25) {
-        expect('create_key', await call(base, 'PUT', `/collections/${name}/shards`, { shard_key: key, shards_number: 1 + (op % 2) }), { 200: [], 400: [`Bad request: Shard key ${key} already exists`], 404: [notFound(name)] });
+        expect('create_key', await call(base, 'PUT', `/collections/${name}/shards`, { shard_key: key, shards_number: 1 + (op % 2) }), { 200: [], 400: [`Bad request: Sharding key ${key} already exists for collection ${name}`], 404: [notFound(name)] });
       } else if (roll < 0.4) {
-        expect('drop_key', await call(base, 'POST', `/collections/${name}/shards/delete`, { shard_key: key }), { 200: [], 400: [`Wrong input: Shard key ${key} does not exist for collection ${name}`], 404: [notFound(name)] });
+        expect('drop_key', await call(base, 'POST', `/collections/${name}/shards/delete`, { shard_key: key }), { 200: [], 400: [`Bad request: Sharding key ${key} does not exist for collection ${name}`], 404: [notFound(name)] });
       } else if (roll < 0.75) {
         const id = c * 1000 + op;
         expect('upsert', await call(base, 'PUT', `/collections/${name}/points?wait=true`, { points: [{ id, vector: vector(id) }], shard_key: key }), { 200: [], 400: [`Wrong input: Shard key ${key} not found`], 404: [notFound(name)] });

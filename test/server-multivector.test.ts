@@ -186,7 +186,7 @@ t.test('multivectors: stored as lists, scored by MaxSim as the reference, rescor
   const outsideRef = DOCS.filter((d) => d.id !== b.id && d.id !== c.id && simTo(b, d) - simTo(c, d) < 0).map((d) => d.id);
   t.same(outside, outsideRef, 'context by ids: the points closer (by MaxSim) to the negative than to the positive score below 0');
   const mixed = await call(url, 'POST', '/collections/dot/points/query', { query: { recommend: { positive: [a.id, [0.1, 0.2, 0.3, 0.4]] } }, using: 'colbert' });
-  t.same(errorOf(mixed), [400, "Wrong input: Can't average vectors with different types"], 'average_vector of a multivector and a dense vector is refused as Qdrant refuses it');
+  t.same(errorOf(mixed), [400, "Wrong input: Validation failed: Can't average vectors with different types"], 'average_vector of a multivector and a dense vector is refused as Qdrant refuses it');
 
   // update_vectors replaces a point's list; the dense vector stays.
   const replaced = randomRows(2);

@@ -181,7 +181,7 @@ t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 end
   t.equal(missing.status, 404, 'an example id that does not exist');
   const empty = await post('recommend', { positive: [], using: 'l2', limit: 3 });
   t.equal(empty.status, 400);
-  t.same(empty.body.status, { error: 'Wrong input: Positive vectors should not be empty with `average` strategy' });
+  t.same(empty.body.status, { error: 'Wrong input: Validation failed: Positive vectors should not be empty with `average` strategy' });
   const badStrategy = await post('recommend', { positive: [1], strategy: 'median', using: 'l2', limit: 3 });
   t.equal(badStrategy.status, 400, 'an unknown strategy is a format error');
 });

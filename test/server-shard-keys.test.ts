@@ -62,12 +62,18 @@ t.test('custom shard keys', async (t) => {
   t.test('creating keys', async (t) => {
     t.equal(await client.createShardKey('c', { shard_key: 'eu', shards_number: 3 }), true);
     t.equal(await client.createShardKey('c', { shard_key: 7 }), true);
-    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'eu' }), 400, 'Bad request: Shard key eu already exists');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'eu' }), 400, 'Bad request: Sharding key eu already exists for collection c');
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 'eu' }, { key: 7 }] }, 'keys listed in creation order, numbers stay numbers');
     assertError(t, await call(server.url, 'PUT', '/collections/c/shards', {}), 400, /^Format error in JSON body: missing field `shard_key`/);
     assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', shards_number: 0 }), 400, /^Format error in JSON body: invalid value: integer `0`, expected a nonzero u32/);
     assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: -1 }), 400, /^Format error in JSON body: data did not match any variant of untagged enum ShardKey/);
-    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', placement: [123456789] }), 400, 'Bad request: Shard Key z placement contains unknown peers: [123456789]');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', placement: [123456789] }), 400, 'Bad request: Peer 123456789 does not exist');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', placement: [] }), 400,
+      'Bad request: Sharding key z placement cannot be empty. If you want to use random placement, do not specify placement');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', initial_state: 'Dead' }), 400,
+      'Bad request: Initial state cannot be Dead, only Active or Partial are allowed');
+    assertError(t, await call(server.url, 'PUT', '/collections/c/shards', { shard_key: 'z', initial_state: 'Partial' }), 400,
+      'Bad request: Sharding key z initial state Partial is not possible on a single node: its shards are Active', 'Partial needs a peer to fill it (Quiver-only refusal)');
     assertError(t, await call(server.url, 'PUT', '/collections/missing/shards', { shard_key: 'z' }), 404, 'Not found: Collection `missing` doesn\'t exist!');
     assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', { shard_key: 1.5 }), 400, /^Format error in JSON body: data did not match any variant of untagged enum ShardKey/);
     assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', '{"shard_key":'), 400, /^Format error in JSON body: /, 'a body that does not parse');
@@ -118,7 +124,7 @@ t.test('custom shard keys', async (t) => {
   t.test('fallback keys', async (t) => {
     t.equal(await count(server, { target: 'tenant-1', fallback: 'eu' }), 300, 'a missing target reads the fallback');
     t.equal(await count(server, { target: 7, fallback: 'eu' }), 200, 'an existing target is read');
-    assertError(t, await call(server.url, 'POST', '/collections/c/points/count', { shard_key: { target: 'a', fallback: 'b' } }), 404, 'Not found: Neither target shard key a nor fallback shard key b exist');
+    assertError(t, await call(server.url, 'POST', '/collections/c/points/count', { shard_key: { target: 'a', fallback: 'b' } }), 404, 'Not found: Neither target shard key a nor fallback shard key b exist not found');
     await client.upsert('c', { wait: true, points: points([1000], 'eu'), shard_key: { target: 'tenant-1', fallback: 'eu' } });
     held.get('eu')!.push(...points([1000], 'eu'));
     t.equal(await count(server, 'eu'), 301, 'a write to a missing target lands under the fallback');
@@ -163,7 +169,7 @@ t.test('custom shard keys', async (t) => {
     await client.deleteShardKey('c', { shard_key: 'eu' });
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 7 }] }, 'eu dropped');
     t.equal(await count(server), 200, 'with its points');
-    assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', { shard_key: 'eu' }), 400, 'Wrong input: Shard key eu does not exist for collection c');
+    assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', { shard_key: 'eu' }), 400, 'Bad request: Sharding key eu does not exist for collection c');
     await client.recoverSnapshot('c', { location: `${server.url}/collections/c/snapshots/${snapshot!.name}` });
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 'eu' }, { key: 7 }] }, 'recovered keys');
     t.equal(await count(server, 'eu'), 300);
@@ -186,8 +192,8 @@ t.test('automatic sharding refuses shard keys', async (t) => {
   await client.createCollection('a', { vectors: { size: DIM, distance: 'Dot' }, shard_number: 2 });
   await client.upsert('a', { wait: true, points: points([1, 2, 3], 'a') });
   t.same(await client.listShardKeys('a'), { shard_keys: null }, 'no key list without custom sharding');
-  assertError(t, await call(server.url, 'PUT', '/collections/a/shards', { shard_key: 'k' }), 400, 'Bad request: Shard Key k cannot be created with Auto sharding method');
-  assertError(t, await call(server.url, 'POST', '/collections/a/shards/delete', { shard_key: 'k' }), 400, 'Bad request: Shard Key k cannot be removed with Auto sharding method');
+  assertError(t, await call(server.url, 'PUT', '/collections/a/shards', { shard_key: 'k' }), 400, 'Bad request: Shard Key cannot be created with Auto sharding method');
+  assertError(t, await call(server.url, 'POST', '/collections/a/shards/delete', { shard_key: 'k' }), 400, 'Bad request: Shard Key cannot be created with Auto sharding method', 'Qdrant words the refused drop as a refused creation');
   assertError(t, await call(server.url, 'PUT', '/collections/a/points', { points: points([4], 'a'), shard_key: 'k' }), 400, 'Wrong input: Shard key k not found');
   assertError(t, await call(server.url, 'POST', '/collections/a/points/search', { vector: vector(), limit: 3, shard_key: 'k' }), 400, 'Bad request: Shard key k not found');
   const cluster = resultOf<{ shard_count: number; local_shards: { shard_id: number; shard_key?: Key; points_count: number }[] }>(t, await call(server.url, 'GET', '/collections/a/cluster'));

@@ -162,7 +162,7 @@ t.test('snapshots', async (t) => {
     assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'file:///etc/passwd' }), 403, 'Forbidden: Snapshot file path must be inside the snapshots directory', 'file outside the snapshots directory');
     assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'file://whatever.snapshot' }), 400, 'Bad request: Invalid snapshot URI, file path must be absolute or on localhost', 'file URL with a host');
     assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'file:///whatever.snapshot' }), 400, 'Bad request: Snapshot file "/whatever.snapshot" does not exist', 'missing file');
-    assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'ftp://host/x.snapshot' }), 400, 'Bad request: URL ftp://host/x.snapshot with schema ftp is not supported', 'unsupported scheme');
+    assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: 'ftp://host/x.snapshot' }), 400, 'Bad request: URL ftp://host/x.snapshot with scheme ftp is not supported', 'unsupported scheme');
     assertError(t, await call(base, 'PUT', '/collections/copy/snapshots/recover', { location: `${served.url}/src.snapshot`, priority: 'first' }), 400, /^Format error in JSON body: unknown variant `first`, expected one of `no_sync`, `snapshot`, `replica`/, 'bad priority');
     const notMultipart = await call(base, 'POST', '/collections/copy/snapshots/upload', {});
     t.equal(notMultipart.status, 400, 'upload without a multipart body is refused');
@@ -194,7 +194,7 @@ t.test('snapshots', async (t) => {
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/shard1` }), 400, /^Bad request: Invalid snapshot archive: point .* belongs to shard 1, not shard 0$/, 'another shard\'s snapshot');
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/collection` }), 400, 'Bad request: Invalid snapshot archive: it is a collection snapshot, not a shard snapshot', 'a collection snapshot');
     assertError(t, await call(base, 'PUT', '/collections/src/shards/0/snapshots/recover', { location: `${shardServer.url}/shard1`, checksum: 'abc' }), 400, `Checksum mismatch: expected abc, actual ${shard.checksum}`, 'wrong checksum');
-    assertError(t, await call(base, 'PUT', '/collections/src/shards/7/snapshots/recover', { location: `${shardServer.url}/shard1` }), 404, 'Not found: Shard 7 not found', 'missing shard');
+    assertError(t, await call(base, 'PUT', '/collections/src/shards/7/snapshots/recover', { location: `${shardServer.url}/shard1` }), 404, 'Not found: shard 7 not found', 'missing shard');
     t.equal(await stateOf(t, base, 'src'), before, 'refused shard recoveries changed nothing');
 
     t.equal(resultOf(t, await call(base, 'PUT', '/collections/src/shards/1/snapshots/recover', { location: `${shardServer.url}/shard1`, checksum: shard.checksum, api_key: 'k1' })), true);

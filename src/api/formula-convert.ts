@@ -3,7 +3,7 @@
 // constants, decay parameters, defaults. Its conditions become filters of one condition each.
 
 import type { BadInput } from '../errors.js';
-import { displayF64, formulaInvalid } from '../messages.js';
+import { displayF64, validationFailed } from '../messages.js';
 import type { JsonValue } from '../model.js';
 import { formatJsonPath, parseDatetime, parseJsonPath } from '../shard/filter/index.js';
 import { DATETIME_UNREADABLE, type DecayKind, type Expression, type Formula, type PayloadVariable } from '../shard/formula.js';
@@ -17,7 +17,7 @@ const DEFAULT_DECAY_SCALE = 1;
 type Variable = { score: number } | PayloadVariable;
 
 function failedToParse(what: string, value: string, message: string): BadInput {
-  return formulaInvalid(`failed to parse ${what} ${value}: ${message}`);
+  return validationFailed(`failed to parse ${what} ${value}: ${message}`);
 }
 
 function toVariable(text: string): Variable {
@@ -47,12 +47,12 @@ function decayLambda(kind: DecayKind, params: WireDecayParams): number {
   const midpoint = Math.fround(params.midpoint ?? DEFAULT_DECAY_MIDPOINT);
   const scale = Math.fround(params.scale ?? DEFAULT_DECAY_SCALE);
   if (kind === 'lin' && !(midpoint >= 0 && midpoint <= 1)) {
-    throw formulaInvalid(`Linear decay midpoint should be in the range [0.0, 1.0], got ${displayF64(midpoint)}.`);
+    throw validationFailed(`Linear decay midpoint should be in the range [0.0, 1.0], got ${displayF64(midpoint)}.`);
   }
   if (kind !== 'lin' && !(midpoint > 0 && midpoint < 1)) {
-    throw formulaInvalid(`Decay midpoint should be in the range (0.0, 1.0), got ${displayF64(midpoint)}.`);
+    throw validationFailed(`Decay midpoint should be in the range (0.0, 1.0), got ${displayF64(midpoint)}.`);
   }
-  if (!(scale > 0)) throw formulaInvalid(`Decay scale should be non-zero positive, got ${displayF64(scale)}.`);
+  if (!(scale > 0)) throw validationFailed(`Decay scale should be non-zero positive, got ${displayF64(scale)}.`);
   if (kind === 'lin') return (1 - midpoint) / scale;
   return kind === 'exp' ? Math.log(midpoint) / scale : Math.log(midpoint) / (scale * scale);
 }

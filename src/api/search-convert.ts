@@ -1,7 +1,7 @@
 // Search, query, groups and matrix bodies -> the collection layer's requests (converted once per
 // request); hits and groups -> Qdrant's ScoredPoint and PointGroup.
 
-import { BadRequest } from '../errors.js';
+import { discoverNeedsTargetOrContext } from './messages.js';
 import { DEFAULT_VECTOR } from '../model.js';
 import type { GroupSpec, PointGroup } from '../collection/groups.js';
 import type { MatrixRequest } from '../collection/matrix.js';
@@ -87,7 +87,7 @@ export function recommendQuery(body: WireRecommendRequest): WireQueryRequest {
 export function discoverQuery(body: WireDiscoverRequest): WireQueryRequest {
   const context = body.context ?? [];
   if (body.target !== null && body.target !== undefined) return { ...body, query: { discover: { target: body.target, context } } };
-  if (context.length === 0) throw new BadRequest('target or context must be provided');
+  if (context.length === 0) throw discoverNeedsTargetOrContext();
   return { ...body, query: { context } };
 }
 

@@ -6,7 +6,8 @@
 
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import { filterSchema } from './filter.js';
-import { formatError, validationError, type RuleBreach } from './messages.js';
+import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError, type RuleBreach } from './messages.js';
+import { parseDatetime } from '../shard/filter/datetime.js';
 import { printJson } from './json-print.js';
 import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
@@ -159,6 +160,9 @@ ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
 ajv.addKeyword(POINT_ID_KEYWORD);
 ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
+// A JsonPath or a datetime is a string that must parse; JsonPath's deserializer reports its own message.
+ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });
+ajv.addKeyword({ keyword: 'datetime', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseDatetime(data) !== undefined });
 ajv.addKeyword({
   keyword: 'pointsOrFilter',
   schemaType: 'boolean',
@@ -192,8 +196,6 @@ ajv.addKeyword({
 /** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
 export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
 
-// A payload key that serde reads as a JsonPath: a string of Qdrant's key grammar.
-ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });
 ajv.addSchema(filterSchema);
 ajv.addSchema(EXPRESSION_SCHEMA);
 ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
@@ -324,8 +326,10 @@ function describeError(error: ErrorObject): string {
       return `value ${(error.params as PointIdErrorParams).exact ?? showValue(error.data)} is not a valid point ID, valid values are either an unsigned integer or a UUID`;
     case 'aliases':
       return `duplicate field \`${String(error.params.field)}\``;
+    case 'jsonPath':
+      return invalidJsonPathText(String(error.data));
     case 'pointsOrFilter':
-      return 'Either list of point ids or filter must be provided';
+      return POINTS_OR_FILTER;
     default:
       return error.message ?? 'invalid value';
   }

@@ -1,12 +1,11 @@
 // Validated wire bodies of the point-update endpoints -> the shards' WriteOps, each with the
 // shard keys its body names.
 
-import { BadRequest } from '../errors.js';
 import type { PointId } from '../model.js';
 import type { Target, WriteOp } from '../shard/write-ops.js';
 import type { RoutedOp } from '../collection/collection.js';
 import { toFilter } from './filter.js';
-import { formatError } from './messages.js';
+import { formatError, invalidJsonPath, POINTS_OR_FILTER } from './messages.js';
 import { parseJsonPath } from '../shard/filter/json-path.js';
 import { toNamedVectors, toPointInputs } from './point-convert.js';
 import { toPointId } from './point-id.js';
@@ -41,7 +40,8 @@ export function clearPayloadOp(body: WirePointsSelector): RoutedOp {
 function eitherTarget(points: WirePointId[] | null | undefined, filter: WireFilter | null | undefined): Target {
   if (points) return { ids: ids(points) };
   if (filter) return { filter: toFilter(filter) };
-  throw new BadRequest('Either list of point ids or filter must be provided');
+  // The body schema (pointsOrFilter) already refuses such a body, as Qdrant's deserializer does.
+  throw formatError(POINTS_OR_FILTER);
 }
 
 export function upsertOp(body: WirePointInsertOperations): RoutedOp {
@@ -55,7 +55,7 @@ export function upsertOp(body: WirePointInsertOperations): RoutedOp {
 
 /** A key path Qdrant reads as a JsonPath: one it cannot parse fails the body's deserialization. */
 function keyPath(key: string): string {
-  if (!parseJsonPath(key)) throw formatError(`Invalid json path: '${key}'`);
+  if (!parseJsonPath(key)) throw invalidJsonPath(key);
   return key;
 }
 

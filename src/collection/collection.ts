@@ -2,8 +2,7 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound, multiRegularMismatch, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
-import { BadInput, BadRequest } from '../errors.js';
+import { collectionNotFound, multiRegularMismatch, shardKeyAlreadyExists, shardKeyDoesNotExist, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
 import { isMulti, isSparse, type ShardKey, type Vector } from '../model.js';
 import type { IndexSpec, SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
@@ -346,7 +345,7 @@ export class Collection implements ReaderSource {
    */
   createShardKey(key: ShardKey, count: number, place: PlaceShard, persist: Persist<ShardKeyEntry[]>): Promise<void> {
     return this.serial(async () => {
-      if (this.hasKey(key)) throw new BadRequest(`Shard key ${key} already exists`);
+      if (this.hasKey(key)) throw shardKeyAlreadyExists(key, this.name);
       const next = Math.max(0, ...this.shards.map((s) => s.id)) + 1;
       const added = Array.from({ length: count }, (_, i) => place(next + i, key));
       await Promise.all(added.map(async (s) => {
@@ -370,7 +369,7 @@ export class Collection implements ReaderSource {
    */
   dropShardKey(key: ShardKey, persist: Persist<ShardKeyEntry[]>): Promise<void> {
     return this.serial(async () => {
-      if (!this.hasKey(key)) throw new BadInput(`Shard key ${key} does not exist for collection ${this.name}`);
+      if (!this.hasKey(key)) throw shardKeyDoesNotExist(key, this.name);
       const keys = (this.shardLayout.keys ?? []).filter((e) => e.key !== key);
       const dropped = this.shards.filter((s) => s.shardKey === key);
       await persist(keys);

@@ -14,8 +14,7 @@
 // plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
-import { BadRequest } from '../errors.js';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound } from '../messages.js';
+import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound, shardKeysNeedCustomSharding } from '../messages.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
@@ -238,7 +237,7 @@ export class CollectionManager {
   /** Creates shard key `key` with `shardsNumber` shards (default: the collection's shard_number). */
   async createShardKey(nameOrAlias: string, key: ShardKey, shardsNumber: number | null): Promise<void> {
     const { record, collection } = this.entry(nameOrAlias);
-    if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be created with Auto sharding method`);
+    if (record.config.params.shardingMethod !== 'custom') throw shardKeysNeedCustomSharding();
     const count = shardsNumber ?? shardCountOf(record.config);
     await collection.createShardKey(key, count, (id, k) => this.replicaSet(record, id, k), (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
   }
@@ -246,7 +245,7 @@ export class CollectionManager {
   /** Drops shard key `key` and every point stored under it. */
   async dropShardKey(nameOrAlias: string, key: ShardKey): Promise<void> {
     const { record, collection } = this.entry(nameOrAlias);
-    if (record.config.params.shardingMethod !== 'custom') throw new BadRequest(`Shard Key ${key} cannot be removed with Auto sharding method`);
+    if (record.config.params.shardingMethod !== 'custom') throw shardKeysNeedCustomSharding();
     await collection.dropShardKey(key, (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
   }
 

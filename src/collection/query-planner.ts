@@ -3,7 +3,7 @@
 // shards it reads; requests of a batch that read the same shards run together.
 
 import { BadRequest } from '../errors.js';
-import { formulaInvalid } from '../messages.js';
+import { validationFailed } from '../messages.js';
 import { DEFAULT_VECTOR } from '../model.js';
 import { allOf, exceptIds, type Filter } from '../shard/filter/index.js';
 import { storedIds, withVectors, type VectorQuery } from '../shard/query-objective.js';
@@ -85,11 +85,11 @@ function planNode(node: QueryNode, inherited: Filter | null, planning: Planning,
   // No query: the matching points in id order, as Qdrant's scroll reads them.
   if (plan === null) return { step: { kind: 'read', order: { kind: 'id' }, filter, shape: planning.shape }, ...paging };
   if (plan.kind === 'fusion') {
-    if (prefetches.length === 0) throw new BadRequest('Fusion queries require prefetches');
+    if (prefetches.length === 0) throw validationFailed('cannot apply Fusion without prefetches');
     return { step: { kind: 'fusion', method: plan.method, k: plan.k, weights: plan.weights, scoreThreshold: node.scoreThreshold }, ...paging };
   }
   if (plan.kind === 'formula') {
-    if (prefetches.length === 0) throw formulaInvalid('cannot apply Formula without prefetches');
+    if (prefetches.length === 0) throw validationFailed('cannot apply Formula without prefetches');
     return { step: { kind: 'formula', formula: plan.formula, scoreThreshold: node.scoreThreshold, shape: planning.shape }, ...paging };
   }
   if (isReadPlan(plan)) {

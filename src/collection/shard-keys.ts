@@ -2,7 +2,8 @@
 // its own shards, and every write says which key(s) it goes to. This module holds the selectors
 // and the one routing rule both reads and writes follow: which shards a selector reaches.
 
-import { BadInput, BadRequest, NotFound } from '../errors.js';
+import { BadInput, BadRequest } from '../errors.js';
+import { fallbackShardKeysNotFound } from '../messages.js';
 import type { ShardKey } from '../model.js';
 
 /** One key, many keys, or a key with a fallback key used while the target key does not exist. */
@@ -47,7 +48,7 @@ function isFallback(selector: ShardKeySelector): selector is { target: ShardKey;
 /** The target key if it exists, else the fallback key if that exists (Qdrant's tiered multitenancy). */
 function fallbackEntry(layout: ShardLayout, { target, fallback }: { target: ShardKey; fallback: ShardKey }): ShardKeyEntry {
   const entry = entryOf(layout, target) ?? entryOf(layout, fallback);
-  if (!entry) throw new NotFound(`Neither target shard key ${target} nor fallback shard key ${fallback} exist`);
+  if (!entry) throw fallbackShardKeysNotFound(target, fallback);
   return entry;
 }
 

@@ -2,8 +2,7 @@
 // discover and context queries whose examples are vectors or stored points, and the search each
 // becomes once every example is a vector.
 
-import { BadInput } from '../errors.js';
-import { pointNotFound, vectorDimensionMismatch } from '../messages.js';
+import { exampleVectorNotFound, pointNotFound, validationFailed, vectorDimensionMismatch } from '../messages.js';
 import { isDense, type MultiVector, type PointId, type SparseVector, type Vector } from '../model.js';
 import { isMultiQuery, isSparseQuery, type ExamplePair, type FeedbackPair, type QueryVector, type SearchQuery } from './search.js';
 
@@ -62,7 +61,7 @@ export function exampleVector(example: Example, stored: StoredVectors, name: str
   if ('vector' in example) return example.vector;
   if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
   const v = stored.get(example.pointId);
-  if (!v) throw new BadInput(`Vector \`${name}\` of point ${example.pointId} not found`);
+  if (!v) throw exampleVectorNotFound(name);
   return queryVectorOf(v);
 }
 
@@ -80,7 +79,7 @@ function kindOf(v: QueryVector): VectorKind {
 /** The one kind of every vector of a list; mixed lists are refused. */
 function kindOfAll(list: QueryVector[]): VectorKind {
   const kinds = new Set(list.map(kindOf));
-  if (kinds.size > 1) throw new BadInput("Can't average vectors with different types");
+  if (kinds.size > 1) throw validationFailed("Can't average vectors with different types");
   return [...kinds][0];
 }
 
@@ -91,10 +90,10 @@ function kindOfAll(list: QueryVector[]): VectorKind {
  * negatives' rows negated (lib/segment/src/vector_storage/query/reco_query.rs).
  */
 function averageVector(positives: QueryVector[], negatives: QueryVector[]): QueryVector {
-  if (positives.length === 0) throw new BadInput('Positive vectors should not be empty with `average` strategy');
+  if (positives.length === 0) throw validationFailed('Positive vectors should not be empty with `average` strategy');
   const kind = kindOfAll(positives);
   if (negatives.length > 0 && kindOfAll(negatives) !== kind) {
-    throw new BadInput('Positive and negative vectors should be of the same type, either all dense or all sparse or all multi');
+    throw validationFailed('Positive and negative vectors should be of the same type, either all dense or all sparse or all multi');
   }
   if (kind === 'sparse') return averageSparse(positives as SparseVector[], negatives as SparseVector[]);
   if (kind === 'multi') return concatenatedMulti(positives as MultiVector[], negatives as MultiVector[]);

@@ -20,7 +20,7 @@
 
 import { ClassicLevel } from 'classic-level';
 import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization, type SparseDatatype } from '../engine/index.js';
-import { NotFound } from '../errors.js';
+import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
@@ -658,7 +658,7 @@ export class Shard implements FilterSource {
         for (const p of op.points) {
           if (excluded.has(p.id)) continue;
           const current = read(p.id);
-          if (!current) throw new NotFound(`No point with id ${p.id} found`);
+          if (!current) throw pointNotFound(p.id);
           staged.set(p.id, { ...current, vectors: { ...current.vectors, ...p.vectors } });
         }
         return;
@@ -703,7 +703,7 @@ export class Shard implements FilterSource {
     if ('ids' in target) {
       return target.ids.map((id) => {
         const r = read(id);
-        if (!r) throw new NotFound(`No point with id ${id} found`);
+        if (!r) throw pointNotFound(id);
         return r;
       });
     }

@@ -9,7 +9,7 @@ import { v4 as randomUUID } from 'uuid';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFound } from '../errors.js';
+import { snapshotNotFound } from '../messages.js';
 import type { FileSlice } from '../storage/tar.js';
 
 /** Qdrant's SnapshotDescription. */
@@ -112,7 +112,7 @@ export class SnapshotFiles {
 
   /** The path of snapshot `name` in `dir`; 404 unless it is a snapshot file right inside `dir`. */
   async locate(dir: string, name: string): Promise<string> {
-    const missing = new NotFound(`Snapshot ${name} not found`);
+    const missing = snapshotNotFound(name);
     if (!name.endsWith(EXTENSION) || name.includes('/') || name.includes('\\')) throw missing;
     try {
       const path = await realpath(join(dir, name));

@@ -46,7 +46,8 @@ export async function fetchSnapshot(url: URL, apiKey: string | null, root: strin
       await downloadTo(url, apiKey, tempPath, limits);
       return { path: tempPath, temporary: true };
     default:
-      throw new BadRequest(`URL ${url.href} with schema ${url.protocol.slice(0, -1)} is not supported`);
+      // lib/storage/src/content_manager/snapshots/download.rs (older releases said "schema").
+      throw new BadRequest(`URL ${url.href} with scheme ${url.protocol.slice(0, -1)} is not supported`);
   }
 }
 

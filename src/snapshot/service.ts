@@ -5,10 +5,10 @@
 
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectionNotFound } from '../messages.js';
+import { collectionNotFound, shardNotFound } from '../messages.js';
 import type { Collection } from '../collection/collection.js';
 import type { CollectionManager } from '../collection/manager.js';
-import { BadInput, NotFound } from '../errors.js';
+import { BadInput } from '../errors.js';
 import {
   collectionEntry,
   openArchive,
@@ -42,7 +42,7 @@ export class Snapshots {
     const name = this.collections.resolve(nameOrAlias);
     const collection = this.collections.get(name);
     const index = collection.shards.findIndex((s) => s.id === shard);
-    if (index < 0) throw new NotFound(`Shard ${shard} not found`);
+    if (index < 0) throw shardNotFound(shard);
     return { name, collection, index };
   }
 

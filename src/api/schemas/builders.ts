@@ -5,6 +5,8 @@
 //   untagged  - on an anyOf: the name of the untagged enum it stands for
 //   expecting - on an anyOf: serde's `expecting` text, which replaces the untagged enum's message
 //   rule      - a validator-crate rule (HTTP 422), checked only once the body has the right shape
+//   jsonPath  - on a string: Qdrant's JsonPath, whose deserializer refuses a key it cannot parse
+//   datetime  - on a string: a datetime as Qdrant parses one (a variant of StartFrom)
 
 import type { SchemaObject } from 'ajv';
 import type { RuleSpec } from './rules.js';
@@ -33,6 +35,11 @@ export function bool(): SchemaObject {
 
 export function str(): SchemaObject {
   return { type: 'string', serde: 'a string' };
+}
+
+/** Qdrant's JsonPath: a payload key, read as a string and then parsed (failure: 400). */
+export function jsonPath(): SchemaObject {
+  return { ...str(), jsonPath: true };
 }
 
 /** A Rust enum of unit variants, written as plain strings. */

@@ -2,12 +2,12 @@
 // nests itself, so it is registered on its own under the id "Expression" and referred to.
 
 import type { SchemaObject } from 'ajv';
-import { float, jsonObject, opt, seq, str, struct, untagged } from './builders.js';
+import { float, jsonObject, jsonPath, opt, seq, str, struct, untagged } from './builders.js';
 
 const EXPRESSION: SchemaObject = { $ref: 'Expression' };
 
 /** A payload key, which serde reads as a JsonPath (a bad one fails the enclosing untagged enum). */
-const PAYLOAD_KEY: SchemaObject = { ...str(), jsonPath: true };
+const PAYLOAD_KEY: SchemaObject = jsonPath();
 
 const GEO_POINT = struct('GeoPoint', {
   lon: { ...float('f64'), minimum: -180, maximum: 180 },

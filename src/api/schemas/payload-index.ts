@@ -1,7 +1,7 @@
 // CreateFieldIndex: a field name and either a bare index type or the parameters of one.
 
 import type { SchemaObject } from 'ajv';
-import { bool, opt, seq, str, struct, uint, unitEnum, untagged } from './builders.js';
+import { bool, jsonPath, opt, seq, str, struct, uint, unitEnum, untagged } from './builders.js';
 
 export const PAYLOAD_SCHEMA_TYPES = ['keyword', 'integer', 'float', 'geo', 'text', 'bool', 'datetime', 'uuid'] as const;
 
@@ -58,7 +58,7 @@ const PAYLOAD_SCHEMA_PARAMS = untagged('PayloadSchemaParams', [
 export const CREATE_FIELD_INDEX = struct(
   'CreateFieldIndex',
   {
-    field_name: str(),
+    field_name: jsonPath(),
     field_schema: opt(untagged('PayloadFieldSchema', [unitEnum(PAYLOAD_SCHEMA_TYPES), PAYLOAD_SCHEMA_PARAMS])),
   },
   { required: ['field_name'] },

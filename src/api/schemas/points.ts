@@ -6,6 +6,7 @@ import { MAX_JSON_NESTING } from '../json-syntax.js';
 import {
   bool,
   byKey,
+  jsonPath,
   FILTER,
   opt,
   seq,
@@ -150,14 +151,13 @@ export const UPDATE_OPERATIONS = struct(
 );
 
 export const ORDER_BY = untagged('OrderByInterface', [
-  str(),
+  jsonPath(),
   struct(
     'OrderBy',
     {
-      key: str(),
+      key: jsonPath(),
       direction: opt(unitEnum(['asc', 'desc'])),
-      // Datetime strings are parsed where the scroll runs, as for datetime payload values.
-      start_from: opt(untagged('StartFrom', [{ type: 'integer' }, { type: 'number' }, { type: 'string' }])),
+      start_from: opt(untagged('StartFrom', [{ type: 'integer' }, { type: 'number' }, { type: 'string', datetime: true }])),
     },
     { required: ['key'] },
   ),

@@ -2,7 +2,7 @@
 // API's nearest and recommend queries (/points/query and its batch), and /facet.
 
 import type { SchemaObject } from 'ajv';
-import { bool, f32Seq, float, FILTER, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
+import { bool, f32Seq, float, FILTER, jsonPath, opt, seq, str, struct, uint, unitEnum, untagged, withRule } from './builders.js';
 import { DENSE, DOCUMENT, MULTI_DENSE, IMAGE, INFERENCE_OBJECT, POINT_ID, SPARSE, SHARD_KEY_SELECTOR, WITH_PAYLOAD, WITH_VECTOR } from './common.js';
 import { ORDER_BY } from './points.js';
 import { ruledRef } from './derive.js';
@@ -160,7 +160,7 @@ export const QUERY_REQUEST_BATCH = struct('QueryRequestBatch', { searches: seq(Q
 
 export const FACET_REQUEST = struct('FacetRequest', {
   shard_key: opt(SHARD_KEY_SELECTOR),
-  key: str(),
+  key: jsonPath(),
   limit: opt(LIMIT),
   filter: opt(FILTER),
   exact: opt(bool()),
@@ -171,7 +171,7 @@ const WITH_LOOKUP = untagged('WithLookupInterface', [
   struct('WithLookup', { collection: str(), with_payload: opt(WITH_PAYLOAD), with_vectors: opt(WITH_VECTOR) }, { required: ['collection'], aliases: { with_vector: 'with_vectors' } }),
 ]);
 
-const GROUP_BY = str();
+const GROUP_BY = jsonPath();
 
 /**
  * The grouping fields added to a search-like body: v1.18 bodies require both sizes, as u32; the

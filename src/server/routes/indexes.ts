@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { WRITE_PARAMS, validateBody } from '../../api/validator.js';
 import { toIndexSchema } from '../../api/write-convert.js';
-import { BadRequest } from '../../errors.js';
+import { fieldSchemaRequired } from '../../api/messages.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { canonicalKey, collectionName, query, type Params } from './params.js';
@@ -12,11 +12,10 @@ export function registerIndexRoutes(app: FastifyInstance, { collections, node }:
   app.put('/collections/:name/index', async (request) => {
     query(request, WRITE_PARAMS);
     const body = validateBody('CreateFieldIndex', request.body);
-    if (body.field_schema === undefined || body.field_schema === null) {
-      throw new BadRequest(`Can't infer the payload schema of \`${body.field_name}\`: field_schema is required`);
-    }
     const name = collectionName(request);
     collections.resolve(name);
+    // Qdrant looks the collection up (for its strict mode) before it asks for the schema.
+    if (body.field_schema === undefined || body.field_schema === null) throw fieldSchemaRequired();
     node.quota.check();
     return ok(request, await collections.createIndex(name, { key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) }));
   });
@@ -24,7 +23,7 @@ export function registerIndexRoutes(app: FastifyInstance, { collections, node }:
   app.delete('/collections/:name/index/:field', async (request) => {
     query(request, WRITE_PARAMS);
     const name = collectionName(request);
-    const field = canonicalKey((request.params as Params).field!);
+    const field = canonicalKey((request.params as Params).field!, 'path parameters');
     // Qdrant drops an index that does not exist without complaint: the operation is a no-op.
     return ok(request, await collections.dropIndex(name, field));
   });

@@ -1,7 +1,7 @@
 // Path and query parameters shared by the route modules.
 
 import type { FastifyRequest } from 'fastify';
-import { BadInput } from '../../errors.js';
+import { invalidJsonPath, type RequestPart } from '../../api/messages.js';
 import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
 import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
 import { withDeadline } from '../../collection/deadline-scope.js';
@@ -41,9 +41,13 @@ export type WriteQuery = ParsedQuery<typeof WRITE_PARAMS>;
 export type ReadQuery = ParsedQuery<typeof READ_PARAMS>;
 export type CommitQuery = ParsedQuery<typeof COMMIT_PARAMS>;
 
-/** Conditions find indexes by the canonical form of a key ("a"."b" and a.b are one key). */
-export function canonicalKey(key: string): string {
+/**
+ * Conditions find indexes by the canonical form of a key ("a"."b" and a.b are one key). A key
+ * Qdrant reads as a JsonPath fails to deserialize when it does not parse; body keys were already
+ * checked by the body schema, so only a path parameter can fail here.
+ */
+export function canonicalKey(key: string, part: RequestPart = 'JSON body'): string {
   const path = parseJsonPath(key);
-  if (!path) throw new BadInput(`Invalid payload key: ${key}`);
+  if (!path) throw invalidJsonPath(key, part);
   return formatJsonPath(path);
 }

@@ -2,6 +2,7 @@
 // .../shards/delete) and the cluster view of its shards (GET /collections/{name}/cluster).
 
 import type { FastifyInstance } from 'fastify';
+import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
 import { BadRequest } from '../../errors.js';
 import { REPLICA_STATE } from '../../telemetry/shard-telemetry.js';
@@ -16,13 +17,14 @@ export function registerShardRoutes(app: FastifyInstance, { collections, node }:
     const body = validateBody('CreateShardingKey', request.body);
     const name = collectionName(request);
     collections.resolve(name);
-    const unknown = (body.placement ?? []).filter((peer) => peer !== node.peerId);
-    if (unknown.length) throw new BadRequest(`Shard Key ${body.shard_key} placement contains unknown peers: [${unknown.join(', ')}]`);
-    // Shards of a single node serve as soon as they exist; a state that keeps them from serving
-    // would leave the key's points unreachable with no peer to recover them from.
-    if (body.initial_state && body.initial_state !== REPLICA_STATE) {
-      throw new BadRequest(`Shard Key ${body.shard_key} initial state ${body.initial_state} is not possible on a single node: its shards are Active`);
-    }
+    const { initial_state: state, placement } = body;
+    if (state && state !== 'Active' && state !== 'Partial') throw initialStateNotAllowed(state);
+    // Shards of a single node serve as soon as they exist; a Partial shard would wait for a
+    // transfer from a peer there is not (a Quiver-only refusal).
+    if (state && state !== REPLICA_STATE) throw new BadRequest(`Sharding key ${body.shard_key} initial state ${state} is not possible on a single node: its shards are Active`);
+    if (placement && placement.length === 0) throw emptyPlacement(body.shard_key);
+    const unknown = placement?.find((peer) => peer !== node.peerId);
+    if (unknown !== undefined) throw peerDoesNotExist(unknown);
     await withCommitTimeout(collections.createShardKey(name, body.shard_key, body.shards_number ?? null), timeout);
     return ok(request, true);
   });
