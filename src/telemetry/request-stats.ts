@@ -1,9 +1,9 @@
 // Counts and durations of REST responses, per endpoint (method + route template) and status
 // code, as Qdrant keeps them for `requests.rest.responses` in telemetry and the `rest_responses_*`
-// metric families.
+// metric families (whose duration histogram is observed here, response by response).
 
-/** Upper bounds (seconds) of the duration histogram buckets Qdrant exports. */
-export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5, 10, 50];
+import type { Histogram } from 'prom-client';
+import { REPORTED_ENDPOINTS, responseDurationHistogram, TIMED_STATUS, type ResponseLabel } from './reported-responses.js';
 
 /** Qdrant averages the latest operations only. */
 const AVERAGE_WINDOW = 128;
@@ -15,8 +15,6 @@ export interface DurationStats {
   max_duration_micros: number;
   total_duration_micros: number;
   last_responded: string;
-  /** Cumulative counts per bucket of DURATION_BUCKETS_SECONDS. */
-  buckets: number[];
 }
 
 class Accumulator {
@@ -26,7 +24,6 @@ class Accumulator {
   total = 0;
   last = new Date(0);
   private readonly recent: number[] = [];
-  private readonly buckets = DURATION_BUCKETS_SECONDS.map(() => 0);
 
   add(micros: number, at: Date): void {
     this.count++;
@@ -36,10 +33,6 @@ class Accumulator {
     this.last = at;
     this.recent.push(micros);
     if (this.recent.length > AVERAGE_WINDOW) this.recent.shift();
-    const seconds = micros / 1e6;
-    DURATION_BUCKETS_SECONDS.forEach((bound, i) => {
-      if (seconds <= bound) this.buckets[i]++;
-    });
   }
 
   stats(): DurationStats {
@@ -50,7 +43,6 @@ class Accumulator {
       max_duration_micros: this.max,
       total_duration_micros: Math.round(this.total),
       last_responded: this.last.toISOString(),
-      buckets: [...this.buckets],
     };
   }
 }
@@ -60,6 +52,8 @@ export type EndpointKey = string;
 
 export class RequestStats {
   private readonly byEndpoint = new Map<EndpointKey, Map<number, Accumulator>>();
+  /** `rest_responses_duration_seconds`, for the responses Qdrant's metrics time. */
+  readonly durations: Histogram<ResponseLabel> = responseDurationHistogram();
 
   record(method: string, endpoint: string, status: number, micros: number): void {
     const key = `${method} ${endpoint}`;
@@ -68,6 +62,8 @@ export class RequestStats {
     let acc = statuses.get(status);
     if (!acc) statuses.set(status, (acc = new Accumulator()));
     acc.add(micros, new Date());
+    // Whole microseconds, the resolution of Qdrant's timings (its `_sum` has six decimals).
+    if (status === TIMED_STATUS && REPORTED_ENDPOINTS.has(endpoint)) this.durations.observe({ method, endpoint, status: String(status) }, Math.round(micros) / 1e6);
   }
 
   snapshot(): Map<EndpointKey, Map<number, DurationStats>> {

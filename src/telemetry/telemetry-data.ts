@@ -81,15 +81,10 @@ function collectionTelemetry(collection: CollectionSnapshot, level: number, node
   };
 }
 
-/** Qdrant's OperationDurationStatistics (the bucket counts are for metrics only). */
-function durationJson({ buckets: _buckets, ...stats }: DurationStats) {
-  return stats;
-}
-
 function requestsTelemetry(requests: RequestStats) {
-  const responses: Record<string, Record<string, ReturnType<typeof durationJson>>> = {};
+  const responses: Record<string, Record<string, DurationStats>> = {};
   for (const [endpoint, statuses] of requests.snapshot()) {
-    responses[endpoint] = Object.fromEntries([...statuses].map(([status, stats]) => [String(status), durationJson(stats)]));
+    responses[endpoint] = Object.fromEntries([...statuses].map(([status, stats]) => [String(status), stats]));
   }
   return { rest: { responses }, grpc: { responses: {} } };
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { METRICS_PARAMS } from '../../api/validator.js';
 import { namerFor } from '../../telemetry/anonymize.js';
-import { renderMetrics } from '../../telemetry/metrics.js';
+import { METRICS_CONTENT_TYPE, renderMetrics } from '../../telemetry/metrics.js';
 import { takeSnapshot } from '../../telemetry/snapshot.js';
 import { accessOf } from '../access.js';
 import type { ServerContext } from '../app.js';
@@ -15,7 +15,7 @@ export function registerMetricsRoutes(app: FastifyInstance, { config, collection
     const params = query(request, METRICS_PARAMS);
     const access = accessOf(request);
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'collections telemetry');
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics({
+    return reply.type(METRICS_CONTENT_TYPE).send(await renderMetrics({
       node,
       snapshot,
       names: namerFor(params.anonymize),
