@@ -265,3 +265,25 @@ t.test('a pinned placement Qdrant cannot serve is refused with its validation er
   assertError(t, await call(server.url, 'PATCH', `/collections/${name}`, { vectors: { '': { memory: 'pinned' } } }), 422,
     'Validation error in JSON body: [vectors.?.memory: `pinned` memory placement is not supported for dense vector storage]', 'update of a dense vector');
 });
+
+t.test('a recommend example whose point lacks the vector is left out; other queries refuse it (Qdrant\'s query API)', async (t) => {
+  const name = `fid${++collections}`;
+  await call(server.url, 'PUT', `/collections/${name}`, { vectors: { a: { size: 2, distance: 'Dot' }, b: { size: 2, distance: 'Dot' } }, shard_number: 2 });
+  const points = [
+    { id: 1, vector: { a: [1, 0], b: [0, 1] } },
+    { id: 2, vector: { b: [1, 1] } },
+    ...[3, 4, 5, 6].map((id) => ({ id, vector: { a: [id / 10, 1 - id / 10] } })),
+  ];
+  resultOf(t, await call(server.url, 'PUT', `/collections/${name}/points?wait=true`, { points }));
+  const query = async (body: unknown): Promise<Hit[]> => resultOf<{ points: Hit[] }>(t, await call(server.url, 'POST', `/collections/${name}/points/query`, body)).points;
+  for (const strategy of ['average_vector', 'best_score', 'sum_scores']) {
+    const withMissing = await query({ query: { recommend: { positive: [1, 2], negative: [2], strategy } }, using: 'a', limit: 10 });
+    const without = await query({ query: { recommend: { positive: [1], strategy } }, using: 'a', limit: 10 });
+    t.same(withMissing, without.filter((h) => h.id !== 2), `${strategy}: point 2 (no vector a) counts as no example, and is not a result`);
+  }
+  const refused = (await call(server.url, 'POST', `/collections/${name}/points/query`, { query: { recommend: { positive: [2] } }, using: 'a' }));
+  assertError(t, refused, 400, 'Wrong input: Validation failed: Positive vectors should not be empty with `average` strategy', 'only examples without the vector: no positive left to average');
+  for (const body of [{ query: 2, using: 'a' }, { query: { discover: { target: 2, context: [{ positive: 1, negative: 3 }] } }, using: 'a' }, { query: { context: [{ positive: 2, negative: 3 }] }, using: 'a' }]) {
+    assertError(t, await call(server.url, 'POST', `/collections/${name}/points/query`, body), 404, 'Not found: Vector with name "a" for point not found', JSON.stringify(body.query));
+  }
+});

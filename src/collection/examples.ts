@@ -47,9 +47,13 @@ export class ExampleVectors {
     return new ExampleVectors(byNode);
   }
 
-  /** An example of `node` as a vector. */
-  vectorOf(node: QueryNode, example: Example): QueryVector {
-    const { vector, found } = this.byNode.get(node)!;
-    return exampleVector(example, found, vector);
+  /** An example of `node` as a vector (null: its stored point has no vector of the name read). */
+  vectorOf(node: QueryNode, example: Example): QueryVector | null {
+    return exampleVector(example, this.byNode.get(node)!.found);
+  }
+
+  /** The vector name `node`'s examples are read by. */
+  vectorName(node: QueryNode): string {
+    return this.byNode.get(node)!.vector;
   }
 }

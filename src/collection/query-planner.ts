@@ -51,7 +51,7 @@ interface Planning {
 function searchStep(node: QueryNode, plan: VectorQuery, filter: Filter | null, { shape, examples }: Planning): SearchStep {
   return {
     kind: 'search',
-    query: node.lookupFrom ? withVectors(plan, (e) => examples.vectorOf(node, e)) : plan,
+    query: node.lookupFrom ? withVectors(plan, (e) => examples.vectorOf(node, e), examples.vectorName(node)) : plan,
     spec: {
       using: node.using,
       filter: node.lookupFrom ? filter : exceptIds(filter, storedIds(plan)),

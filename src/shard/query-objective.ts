@@ -56,13 +56,34 @@ export function storedIds(query: VectorQuery): PointId[] {
 /** Stored points' vectors of one name, as read: a point absent from the map was not found. */
 export type StoredVectors = Map<PointId, Vector | undefined>;
 
-/** An example's vector: as given, or read from the stored point. */
-export function exampleVector(example: Example, stored: StoredVectors, name: string): QueryVector {
+/**
+ * Reads an example's vector: as given, or the stored point's (a point that is not there is an
+ * error); null for a stored point without a vector of the name the query uses.
+ */
+export type ExampleReader = (example: Example) => QueryVector | null;
+
+/** An example's vector: as given, or read from the stored point (null: it has no such vector). */
+export function exampleVector(example: Example, stored: StoredVectors): QueryVector | null {
   if ('vector' in example) return example.vector;
   if (!stored.has(example.pointId)) throw pointNotFound(example.pointId);
   const v = stored.get(example.pointId);
-  if (!v) throw exampleVectorNotFound(name);
-  return queryVectorOf(v);
+  return v ? queryVectorOf(v) : null;
+}
+
+/**
+ * Qdrant's query API leaves a recommend example without the vector out (it resolves those with
+ * a filter_map), and refuses one everywhere else: nearest, MMR, feedback, discover and context.
+ */
+function requiring(read: ExampleReader, name: string): (example: Example) => QueryVector {
+  return (example) => {
+    const v = read(example);
+    if (v === null) throw exampleVectorNotFound(name);
+    return v;
+  };
+}
+
+function present(list: Example[], read: ExampleReader): QueryVector[] {
+  return list.map(read).filter((v): v is QueryVector => v !== null);
 }
 
 /** A stored vector as a query scores with it: dense ones in numbers, sparse and multi ones as they are. */
@@ -160,7 +181,8 @@ function feedbackPairs(query: Extract<VectorQuery, { kind: 'feedback' }>, vector
 }
 
 /** The search a query makes once its examples are vectors. */
-export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => QueryVector): SearchQuery {
+export function searchQueryOf(query: VectorQuery, read: ExampleReader, name: string): SearchQuery {
+  const vectorOf = requiring(read, name);
   const pairs = (list: [Example, Example][]): ExamplePair[] => list.map(([p, n]) => [vectorOf(p), vectorOf(n)]);
   switch (query.kind) {
     case 'nearest':
@@ -169,8 +191,8 @@ export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => Quer
     case 'feedback':
       return { kind: 'custom', objective: { type: 'feedback', target: vectorOf(query.target), pairs: feedbackPairs(query, vectorOf), a: query.a } };
     case 'recommend': {
-      const positives = query.positives.map(vectorOf);
-      const negatives = query.negatives.map(vectorOf);
+      const positives = present(query.positives, read);
+      const negatives = present(query.negatives, read);
       return query.strategy === 'average_vector'
         ? { kind: 'nearest', vector: averageVector(positives, negatives) }
         : { kind: 'custom', objective: { type: query.strategy, positives, negatives } };
@@ -183,8 +205,10 @@ export function searchQueryOf(query: VectorQuery, vectorOf: (e: Example) => Quer
 }
 
 /** The query with its examples replaced by their vectors. */
-export function withVectors(query: VectorQuery, vectorOf: (e: Example) => QueryVector): VectorQuery {
+export function withVectors(query: VectorQuery, read: ExampleReader, name: string): VectorQuery {
+  const vectorOf = requiring(read, name);
   const v = (e: Example): Example => ({ vector: vectorOf(e) });
+  const given = (list: Example[]): Example[] => present(list, read).map((vector) => ({ vector }));
   const pairs = (list: [Example, Example][]): [Example, Example][] => list.map(([p, n]) => [v(p), v(n)]);
   switch (query.kind) {
     case 'nearest':
@@ -194,7 +218,7 @@ export function withVectors(query: VectorQuery, vectorOf: (e: Example) => QueryV
     case 'feedback':
       return { ...query, target: v(query.target), feedback: query.feedback.map((f) => ({ example: v(f.example), score: f.score })) };
     case 'recommend':
-      return { ...query, positives: query.positives.map(v), negatives: query.negatives.map(v) };
+      return { ...query, positives: given(query.positives), negatives: given(query.negatives) };
     case 'discover':
       return { kind: 'discover', target: v(query.target), pairs: pairs(query.pairs) };
     case 'context':

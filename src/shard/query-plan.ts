@@ -97,7 +97,7 @@ async function readExamples(nodes: ShardQuery[], backend: QueryBackend): Promise
 /** A search step's spec, its query's examples now vectors. */
 function specOf(step: SearchStep, examples: Map<string, StoredVectors>): Omit<SearchSpec, 'top'> {
   const { using } = step.spec;
-  const query = searchQueryOf(step.query, (e) => exampleVector(e, examples.get(using) ?? new Map(), using));
+  const query = searchQueryOf(step.query, (e) => exampleVector(e, examples.get(using) ?? new Map()), using);
   return { ...step.spec, query };
 }
 
