@@ -10,6 +10,7 @@ import { engineModule } from '../src/runtime/wasm-module.js';
 import { clustered, rng, row } from './helpers/data.js';
 import { better, recall } from './helpers/reference.js';
 import { storedForm, storedScore, toByte, toHalf } from './helpers/datatype.js';
+import { listOf, syntheticMultivectors } from '../src/bench/multivector-data.js';
 
 const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const TYPES: Datatype[] = ['float16', 'uint8'];
@@ -127,6 +128,62 @@ for (const datatype of TYPES) {
       check(quantized, { exact: true, quantization: { rescore: true, oversampling: 3 } }, 'exact int8 + rescoring', 0.9);
     });
   }
+}
+
+/** Qdrant's MaxSim over stored forms: per query row the best similarity (negated squared L2 / L1), summed; Euclid sqrt(|sum|), Manhattan |sum|. */
+function maxSimReference(datatype: Datatype, distance: Distance, dim: number, query: Float32Array, doc: Float32Array): number {
+  let sum = 0;
+  for (let q = 0; q < query.length; q += dim) {
+    let best = -Infinity;
+    for (let p = 0; p < doc.length; p += dim) {
+      const s = storedScore(datatype, distance, query.subarray(q, q + dim), doc.subarray(p, p + dim));
+      best = Math.max(best, distance === 'Euclid' ? -(s * s) : distance === 'Manhattan' ? -s : s);
+    }
+    sum += best;
+  }
+  return distance === 'Euclid' ? Math.sqrt(Math.abs(sum)) : distance === 'Manhattan' ? Math.abs(sum) : sum;
+}
+
+for (const datatype of TYPES) {
+  t.test(`${datatype} multivectors: MaxSim over converted rows, exact, graph and int8 rescoring`, async (t) => {
+    const dim = 24;
+    const scale = (v: Float32Array): Float32Array => (datatype === 'uint8' ? v.map((x) => 128 + 60 * x) : v);
+    const docs = syntheticMultivectors({ points: 600, dim, minK: 1, maxK: 6, topics: 12, topicSeed: 3, seed: 8 });
+    const queries = syntheticMultivectors({ points: 20, dim, minK: 1, maxK: 3, topics: 12, topicSeed: 3, seed: 9 });
+    const tolerance = datatype === 'uint8' ? 1e-6 : 5e-5;
+    for (const distance of DISTANCES) {
+      const lists = Array.from(docs.counts, (_, i) => scale(listOf(docs, i)));
+      const stored = lists.map((l) => storedForm(datatype, distance, l, dim));
+      for (const quantization of [null, { quantile: 0.99 }]) {
+        const index = await VectorIndex.create(await engineModule(), { dim, distance, datatype, multivector: { comparator: 'max_sim' }, quantization });
+        lists.forEach((l, i) => index.upsert(i, l, l.length / dim));
+        // (float16 Cosine rows may differ by one half-ulp: see the dense test.)
+        if (quantization === null && !(datatype === 'float16' && distance === 'Cosine')) t.same([...index.vector(3)], [...stored[3]], `${distance}: a list is stored converted`);
+        const bad: string[] = [];
+        let total = 0;
+        for (let q = 0; q < queries.counts.length; q++) {
+          const qv = scale(listOf(queries, q));
+          const sq = storedForm(datatype, distance, qv, dim);
+          const want = stored.map((d, i) => ({ i, s: maxSimReference(datatype, distance, dim, sq, d) }))
+            .sort((x, y) => (better(distance, x.s, y.s) ? -1 : better(distance, y.s, x.s) ? 1 : x.i - y.i)).slice(0, 10);
+          const options = quantization ? { quantization: { rescore: true, oversampling: 3 } } : {};
+          const exact = index.search(qv, { limit: 10, exact: true, ...options }, queries.counts[q]);
+          const graph = index.search(qv, { limit: 10, ef: 64, ...options }, queries.counts[q]);
+          for (const got of [exact, graph]) {
+            got.offsets.forEach((o, i) => {
+              const s = maxSimReference(datatype, distance, dim, sq, stored[o]);
+              if (!close(got.scores[i], s, tolerance)) bad.push(`q${q} offset ${o}: ${got.scores[i]} vs ${s}`);
+            });
+          }
+          if (!quantization) want.forEach((w, i) => { if (!close(exact.scores[i], w.s, tolerance)) bad.push(`q${q} rank ${i}: ${exact.scores[i]} vs ${w.s}`); });
+          total += recall(graph.offsets, want.map((w) => w.i));
+        }
+        const label = `${distance}${quantization ? ' int8' : ''}`;
+        t.same(bad.slice(0, 5), [], `${label}: MaxSim scores equal the reference`);
+        t.ok(total / queries.counts.length >= 0.85, `${label}: graph recall@10 ${(total / queries.counts.length).toFixed(3)}`);
+      }
+    }
+  });
 }
 
 t.test('memory per vector: float16 half of float32, uint8 a quarter', async (t) => {
