@@ -10,6 +10,11 @@ export function datatypeCode(datatype: Datatype): number {
   return DATATYPES.indexOf(datatype);
 }
 
+/** Bytes of one element of the datatype. */
+export function elementBytes(datatype: Datatype): number {
+  return datatype === 'float32' ? 4 : datatype === 'float16' ? 2 : 1;
+}
+
 /**
  * The smallest magnitude float16 rounds to an infinity: halfway between the largest finite half
  * (65504) and 65536, a tie that rounds to even, which is the infinity.

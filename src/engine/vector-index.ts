@@ -5,7 +5,7 @@ import { Bitset } from './bitset.js';
 import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
-import { DATATYPES, type Datatype, datatypeCode } from './datatype.js';
+import { DATATYPES, type Datatype, datatypeCode, elementBytes } from './datatype.js';
 
 export interface ScalarQuantization {
   /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
@@ -172,6 +172,11 @@ export class VectorIndex {
     return this.wasm.entry() >= 0;
   }
 
+  /** Bytes of one vector's dim components in the datatype (Qdrant's measure of vector storage). */
+  get componentBytes(): number {
+    return this.config.dim * elementBytes(this.config.datatype);
+  }
+
   /** Bytes one stored vector takes (its padded stride in the datatype's elements). */
   get vectorBytes(): number {
     return this.wasm.vectorBytes();
@@ -300,9 +305,13 @@ export class VectorIndex {
     return bytes;
   }
 
-  /** Number of points below which a filtered search scans the allowed set exactly (Qdrant: 1 KiB = one 256-d vector). */
+  /**
+   * Number of points below which a filtered search scans the allowed set exactly: Qdrant divides
+   * the threshold's bytes by a vector's size in its datatype (1 KiB = one 256-d float32 vector,
+   * or one 512-d float16 / 1024-d uint8 vector).
+   */
   fullScanCardinality(): number {
-    return Math.floor((this.config.fullScanThreshold * 1024) / (this.config.dim * 4));
+    return Math.floor((this.config.fullScanThreshold * 1024) / this.componentBytes);
   }
 
   private writeQuery(vector: ArrayLike<number>, count?: number): void {

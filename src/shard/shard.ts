@@ -18,7 +18,7 @@
 // rebuilding them.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type ScalarQuantization } from '../engine/index.js';
 import { NotFound } from '../errors.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
@@ -47,6 +47,8 @@ export interface VectorSpec {
   quantization: ScalarQuantization | null;
   /** Lists of vectors per point scored by MaxSim (Qdrant's multivector_config); absent or null: one vector per point. */
   multivector?: MultivectorConfig | null;
+  /** The element type vectors are stored in (Qdrant's datatype); absent: float32. */
+  datatype?: Datatype;
 }
 
 /** A named sparse vector: its index's full scan threshold (points) and whether queries are weighted by IDF. */
@@ -180,7 +182,7 @@ export class Shard implements FilterSource {
         ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold })
         : await VectorIndex.create(module, {
           dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
-          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null,
+          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null, datatype: v.datatype,
         }));
     }
     for (const v of spec.sparseVectors) shard.sparse.set(v.name, await SparseIndex.create(await sparseModule(), { fullScanThreshold: v.fullScanThreshold }));
