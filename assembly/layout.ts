@@ -200,11 +200,13 @@ export function reserve(n: i32): void {
   if (n <= capacity) return;
   const old = <usize>capacity;
   const cap = <usize>n;
+  // The vectors, the largest region, come last: the allocator grows linear memory by at least
+  // its current size whenever it runs out (TLSF's growMemory), so allocating the small regions
+  // first keeps an up-front reserve from doubling the memory (a float16 index would otherwise
+  // take as much linear memory as a float32 one).
   if (multi) {
     mvStart = grow(mvStart, old * 4, cap * 4, 0);
     mvCount = grow(mvCount, old * 4, cap * 4, 0);
-  } else {
-    vecs = grow(vecs, (old * stride) << elemShift, (cap * stride) << elemShift, 0);
   }
   levels = grow(levels, old, cap, EMPTY);
   links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
@@ -216,6 +218,7 @@ export function reserve(n: i32): void {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
+  if (!multi) vecs = grow(vecs, (old * stride) << elemShift, (cap * stride) << elemShift, 0);
   capacity = n;
 }
 
