@@ -22,7 +22,7 @@ import { halfLanes, halfToF32 } from "./element";
 
 /** Four lanes of `T` at `p` as f32x4. */
 @inline function lanes<T>(p: usize): v128 {
-  if (sizeof<T>() == 2) return halfLanes(v128.load16x4_u(p));
+  if (sizeof<T>() == 2) return halfLanes(v128.load16x4_s(p));
   return v128.load(p);
 }
 

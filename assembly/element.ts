@@ -31,16 +31,22 @@ export function f32ToHalf(x: f32): u16 {
   return <u16>(sign | h);
 }
 
-/** f16 bits -> f32, exact for normals and subnormals (the bits shifted into place, then rescaled). */
+/** f16 bits -> f32, exact for normals and subnormals (the bits shifted into place, then rescaled), infinities and NaN. */
 @inline export function halfToF32(h: u32): f32 {
+  if ((h & 0x7c00) == 0x7c00) return reinterpret<f32>(((h & 0x8000) << 16) | 0x7f800000 | ((h & 0x3ff) << 13));
   const f = reinterpret<f32>((h & 0x7fff) << 13) * HALF_SCALE;
   return reinterpret<f32>(reinterpret<u32>(f) | ((h & 0x8000) << 16));
 }
 
-/** Four halves (u16 lanes widened to i32x4) -> f32x4, the same bit trick lane-wise. */
+/**
+ * Four finite halves (stored halves are: the host refuses values that would round to an
+ * infinity), sign-extended to i32 lanes (v128.load16x4_s), -> f32x4 in three operations: the
+ * shift puts the 15 magnitude bits in an f32's place and a copy of the sign at bit 31 (the
+ * sign-extension's upper bits), the mask keeps just those, and the multiply rescales the exponent
+ * (the sign rides along).
+ */
 @inline export function halfLanes(h: v128): v128 {
-  const f = f32x4.mul(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), f32x4.splat(HALF_SCALE));
-  return v128.or(f, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+  return f32x4.mul(v128.and(i32x4.shl(h, 13), i32x4.splat(0x8fffe000)), f32x4.splat(HALF_SCALE));
 }
 
 /** Rust's `x as u8` for an f32. */

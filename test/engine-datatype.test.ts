@@ -210,6 +210,14 @@ t.test('a query is converted to the datatype too (Qdrant: MetricQueryScorer)', a
   index.upsert(0, [10, 20, 30, 40]);
   t.same([...index.search([0.9, 0.5, 0.2, 0.99], { limit: 1 }).scores], [0]);
   t.same([...index.search([1.9, 2.5, -3, 300], { limit: 1 }).scores], [1 * 10 + 2 * 20 + 0 + 255 * 40]);
+  // SIMD widening of halves: negatives, subnormals and -0 score as their exact values.
+  const special = [-3e-6, 2.5e-7, -60000, 1e-3, -0, 5.9e-8, -1.5, 65504];
+  const wide = await VectorIndex.create(await engineModule(), { dim: special.length, distance: 'Dot', datatype: 'float16' });
+  wide.upsert(0, special);
+  const probe = [1e4, -1e4, 1e-4, 3, 7, 6e-8, -2, 1e-4];
+  const want = special.reduce((sum, x, i) => sum + toHalf(x) * toHalf(probe[i]), 0);
+  t.ok(close(wide.search(probe, { limit: 1 }).scores[0], want, 1e-6), `special halves: ${wide.search(probe, { limit: 1 }).scores[0]} vs ${want}`);
+  t.throws(() => wide.upsert(1, [1, 2, 3, 70000, 5, 6, 7, 8]), /float16 overflow: value 70000 at index 3/, 'a float16 index refuses to store an infinity');
   const half = await VectorIndex.create(await engineModule(), { dim: 2, distance: 'Dot', datatype: 'float16' });
   half.upsert(0, [1, 1]);
   t.same([...half.search([1 + 2 ** -12, 2049], { limit: 1 }).scores], [1 + 2048]);

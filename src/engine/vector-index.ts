@@ -5,7 +5,7 @@ import { Bitset } from './bitset.js';
 import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
-import { DATATYPES, type Datatype, datatypeCode, elementBytes } from './datatype.js';
+import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
 
 export interface ScalarQuantization {
   /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
@@ -223,12 +223,14 @@ export class VectorIndex {
    * index takes `count` vectors of dim, row after row (count defaults to vector.length / dim).
    */
   upsert(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.checkStorable(vector);
     this.writeQuery(vector, count);
     this.wasm.insert(offset);
   }
 
   /** Stores the vector (or list, as for upsert) at `offset` unlinked: searches scan it exactly until it is linked. */
   stash(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.checkStorable(vector);
     this.writeQuery(vector, count);
     this.wasm.stash(offset);
   }
@@ -312,6 +314,13 @@ export class VectorIndex {
    */
   fullScanCardinality(): number {
     return Math.floor((this.config.fullScanThreshold * 1024) / this.componentBytes);
+  }
+
+  /** A float16 index stores no infinity (its kernels widen finite halves only). */
+  private checkStorable(vector: ArrayLike<number>): void {
+    if (this.config.datatype !== 'float16') return;
+    const at = float16Overflow(vector);
+    if (at >= 0) throw new RangeError(`float16 overflow: value ${vector[at]} at index ${at} would round to an infinity`);
   }
 
   private writeQuery(vector: ArrayLike<number>, count?: number): void {
