@@ -239,10 +239,6 @@ const ABANDON_BLOCK: i32 = 64;
   return distBoundedT<A, B>(m, a, b, n, bound);
 }
 
-@inline export function pairDist<A, B>(m: i32, a: usize, b: usize, n: i32): f32 {
-  if (sizeof<B>() == 1) return distU8Bounded(m, a, b, n, Infinity);
-  return distT<A, B>(m, a, b, n);
-}
 
 // int8 kernels: codes are sign-extended to i16 and combined with i32x4.dot_i16x8_s, which
 // multiplies eight i16 pairs and adds neighbours into four i32 lanes, 16 codes per step.

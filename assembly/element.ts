@@ -6,7 +6,7 @@
 //   uint8:   Rust's `x as u8`: truncation toward zero, saturating at 0 and 255, NaN to 0.
 // Reading back is exact: every half and every byte is an f32.
 
-import { DT_F16, DT_F32, DT_U8, dtype, elemShift } from "./layout";
+import { DT_F16, DT_F32, DT_U8, dtype } from "./layout";
 
 // 2^112: rescales a half's exponent (bias 15) once its bits sit in an f32 (bias 127).
 const HALF_SCALE: f32 = 5.192296858534828e33;
@@ -95,9 +95,4 @@ export function roundElements(p: usize, n: i32): void {
       store<f32>(q, <f32>f32ToByte(load<f32>(q)));
     }
   }
-}
-
-/** Bytes of `n` stored elements. */
-@inline export function elementBytes(n: i32): usize {
-  return <usize>n << elemShift;
 }

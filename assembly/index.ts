@@ -4,11 +4,10 @@
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
-  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dim, dtype, elemShift,
-  DT_F16, DT_U8,
+  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
 } from "./layout";
-import { distF32, dotI8, l1I8, l2I8, pairDist } from "./distance";
-import { decodeElements, encodeElements } from "./element";
+import { distF32, dotI8, l1I8, l2I8 } from "./distance";
+import { decodeElements } from "./element";
 import { enableQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
@@ -85,18 +84,6 @@ export function indexQuantile(): f32 { return quantile; }
 /** Raw f32 kernel over two host buffers of `n` floats (the metric's smaller-is-closer form). */
 export function kernelF32(metric: i32, a: usize, b: usize, n: i32): f32 {
   return distF32(metric, a, b, n);
-}
-
-/**
- * Raw kernel of the index's datatype over two host buffers of `n` f32 values (n a multiple of
- * the stride's alignment): both are converted to the datatype first, as stored vectors are.
- */
-export function kernelStored(metric: i32, a: usize, b: usize, n: i32): f32 {
-  encodeElements(a, a, n);
-  encodeElements(b, b, n);
-  if (dtype == DT_U8) return pairDist<u8, u8>(metric, a, b, n);
-  if (dtype == DT_F16) return pairDist<u16, u16>(metric, a, b, n);
-  return pairDist<f32, f32>(metric, a, b, n);
 }
 
 /** Raw int8 kernel over two host buffers of `n` codes (n a multiple of 16): 0 dot, 1 L2², 2 L1. */

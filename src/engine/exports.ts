@@ -42,7 +42,6 @@ export interface EngineExports {
   indexQuantile(): number;
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
-  kernelStored(metric: number, a: number, b: number, n: number): number;
   indexDatatype(): number;
   vectorBytes(): number;
   enableMultivector(): void;
