@@ -18,11 +18,13 @@ import {
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
   reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
-import { distF32, distF32Bounded, dotF32, maxSimF32, maxSimF32Bounded } from "./distance";
+import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
+import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -35,7 +37,8 @@ const results = new Heap();    // best found, max-heap (negated keys)
 const ordered = new Heap();    // neighbour selection input, min-heap by distance
 
 // Per-search settings, set once before a traversal.
-let target: usize = 0;       // f32 vector the distances are measured from
+let target: usize = 0;       // vector the distances are measured from: f32, or bytes (uint8)
+let targetHalf: bool = false; // float16: target is a stored vector (halves), not the f32 query
 let targetCount: i32 = 1;    // vectors at `target` (multivector mode)
 let useCodes: bool = false;  // measure with int8 codes (query codes) instead of f32
 let allow: usize = 0;        // allow-bitset over offsets, 0 = every offset
@@ -43,33 +46,71 @@ let filtering: bool = false; // some offsets must be kept out of results (filter
 let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 // Qdrant's `cpu` hardware measure of the current search: bytes of vector data compared, one
-// stored vector (or, for lists, each pair of query and stored rows) at a time: dim * 4 for f32,
-// dim for int8 codes. Reset by search(); read by the host through searchCost().
+// stored vector (or, for lists, each pair of query and stored rows) at a time: dim times the
+// element size (4, 2 or 1 bytes by datatype), dim for int8 codes. Reset by search(); read by the
+// host through searchCost().
 let cost: f64 = 0;
 
 @inline function charge<K>(id: i32, codes: bool): void {
   const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
-  cost += pairs * <f64>(codes ? dim : dim << 2);
+  cost += pairs * <f64>(codes ? dim : dim << elemShift);
+}
+
+// Distances by the index's datatype (a runtime choice, one predictable branch per distance):
+// float32 and float16 compare f32 lanes (halves widened on the fly), uint8 integer sums.
+// The target is f32 except for uint8 (the query's bytes, or a stored vector's) and while a
+// float16 vector is linked (its stored halves).
+
+/** Distance from the target to the stored vector at `p`; `bounded` lets L2/L1 stop past `bound`. */
+@inline function vecDist(p: usize, bound: f32, bounded: bool): f32 {
+  if (dtype == DT_U8) return distU8Bounded(metric, target, p, stride, bound);
+  if (dtype == DT_F16) {
+    if (targetHalf) return bounded ? distBoundedT<u16, u16>(metric, target, p, stride, bound) : distT<u16, u16>(metric, target, p, stride);
+    return bounded ? distBoundedT<f32, u16>(metric, target, p, stride, bound) : distT<f32, u16>(metric, target, p, stride);
+  }
+  return bounded ? distF32Bounded(metric, target, p, stride, bound) : distF32(metric, target, p, stride);
+}
+
+/** MaxSim distance from the target list to the stored list of `pn` vectors at `p`. */
+@inline function listDist(p: usize, pn: i32, bound: f32): f32 {
+  if (dtype == DT_U8) return maxSimBounded<u8, u8>(metric, target, targetCount, p, pn, stride, bound);
+  if (dtype == DT_F16) {
+    if (targetHalf) return maxSimBounded<u16, u16>(metric, target, targetCount, p, pn, stride, bound);
+    return maxSimBounded<f32, u16>(metric, target, targetCount, p, pn, stride, bound);
+  }
+  return maxSimBounded<f32, f32>(metric, target, targetCount, p, pn, stride, bound);
+}
+
+/** Distance from the target to stored offset `id` over the stored vectors (no codes). */
+@inline function exactDist<K>(id: i32): f32 {
+  if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), Infinity);
+  return vecDist(vecPtr(id), Infinity, false);
 }
 
 @inline function targetDist<K>(id: i32): f32 {
   charge<K>(id, useCodes);
   if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
-  if (isLists<K>()) return maxSimF32(metric, target, targetCount, multiPtr(id), multiCount(id), stride);
-  return distF32(metric, target, vecPtr(id), stride);
+  return exactDist<K>(id);
 }
 
 /** targetDist where any value above `bound` may be returned once the distance exceeds it. */
 @inline function targetDistBounded<K>(id: i32, bound: f32): f32 {
   charge<K>(id, useCodes);
   if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQueryBounded(id, bound);
-  if (isLists<K>()) return maxSimF32Bounded(metric, target, targetCount, multiPtr(id), multiCount(id), stride, bound);
-  return distF32Bounded(metric, target, vecPtr(id), stride, bound);
+  if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), bound);
+  return vecDist(vecPtr(id), bound, true);
 }
 
 /** Distance from stored offset `a` (as the query) to stored offset `b`. */
 @inline function pairDist<K>(a: i32, b: i32): f32 {
-  if (isLists<K>()) return maxSimF32(metric, multiPtr(a), multiCount(a), multiPtr(b), multiCount(b), stride);
+  if (isLists<K>()) {
+    const pa = multiPtr(a), na = multiCount(a), pb = multiPtr(b), nb = multiCount(b);
+    if (dtype == DT_U8) return maxSimBounded<u8, u8>(metric, pa, na, pb, nb, stride, Infinity);
+    if (dtype == DT_F16) return maxSimBounded<u16, u16>(metric, pa, na, pb, nb, stride, Infinity);
+    return maxSimF32(metric, pa, na, pb, nb, stride);
+  }
+  if (dtype == DT_U8) return distU8Bounded(metric, vecPtr(a), vecPtr(b), stride, Infinity);
+  if (dtype == DT_F16) return distT<u16, u16>(metric, vecPtr(a), vecPtr(b), stride);
   return distF32(metric, vecPtr(a), vecPtr(b), stride);
 }
 
@@ -206,6 +247,7 @@ function connect<K>(id: i32, level: i32): void {
   } else {
     target = vecPtr(id);
   }
+  targetHalf = dtype == DT_F16;
   useCodes = false;
   allow = 0;
   filtering = false;
@@ -227,6 +269,15 @@ function connect<K>(id: i32, level: i32): void {
     for (let j = 0; j < kept; j++) addLink<K>(<i32>load<u32>(own + 4 + (<usize>j << 2)), id, l);
   }
   excluded = -1;
+}
+
+/**
+ * Whether vectors are normalised before they are stored (and queries before they are measured):
+ * Cosine over float32 and float16, normalised in f32 then converted, as Qdrant's preprocess does.
+ * uint8 keeps its bytes (normalised values would round to 0 or 1) and computes the whole cosine.
+ */
+@inline function normalizes(): bool {
+  return metric == METRIC_COSINE && dtype != DT_U8;
 }
 
 function normalizeInPlace(p: usize): void {
@@ -252,14 +303,15 @@ function storeList(id: i32): void {
   }
   store<u32>(mvCount + slot, k);
   const v = multiPtr(id);
-  memory.copy(v, query, (<usize>k * <usize>stride) << 2);
-  if (metric == METRIC_COSINE) {
-    for (let i = 0; i < k; i++) normalizeInPlace(v + ((<usize>i * <usize>stride) << 2));
+  if (normalizes()) {
+    for (let i = 0; i < k; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
   }
+  encodeElements(query, v, k * stride);
   if (quantized) {
     const first = multiStart(id);
     for (let i = 0; i < k; i++) {
-      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(v + ((<usize>i * <usize>stride) << 2), codeVecPtr(first + i)));
+      const row = v + ((<usize>i * <usize>stride) << elemShift);
+      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(codeSource(row), codeVecPtr(first + i)));
     }
   }
 }
@@ -275,9 +327,9 @@ export function stash(id: i32): void {
   } else {
     const v = vecPtr(id);
     permuteQuery();
-    memory.copy(v, query, <usize>stride << 2);
-    if (metric == METRIC_COSINE) normalizeInPlace(v);
-    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(v, codePtr(id)));
+    if (normalizes()) normalizeInPlace(query);
+    encodeElements(query, v, stride);
+    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
   }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
@@ -379,7 +431,7 @@ export function storedVectors(): i32 {
 function compactArena(): void {
   const total = storedVectors();
   const cap = max(total, 1);
-  const bytes = (<usize>cap * <usize>stride) << 2;
+  const bytes = (<usize>cap * <usize>stride) << elemShift;
   const fresh = heap.alloc(bytes);
   memory.fill(fresh, 0, bytes);
   // Codes move with their vectors (they are indexed by arena vector).
@@ -389,7 +441,7 @@ function compactArena(): void {
   for (let id = 0; id < count; id++) {
     const k = multiCount(id);
     if (k == 0) continue;
-    memory.copy(fresh + ((<usize>at * <usize>stride) << 2), multiPtr(id), (<usize>k * <usize>stride) << 2);
+    memory.copy(fresh + ((<usize>at * <usize>stride) << elemShift), multiPtr(id), (<usize>k * <usize>stride) << elemShift);
     if (quantized) {
       memory.copy(freshCodes + <usize>at * <usize>codeStride, codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
       memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
@@ -440,17 +492,30 @@ export function allowedCount(bits: usize): i32 {
   return n;
 }
 
+/**
+ * Puts the query region in the form distances read: stored dimension order, normalised (Cosine,
+ * as for stored vectors), then converted to the datatype as Qdrant converts queries
+ * (MetricQueryScorer: preprocess, then slice_from_float_cow): float16 rounds each value in place,
+ * uint8 writes the bytes to `queryBytes`. The f32 region then holds what the codes are fitted to:
+ * the converted values, normalised for uint8 Cosine (see quantize.ts codeSource).
+ */
 function prepareQuery(codes: bool, bits: usize): void {
-  if (multi) {
-    if (metric == METRIC_COSINE) {
-      for (let i = 0; i < queryCount; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
-    }
-    targetCount = queryCount;
-  } else {
-    permuteQuery();
-    if (metric == METRIC_COSINE) normalizeInPlace(query);
+  const k = multi ? queryCount : 1;
+  if (!multi) permuteQuery();
+  for (let i = 0; i < k; i++) {
+    const row = query + ((<usize>i * <usize>stride) << 2);
+    if (normalizes()) normalizeInPlace(row);
+    roundElements(row, stride);
   }
-  target = query;
+  if (dtype == DT_U8) {
+    encodeElements(query, queryBytes, k * stride);
+    if (metric == METRIC_COSINE) {
+      for (let i = 0; i < k; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
+    }
+  }
+  targetCount = k;
+  target = dtype == DT_U8 ? queryBytes : query;
+  targetHalf = false;
   useCodes = codes && quantized;
   if (useCodes) {
     if (multi) encodeQueryList(query);
@@ -466,7 +531,7 @@ function rescore<K>(keep: i32): void {
   while (results.size > 0) {
     const id = results.topId();
     charge<K>(id, false);
-    const d = isLists<K>() ? maxSimF32(metric, query, queryCount, multiPtr(id), multiCount(id), stride) : distF32(metric, query, vecPtr(id), stride);
+    const d = exactDist<K>(id);
     ordered.push(-d, id);
     results.pop();
   }
@@ -545,7 +610,7 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
   return emit(k);
 }
 
-/** The stored vector's f32 distance between two offsets (for tests of the stored form). */
+/** The distance between two stored offsets, over their stored vectors (for tests of the stored form). */
 export function distanceBetween(a: i32, b: i32): f32 {
   return multi ? pairDist<Lists>(a, b) : pairDist<Dense>(a, b);
 }

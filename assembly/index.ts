@@ -4,9 +4,10 @@
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
-  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena,
+  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
 } from "./layout";
 import { distF32, dotI8, l1I8, l2I8 } from "./distance";
+import { decodeElements } from "./element";
 import { enableQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
@@ -14,8 +15,9 @@ export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, conta
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization };
 
-export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32): void {
-  setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32));
+/** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
+export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
+  setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32), datatype);
 }
 
 export function reserve(n: i32): void { reserveOffsets(n); }
@@ -46,14 +48,26 @@ export function queryPtr(): usize { return query; }
 export function outIdsPtr(): usize { return outIds; }
 export function outDistPtr(): usize { return outDist; }
 let vecOut: usize = 0;
-/** Stored vector `id` in its original dimension order; returns where it was written. */
+let vecOutCap: i32 = 0; // vectors vecOut has room for
+/**
+ * Stored vector `id` as f32 (the stored values, widened from float16 or uint8), in original
+ * dimension order; for multivectors its whole list, rows `stride` apart. Returns where it is.
+ */
 export function readVector(id: i32): usize {
-  // Lists are stored in original order (no permutation in multivector mode): read in place.
-  if (multi) return multiPtr(id);
-  if (vecOut == 0) vecOut = heap.alloc(<usize>stride << 2);
-  readOriginal(id, vecOut);
+  const k = multi ? max(multiCount(id), 1) : 1;
+  if (k > vecOutCap) {
+    if (vecOut != 0) heap.free(vecOut);
+    vecOut = heap.alloc((<usize>k * <usize>stride) << 2);
+    vecOutCap = k;
+  }
+  // Lists are stored in original order (no permutation in multivector mode).
+  if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
+  else readOriginal(id, vecOut);
   return vecOut;
 }
+export function indexDatatype(): i32 { return dtype; }
+/** Bytes of one stored vector (its padded stride of elements). */
+export function vectorBytes(): i32 { return stride << elemShift; }
 export function vecStride(): i32 { return stride; }
 export function offsetCount(): i32 { return count; }
 export function offsetCapacity(): i32 { return capacity; }

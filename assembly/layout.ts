@@ -4,8 +4,11 @@
 //
 // Memory layout (n = capacity in offsets, offsets are the shard's dense internal point numbers):
 //
-//   vecs      f32[n * stride]          stride = dim rounded up to a multiple of 4, padded with 0.
-//                                      Cosine vectors are stored normalised.
+//   vecs      T[n * stride]            T = the datatype's element (f32, f16 bits as u16, or u8;
+//                                      see element.ts); stride = dim rounded up to a multiple of
+//                                      4 (16 for uint8, the width of one byte kernel step), padded
+//                                      with 0. Cosine vectors are stored normalised (float32 and
+//                                      float16; uint8 vectors are stored as given, as in Qdrant).
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
 //                                      rounded up to 16, padded with code 0.
 //   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
@@ -21,12 +24,13 @@
 //                                      visited set is one increment (cleared only on wrap-around).
 //
 // Scratch regions, sized by dim and by the largest ef seen: the query (f32[stride], its codes
-// i8[codeStride]), the result buffers (outIds u32[k], outDist f32[k]) and three binary heaps.
+// i8[codeStride], and for uint8 its bytes u8[stride]: Qdrant converts the query to the stored
+// datatype too, so uint8 scores are integer sums), the result buffers (outIds u32[k], outDist f32[k]) and three binary heaps.
 //
 // Multivector mode (chosen once, before the first insert) stores a list of k >= 1 vectors per
 // offset instead of one, so k can differ from point to point:
 //
-//   arena     f32[arenaCap * stride]   the vectors of every offset, each list contiguous.
+//   arena     T[arenaCap * stride]     the vectors of every offset, each list contiguous.
 //   mvStart   u32[n]                   first arena vector of each offset.
 //   mvCount   u32[n]                   vectors of each offset (0 = none stored).
 //
@@ -44,6 +48,11 @@ export const METRIC_DOT: i32 = 1;
 export const METRIC_EUCLID: i32 = 2;
 export const METRIC_MANHATTAN: i32 = 3;
 
+// Datatypes (Qdrant's float32 | float16 | uint8), and log2 of their element size.
+export const DT_F32: i32 = 0;
+export const DT_F16: i32 = 1;
+export const DT_U8: i32 = 2;
+
 // Index parameters.
 export let dim: i32 = 0;
 export let stride: i32 = 0;
@@ -52,6 +61,8 @@ export let M: i32 = 16;
 export let M0: i32 = 32;
 export let efConstruct: i32 = 100;
 export let levelMult: f64 = 0;
+export let dtype: i32 = DT_F32;
+export let elemShift: i32 = 2;
 
 // Graph state.
 export let capacity: i32 = 0;
@@ -95,15 +106,18 @@ export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = n
 
 // Scratch.
 export let query: usize = 0;
+export let queryBytes: usize = 0; // u8[queryCap * stride]: the query converted to uint8
 export let queryCodes: usize = 0;
 export let queryCorr: f32 = 0;
 export let outIds: usize = 0;
 export let outDist: usize = 0;
 export let outCap: i32 = 0;
 
-export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64): void {
+export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32): void {
   dim = d;
-  stride = (d + 3) & ~3;
+  dtype = dt;
+  elemShift = dt == DT_U8 ? 0 : dt == DT_F16 ? 1 : 2;
+  stride = dt == DT_U8 ? (d + 15) & ~15 : (d + 3) & ~3;
   codeStride = (d + 15) & ~15;
   metric = mm;
   M = max(m, 2);
@@ -115,6 +129,8 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64): void {
   memory.fill(query, 0, <usize>stride << 2);
   queryCodes = heap.alloc(<usize>codeStride);
   memory.fill(queryCodes, 0, <usize>codeStride);
+  queryBytes = heap.alloc(<usize>stride);
+  memory.fill(queryBytes, 0, <usize>stride);
 }
 
 /** Switches to multivector storage; only valid before the first reserve or insert. */
@@ -134,6 +150,9 @@ export function setQueryCount(k: i32): usize {
     heap.free(queryCodes);
     queryCodes = heap.alloc(codeBytes);
     memory.fill(queryCodes, 0, codeBytes);
+    heap.free(queryBytes);
+    queryBytes = heap.alloc(<usize>n * <usize>stride);
+    memory.fill(queryBytes, 0, <usize>n * <usize>stride);
     if (queryCorrs != 0) heap.free(queryCorrs);
     queryCorrs = heap.alloc(<usize>n << 2);
     queryCap = n;
@@ -146,7 +165,7 @@ export function setQueryCount(k: i32): usize {
 export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
   const cap = max(total, max(arenaCap * 2, 1024));
-  arena = grow(arena, <usize>arenaCap * stride * 4, <usize>cap * stride * 4, 0);
+  arena = grow(arena, (<usize>arenaCap * stride) << elemShift, (<usize>cap * stride) << elemShift, 0);
   if (quantized) {
     codes = grow(codes, <usize>arenaCap * codeStride, <usize>cap * codeStride, 0);
     codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
@@ -181,11 +200,13 @@ export function reserve(n: i32): void {
   if (n <= capacity) return;
   const old = <usize>capacity;
   const cap = <usize>n;
+  // The vectors, the largest region, come last: the allocator grows linear memory by at least
+  // its current size whenever it runs out (TLSF's growMemory), so allocating the small regions
+  // first keeps an up-front reserve from doubling the memory (a float16 index would otherwise
+  // take as much linear memory as a float32 one).
   if (multi) {
     mvStart = grow(mvStart, old * 4, cap * 4, 0);
     mvCount = grow(mvCount, old * 4, cap * 4, 0);
-  } else {
-    vecs = grow(vecs, old * stride * 4, cap * stride * 4, 0);
   }
   levels = grow(levels, old, cap, EMPTY);
   links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
@@ -197,6 +218,7 @@ export function reserve(n: i32): void {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
+  if (!multi) vecs = grow(vecs, (old * stride) << elemShift, (cap * stride) << elemShift, 0);
   capacity = n;
 }
 
@@ -216,12 +238,12 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function vecPtr(id: i32): usize {
-  return vecs + ((<usize>id * <usize>stride) << 2);
+  return vecs + ((<usize>id * <usize>stride) << elemShift);
 }
 
 /** First vector of offset `id`'s list (multivector mode). */
 @inline export function multiPtr(id: i32): usize {
-  return arena + ((<usize>load<u32>(mvStart + (<usize>id << 2)) * <usize>stride) << 2);
+  return arena + ((<usize>load<u32>(mvStart + (<usize>id << 2)) * <usize>stride) << elemShift);
 }
 
 @inline export function multiCount(id: i32): i32 {

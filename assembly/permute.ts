@@ -6,8 +6,9 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8,
 } from "./layout";
+import { elementAt } from "./element";
 import { Heap } from "./heap";
 
 const FIT_AT: i32 = 1024;
@@ -40,9 +41,22 @@ function forwardF32(p: usize): void {
   memory.copy(p, scratch, <usize>dim << 2);
 }
 
-function forwardI8(p: usize): void {
-  for (let i = 0; i < dim; i++) store<i8>(scratch + <usize>i, load<i8>(p + <usize>load<u32>(order + (<usize>i << 2))));
+/** Reorders the bytes at p (int8 codes, uint8 vectors) into stored order. */
+function forwardBytes(p: usize): void {
+  for (let i = 0; i < dim; i++) store<u8>(scratch + <usize>i, load<u8>(p + <usize>load<u32>(order + (<usize>i << 2))));
   memory.copy(p, scratch, <usize>dim);
+}
+
+function forwardHalves(p: usize): void {
+  for (let i = 0; i < dim; i++) store<u16>(scratch + (<usize>i << 1), load<u16>(p + (<usize>load<u32>(order + (<usize>i << 2)) << 1)));
+  memory.copy(p, scratch, <usize>dim << 1);
+}
+
+/** Reorders a stored vector (of the index's datatype) into stored order. */
+function forwardStored(p: usize): void {
+  if (dtype == DT_U8) forwardBytes(p);
+  else if (dtype == DT_F16) forwardHalves(p);
+  else forwardF32(p);
 }
 
 /** Puts the query region into stored order (no-op before the order is fitted). */
@@ -50,15 +64,12 @@ export function permuteQuery(): void {
   if (fitted) forwardF32(query);
 }
 
-/** Copies stored vector `id` back to original order at `out`. */
+/** Writes stored vector `id` as f32 (its stored values, widened), in original order, at `out`. */
 export function readOriginal(id: i32, out: usize): void {
   const p = vecPtr(id);
-  if (!fitted) {
-    memory.copy(out, p, <usize>dim << 2);
-    return;
-  }
   for (let i = 0; i < dim; i++) {
-    store<f32>(out + (<usize>load<u32>(order + (<usize>i << 2)) << 2), load<f32>(p + (<usize>i << 2)));
+    const at = fitted ? <usize>load<u32>(order + (<usize>i << 2)) : <usize>i;
+    store<f32>(out + (at << 2), elementAt(p, i));
   }
 }
 
@@ -76,7 +87,7 @@ export function maybeFitPermutation(): void {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     const p = vecPtr(id);
     for (let j = 0; j < dim; j++) {
-      const x = <f64>load<f32>(p + (<usize>j << 2));
+      const x = <f64>elementAt(p, j);
       store<f64>(mean + (<usize>j << 3), load<f64>(mean + (<usize>j << 3)) + x);
       store<f64>(sq + (<usize>j << 3), load<f64>(sq + (<usize>j << 3)) + x * x);
     }
@@ -97,8 +108,8 @@ export function maybeFitPermutation(): void {
   heap.free(sq);
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
-    forwardF32(vecPtr(id));
-    if (quantized) forwardI8(codePtr(id));
+    forwardStored(vecPtr(id));
+    if (quantized) forwardBytes(codePtr(id));
   }
   fitted = true;
 }

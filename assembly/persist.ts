@@ -2,25 +2,27 @@
 //
 //   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
 //           maxLevel, deletedCount, quantized, quantile (f32 bits), qAlpha (f32), qOffset (f32),
-//           trainedAt, rng low, rng high, permuted (0/1), pendingCount
+//           trainedAt, rng low, rng high, permuted (0/1), pendingCount, datatype (layout.ts DT_*)
 //   levels  u8[count], padded to 4 bytes
 //   links0  u32[count * (M0 + 1)]
 //   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
 //   deleted u32[ceil(count / 32)]
 //   pending u32[ceil(count / 32)]
-//   vecs    f32[count * stride], dimensions in stored order
+//   vecs    T[count * stride], the datatype's elements, dimensions in stored order
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
-// order: counts u32[count], then f32[sum(counts) * stride]; its codes, when quantized, follow
-// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)]. Dense images are
-// unchanged.
+// order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
+// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)].
+//
+// Images of versions 2 (dense) and 3 (multivector), written before datatypes, have a 19-word
+// header and float32 vectors; they still load.
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  vecs, codes, codeCorr, setParams, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
@@ -28,9 +30,15 @@ import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
-const VERSION: u32 = 2;
-const VERSION_MULTI: u32 = 3;
-const HEADER_WORDS: usize = 19;
+const VERSION: u32 = 4;
+const VERSION_MULTI: u32 = 5;
+const HEADER_WORDS: usize = 20;
+const OLD_VERSION: u32 = 2;
+const OLD_VERSION_MULTI: u32 = 3;
+const OLD_HEADER_WORDS: usize = 19;
+
+// Header size of the image being read or written (old images have one word less).
+let headerBytes: usize = HEADER_WORDS * 4;
 
 @inline function pad4(n: usize): usize { return (n + 3) & ~3; }
 @inline function word(src: usize, i: i32): u32 { return load<u32>(src + (<usize>i << 2)); }
@@ -46,11 +54,11 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = multi ? n * 4 + <usize>storedVectors() * <usize>stride * 4 : n * <usize>stride * 4;
+  vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : (n * <usize>stride) << elemShift;
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
-  return HEADER_WORDS * 4 + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
+  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -60,11 +68,13 @@ function measure(): usize {
 }
 
 export function serializedSize(): usize {
+  headerBytes = HEADER_WORDS * 4;
   return measure();
 }
 
 /** Writes the image to `out` (serializedSize() bytes). */
 export function serialize(out: usize): void {
+  headerBytes = HEADER_WORDS * 4;
   measure();
   store<u32>(out, MAGIC);
   store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
@@ -84,7 +94,8 @@ export function serialize(out: usize): void {
   store<u64>(out, rng, 60);
   store<u32>(out, permutation() != 0 ? 1 : 0, 68);
   store<u32>(out, pendingCount, 72);
-  let p = out + HEADER_WORDS * 4;
+  store<u32>(out, dtype, 76);
+  let p = out + headerBytes;
   memory.copy(p, levels, <usize>count); p += levelsBytes;
   memory.copy(p, links0, links0Bytes); p += links0Bytes;
   for (let id = 0; id < count; id++) {
@@ -107,13 +118,18 @@ export function serialize(out: usize): void {
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
 export function deserialize(src: usize, len: usize): bool {
-  if (len < HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
+  if (len < OLD_HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
   const version = word(src, 1);
-  if (version != VERSION && version != VERSION_MULTI) return false;
-  setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0);
-  if (version == VERSION_MULTI) setMulti();
+  const old = version == OLD_VERSION || version == OLD_VERSION_MULTI;
+  if (!old && version != VERSION && version != VERSION_MULTI) return false;
+  headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
+  if (len < headerBytes) return false;
+  const datatype = old ? DT_F32 : <i32>word(src, 19);
+  if (datatype < 0 || datatype > 2) return false;
+  setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0, datatype);
+  if (version == VERSION_MULTI || version == OLD_VERSION_MULTI) setMulti();
   const n = <i32>word(src, 6);
-  if (len < HEADER_WORDS * 4 + <usize>n) return false;
+  if (len < headerBytes + <usize>n) return false;
   reserve(max(n, 1));
   setCount(n);
   setEntry(<i32>word(src, 7), <i32>word(src, 8));
@@ -124,12 +140,12 @@ export function deserialize(src: usize, len: usize): bool {
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     reserveCodes();
   }
-  let p = src + HEADER_WORDS * 4;
+  let p = src + headerBytes;
   memory.copy(levels, p, <usize>n);
   const permuted = word(src, 17) != 0;
   if (multi) {
     // measure() counts the lists from mvCount, so read the counts before checking the length.
-    const at = HEADER_WORDS * 4 + pad4(<usize>n) + <usize>n * <usize>(M0 + 1) * 4 + upperSize(n) + ((((<usize>n + 31) >> 5) << 2) << 1);
+    const at = headerBytes + pad4(<usize>n) + <usize>n * <usize>(M0 + 1) * 4 + upperSize(n) + ((((<usize>n + 31) >> 5) << 2) << 1);
     if (len < at + <usize>n * 4) return false;
     memory.copy(mvCount, src + at, <usize>n * 4);
   }
@@ -173,7 +189,7 @@ function writeLists(p: usize): usize {
   memory.copy(p, mvCount, <usize>count << 2);
   p += <usize>count << 2;
   for (let id = 0; id < count; id++) {
-    const bytes = (<usize>load<u32>(mvCount + (<usize>id << 2)) * <usize>stride) << 2;
+    const bytes = (<usize>load<u32>(mvCount + (<usize>id << 2)) * <usize>stride) << elemShift;
     if (bytes == 0) continue;
     memory.copy(p, multiPtr(id), bytes);
     p += bytes;
@@ -200,7 +216,7 @@ function readLists(p: usize, n: i32): usize {
   p += <usize>n << 2;
   const total = storedVectors();
   reserveArena(max(total, 1));
-  const bytes = (<usize>total * <usize>stride) << 2;
+  const bytes = (<usize>total * <usize>stride) << elemShift;
   memory.copy(arena, p, bytes);
   let at: u32 = 0;
   for (let id = 0; id < n; id++) {

@@ -11,14 +11,53 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, mvCount,
+  multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
 } from "./layout";
-import { dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
+import { dotF32, dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
+import { decodeElements, elementAt } from "./element";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
 
 let sample: usize = 0;
+let decoded: usize = 0; // f32[stride]: a stored vector in code space (codeSource)
+
+// Codes encode f32 values: a float32 vector as stored, a float16 or uint8 one widened. For uint8
+// Cosine they encode the normalised vector, as Qdrant's quantization_preprocess for bytes does
+// (Distance::preprocess_vector over the f32 values), so code dot products estimate the cosine.
+
+/** Whether code space is the stored vector divided by its norm (uint8 Cosine). */
+@inline function normalisedCodes(): bool {
+  return dtype == DT_U8 && metric == METRIC_COSINE;
+}
+
+/** 1 / the norm of the stored vector at `p` when codes are normalised, else 1. */
+function codeScale(p: usize): f32 {
+  if (!normalisedCodes()) return 1;
+  let sum: f32 = 0;
+  for (let j = 0; j < dim; j++) {
+    const x = elementAt(p, j);
+    sum += x * x;
+  }
+  return sum > 0 ? 1 / Mathf.sqrt(sum) : 1;
+}
+
+/** The stored vector at `p` as the f32 vector its codes encode (`p` itself for float32). */
+export function codeSource(p: usize): usize {
+  if (dtype == DT_F32) return p;
+  if (decoded == 0) decoded = heap.alloc(<usize>stride << 2);
+  decodeElements(p, decoded, stride);
+  if (normalisedCodes()) {
+    const norm = Mathf.sqrt(dotF32(decoded, decoded, stride));
+    if (norm > 0) for (let j = 0; j < stride; j++) store<f32>(decoded + (<usize>j << 2), load<f32>(decoded + (<usize>j << 2)) / norm);
+  }
+  return decoded;
+}
+
+/** Value `j` of the stored vector at `p` in code space (one read, plus its norm for uint8 Cosine). */
+@inline function codeValue(p: usize, j: i32): f32 {
+  return elementAt(p, j) * codeScale(p);
+}
 
 export function enableQuantization(q: f32): void {
   setQuantState(true, q, 1, 0, 0);
@@ -108,7 +147,8 @@ function sampleLists(): i32 {
       const p = multiPtr(id);
       // Vectors are stride apart; copy dim values of each.
       for (let v = 0; v < multiCount(id); v++) {
-        for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(p + ((<usize>v * <usize>stride + <usize>j) << 2)));
+        const src = codeSource(p + ((<usize>v * <usize>stride) << elemShift));
+        for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(src + (<usize>j << 2)));
       }
     }
     return n;
@@ -120,7 +160,7 @@ function sampleLists(): i32 {
     if (k == 0) continue;
     const v = <i32>(((r >> 32) & 0xffff) % <u64>k);
     const j = <i32>((r >> 48) % <u64>dim);
-    store<f32>(sample + (<usize>(n++) << 2), load<f32>(multiPtr(id) + ((<usize>v * <usize>stride + <usize>j) << 2)));
+    store<f32>(sample + (<usize>(n++) << 2), codeValue(multiPtr(id) + ((<usize>v * <usize>stride) << elemShift), j));
   }
   return n;
 }
@@ -131,7 +171,7 @@ function encodeLists(): void {
     const first = multiStart(id);
     const p = multiPtr(id);
     for (let v = 0; v < multiCount(id); v++) {
-      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(p + ((<usize>v * <usize>stride) << 2), codeVecPtr(first + v)));
+      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(codeSource(p + ((<usize>v * <usize>stride) << elemShift)), codeVecPtr(first + v)));
     }
   }
 }
@@ -146,7 +186,8 @@ function fit(): void {
   if (<i64>count * dim <= <i64>SAMPLE_LIMIT) {
     for (let id = 0; id < count; id++) {
       if (load<u8>(levels + <usize>id) == EMPTY) continue;
-      for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(vecPtr(id) + (<usize>j << 2)));
+      const src = codeSource(vecPtr(id));
+      for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(src + (<usize>j << 2)));
     }
   } else {
     for (let s = 0; s < SAMPLE_LIMIT; s++) {
@@ -154,7 +195,7 @@ function fit(): void {
       const id = <i32>((r & 0xffffffff) % <u64>count);
       if (load<u8>(levels + <usize>id) == EMPTY) continue;
       const j = <i32>((r >> 32) % <u64>dim);
-      store<f32>(sample + (<usize>(n++) << 2), load<f32>(vecPtr(id) + (<usize>j << 2)));
+      store<f32>(sample + (<usize>(n++) << 2), codeValue(vecPtr(id), j));
     }
   }
   fitRange(n);
@@ -175,7 +216,7 @@ function fitRange(n: i32): void {
   }
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
-    store<f32>(codeCorr + (<usize>id << 2), encode(vecPtr(id), codePtr(id)));
+    store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtr(id)));
   }
 }
 

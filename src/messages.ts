@@ -48,6 +48,14 @@ export function vectorDimensionMismatch(expected: number, got: number): BadInput
   return new BadInput(`Vector dimension error: expected dim: ${expected}, got ${got}`);
 }
 
+/**
+ * Quiver's rule: a component of a float16 vector that would round to an infinity (Qdrant stores
+ * the infinity, which then poisons every score computed with it, as for values beyond f32).
+ */
+export function float16OutOfRange(name: string, index: number, value: number, limit: number): BadInput {
+  return new BadInput(`value ${value} at index ${index} of vector '${name}' is outside the float16 range (its magnitude must be below ${limit}, which rounds to at most 65504)`);
+}
+
 /** segment's OperationError::VectorNameNotExists. */
 export function vectorNameNotFound(name: string): BadInput {
   return new BadInput(`Not existing vector name error: ${name}`);

@@ -161,10 +161,10 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
 
   // The terminal table: one row per (series, ef), the same numbers as the JSON file.
   const table = tableRows(run.stdout);
-  t.same(table.header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'build s', 'memory MB'], 'table columns');
+  t.same(table.header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'build s', 'memory MB', 'B/point'], 'table columns');
   const expected = result.series.flatMap((s) => s.points.map((p) => [
     s.engine, s.m === null ? '-' : String(s.m), s.efConstruct === null ? '-' : String(s.efConstruct), p.ef === null ? '-' : String(p.ef),
-    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), (s.memoryBytes! / 2 ** 20).toFixed(1),
+    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), (s.memoryBytes! / 2 ** 20).toFixed(1), (s.memoryBytes! / 2000).toFixed(0),
   ]));
   t.same(table.rows, expected, 'table rows equal the JSON result');
   t.match(run.stdout, /^engine mode on this process: synthetic-2000x24-cosine, 2000 x 24 Cosine, 40 queries, k=10$/m, 'heading names the mode and data set');
@@ -302,6 +302,26 @@ t.test('Fashion-MNIST with the ann-benchmarks split', async (t) => {
   });
 });
 
+t.test('engine mode with --datatype: each Quiver engine per datatype, memory per point shrinking', async (t) => {
+  // Integer pixels 0..255 (as Fashion-MNIST's): lossless in float16 and uint8, so the exact scan
+  // over any datatype finds the true neighbours.
+  const dir = await mkdtemp(join(tmpdir(), 'quiver-bench-files-'));
+  // Enough vectors that they, not the engine's first megabyte of linear memory, set its size.
+  const dim = 256;
+  const next = seededRandom(5);
+  const pixels = Array.from({ length: 4030 }, () => Array.from({ length: dim }, () => Math.floor(next() * 256)));
+  await writeFile(join(dir, 'pixels.json'), JSON.stringify(pixels));
+  const { result, run } = await bench(['bench', 'engine', '--dataset', join(dir, 'pixels.json'), '--queries', '30', '--engines', 'quiver-f32,quiver-exact', '--datatype', 'float32,float16,uint8', '--ef', '64', '--repeats', '1']);
+  checkStructure(t, result, ['quiver f32', 'quiver f32 [float16]', 'quiver f32 [uint8]', 'quiver exact (SIMD)', 'quiver exact (SIMD) [float16]', 'quiver exact (SIMD) [uint8]']);
+  t.same(result.series.map((s) => s.datatype), ['float32', 'float16', 'uint8', 'float32', 'float16', 'uint8'], 'each series records its datatype');
+  for (const s of result.series.filter((o) => o.m === null)) t.equal(s.points[0].recall, 1, `${s.engine}: the exact scan is exact on integer pixels`);
+  const [f32, f16, u8] = result.series.filter((o) => o.m === null).map((s) => s.memoryBytes!);
+  t.ok(f16 < f32 && u8 < f16, `memory shrinks with the element size: ${f32} > ${f16} > ${u8}`);
+  t.match(run.stdout, /^quiver exact \(SIMD\) \[uint8\]: scans \d+\.\d GB\/s of uint8 vectors \(one thread\)$/m, 'scan bandwidth in the datatype');
+  const bad = await quiver(['bench', 'engine', '--dataset', join(dir, 'pixels.json'), '--datatype', 'float64']);
+  t.equal(bad.code, 2, 'an unknown datatype exits 2');
+});
+
 t.test('user vector files: .fvecs, .npy and .json', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'quiver-bench-files-'));
   const dim = 12;
@@ -342,7 +362,7 @@ t.test('server and ingest modes against a Quiver the CLI starts', async (t) => {
   t.same(result.series[0].points.map((p) => p.ef), [16, 64], 'hnsw_ef sweep');
   t.equal(result.series[1].points[0].recall, 1, 'exact search over HTTP has recall 1.0');
   t.ok(result.series[0].points[1].recall >= 0.9, 'HNSW over HTTP reaches recall 0.9 at ef 64');
-  t.same(tableRows(run.stdout).header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'load s', 'memory MB'], 'server table columns');
+  t.same(tableRows(run.stdout).header.trim().split(/ {2,}/), ['engine', 'm', 'ef_c', 'ef', 'recall@10', 'QPS', 'p50 ms', 'p99 ms', 'load s', 'memory MB', 'B/point'], 'server table columns');
   t.same(tableRows(run.stdout).rows.map((r) => [r[0], r[3]]), [['server f32', '16'], ['server f32', '64'], ['server exact', '-']], 'one row per series and ef');
 
   const ingest = await bench(['bench', 'ingest', ...common, '--batch', '100,500', '--wait', 'false,true']);

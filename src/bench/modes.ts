@@ -11,7 +11,8 @@ import { httpSweepPoint, type QueryParams } from './http-search.js';
 import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
-import { makeRunner, type EngineName } from './runners.js';
+import { makeRunner, storesVectors, type EngineName } from './runners.js';
+import type { Datatype } from '../engine/index.js';
 import { buildTimed, sweep } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
@@ -28,6 +29,8 @@ export interface SweepOptions {
 export interface EngineOptions extends SweepOptions {
   repeats: number;
   exactQueries: number;
+  /** Element types Quiver's engines store vectors in: each Quiver engine runs once per datatype. */
+  datatypes: Datatype[];
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -48,8 +51,10 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
   for (const [i, { m, efConstruct }] of configs.entries()) {
     // Exact baselines have no graph parameters: they are measured once, with the first configuration.
     const engines = options.engines.filter((e) => (e !== 'flat' && e !== 'quiver-exact') || i === 0);
+    const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
+      .map((datatype) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype)));
     const built = [];
-    for (const engine of engines) built.push(await buildTimed(makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling), data.base, data.dim, progress));
+    for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
     const points = sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);
     built.forEach((b, j) => series.push({
       engine: b.runner.name,
@@ -57,6 +62,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
       efConstruct: b.runner.tunable ? efConstruct : null,
       buildSeconds: b.buildSeconds,
       memoryBytes: b.memoryBytes,
+      ...(b.runner.datatype ? { datatype: b.runner.datatype } : {}),
       points: points[j],
     }));
   }

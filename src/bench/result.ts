@@ -1,6 +1,6 @@
 // The shape of a benchmark's JSON result file (and of what the CLI prints and plots).
 
-import type { Distance } from '../engine/index.js';
+import type { Datatype, Distance } from '../engine/index.js';
 import type { SweepPoint } from './sweep.js';
 
 export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
@@ -14,6 +14,8 @@ export interface Series {
   buildSeconds: number;
   /** Bytes the index holds (engine mode), null when not measurable (server mode). */
   memoryBytes: number | null;
+  /** Engine mode, Quiver's engines: the element type vectors were stored in. */
+  datatype?: Datatype;
   points: SweepPoint[];
 }
 

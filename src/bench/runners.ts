@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type Distance } from '../engine/index.js';
+import { VectorIndex, type Datatype, type Distance } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -19,6 +19,8 @@ export interface AnnRunner {
   search(prepared: unknown, k: number, ef: number): ArrayLike<number>;
   /** Bytes the built index holds, or null when the library cannot tell (the caller measures RSS growth). */
   memoryBytes(): number | null;
+  /** The element type vectors are stored in, for Quiver's engines. */
+  readonly datatype?: Datatype;
 }
 
 export interface GraphParams {
@@ -30,15 +32,25 @@ export interface GraphParams {
 export const ENGINES = ['quiver-f32', 'quiver-int8', 'hnswlib', 'quiver-exact', 'flat'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
-/** `oversampling` applies to int8 only: how many candidates per result are rescored with f32. */
-export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number): AnnRunner {
+/** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
+export function storesVectors(engine: EngineName): boolean {
+  return engine.startsWith('quiver');
+}
+
+/**
+ * `oversampling` applies to int8 only: how many candidates per result are rescored with the
+ * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
+ * names the unquantized graph; another datatype is added to the name).
+ */
+export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32'): AnnRunner {
+  const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
   switch (engine) {
     case 'quiver-f32':
-      return new QuiverRunner('quiver f32', params, false, 1, false);
+      return new QuiverRunner(`quiver f32${stored}`, params, false, 1, false, datatype);
     case 'quiver-int8':
-      return new QuiverRunner('quiver int8', params, true, oversampling, false);
+      return new QuiverRunner(`quiver int8${stored}`, params, true, oversampling, false, datatype);
     case 'quiver-exact':
-      return new QuiverRunner('quiver exact (SIMD)', params, false, 1, true);
+      return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, false, 1, true, datatype);
     case 'hnswlib':
       return new HnswlibRunner(params);
     case 'flat':
@@ -51,7 +63,7 @@ class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
 
-  constructor(readonly name: string, private readonly params: GraphParams, private readonly int8: boolean, private readonly oversampling: number, private readonly exact: boolean) {
+  constructor(readonly name: string, private readonly params: GraphParams, private readonly int8: boolean, private readonly oversampling: number, private readonly exact: boolean, readonly datatype: Datatype) {
     this.tunable = !exact;
   }
 
@@ -62,6 +74,7 @@ class QuiverRunner implements AnnRunner {
       m: this.params.m,
       efConstruct: this.params.efConstruct,
       quantization: this.int8 ? { quantile: 1 } : null,
+      datatype: this.datatype,
     });
     index.reserve(points.length);
     // The exact scan reads every stored vector and never the graph, so it gets none.

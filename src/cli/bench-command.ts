@@ -10,7 +10,7 @@ import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { ENGINES } from '../bench/runners.js';
-import { DISTANCES, type Distance } from '../engine/index.js';
+import { DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
 import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
@@ -60,9 +60,13 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       ...GRAPH_OPTIONS,
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
+      { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       ...OUTPUT_OPTIONS,
     ],
-    epilog: ['Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64'],
+    epilog: [
+      'Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64',
+      'Example: npx quiver bench engine --engines quiver-f32,quiver-int8 --datatype float32,float16,uint8',
+    ],
   },
   server: {
     usage: 'quiver bench server [options]',
@@ -203,7 +207,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     ingest: [],
   };
   if (mode === 'engine') {
-    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries') }, progress);
+    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES) }, progress);
   } else {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);

@@ -8,6 +8,7 @@ import type { SweepPoint } from '../bench/sweep.js';
 import { recallQpsSvg, seriesLabel } from './plot.js';
 import { svgToPng } from './png.js';
 import { renderTable, type Column } from './table.js';
+import { elementBytes } from '../engine/index.js';
 
 const RECALL_TARGETS = [0.9, 0.95, 0.99];
 
@@ -27,10 +28,13 @@ export function resultTable(result: BenchResult): string {
     { title: 'engine', align: 'left' }, { title: 'm', align: 'right' }, { title: 'ef_c', align: 'right' }, { title: 'ef', align: 'right' },
     { title: `recall@${result.k}`, align: 'right' }, { title: 'QPS', align: 'right' }, { title: 'p50 ms', align: 'right' }, { title: 'p99 ms', align: 'right' },
     { title: result.mode === 'engine' || result.mode === 'multivector' ? 'build s' : 'load s', align: 'right' }, { title: 'memory MB', align: 'right' },
+    { title: 'B/point', align: 'right' },
   ];
+  // Memory per point: the index's whole memory (vectors, graph, codes) over the base set.
+  const perPoint = (bytes: number | null) => (bytes === null ? '-' : (bytes / result.dataset.base).toFixed(0));
   const rows = result.series.flatMap((s) => s.points.map((p) => [
     s.engine, s.m === null ? '-' : String(s.m), s.efConstruct === null ? '-' : String(s.efConstruct), p.ef === null ? '-' : String(p.ef),
-    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), mb(s.memoryBytes),
+    p.recall.toFixed(4), p.qps.toFixed(0), p.p50Ms.toFixed(3), p.p99Ms.toFixed(3), s.buildSeconds.toFixed(1), mb(s.memoryBytes), perPoint(s.memoryBytes),
   ]));
   return renderTable(columns, rows);
 }
@@ -67,8 +71,11 @@ export function comparisons(result: BenchResult): string[] {
     }
   }
   if (result.mode === 'engine') {
-    const bytesPerQuery = result.dataset.base * result.dataset.dim * 4;
-    for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors (one thread)`);
+    for (const s of result.series.filter((o) => o.m === null)) {
+      const datatype = s.datatype ?? 'float32';
+      const bytesPerQuery = result.dataset.base * result.dataset.dim * elementBytes(datatype);
+      lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of ${datatype === 'float32' ? 'f32' : datatype} vectors (one thread)`);
+    }
   }
   return lines;
 }

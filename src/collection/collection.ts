@@ -2,7 +2,9 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound, multiRegularMismatch, shardKeyAlreadyExists, shardKeyDoesNotExist, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
+import { collectionNotFound, float16OutOfRange, multiRegularMismatch, shardKeyAlreadyExists, shardKeyDoesNotExist, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
+import { BadInput, BadRequest } from '../errors.js';
+import { FLOAT16_OVERFLOW, float16Overflow } from '../engine/index.js';
 import { isMulti, isSparse, type ShardKey, type Vector } from '../model.js';
 import type { IndexSpec, SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
@@ -253,7 +255,7 @@ export class Collection implements ReaderSource {
         for (const [name, vector] of Object.entries(p.vectors)) {
           const spec = byName.get(name);
           if (!spec && !sparse.has(name)) throw vectorNameNotFound(name);
-          checkVector(vector, spec);
+          checkVector(name, vector, spec);
         }
       }
     }
@@ -413,7 +415,7 @@ export class Collection implements ReaderSource {
  * list (read as a 0-d dense vector) is a dimension error, and only a right-sized vector of the
  * other kind is the conversion error.
  */
-function checkVector(vector: Vector, spec: VectorSpec | undefined): void {
+function checkVector(name: string, vector: Vector, spec: VectorSpec | undefined): void {
   if (!spec) {
     if (isMulti(vector)) throw multiRegularMismatch();
     if (!isSparse(vector)) throw sparseDenseMismatch();
@@ -423,4 +425,9 @@ function checkVector(vector: Vector, spec: VectorSpec | undefined): void {
   const dim = isMulti(vector) ? vector.dim : vector.length;
   if (dim !== spec.size) throw vectorDimensionMismatch(spec.size, dim);
   if (isMulti(vector) !== Boolean(spec.multivector)) throw multiRegularMismatch();
+  if (spec.datatype === 'float16') {
+    const values = isMulti(vector) ? vector.data : vector;
+    const at = float16Overflow(values);
+    if (at >= 0) throw float16OutOfRange(name, at, values[at], FLOAT16_OVERFLOW);
+  }
 }

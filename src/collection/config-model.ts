@@ -5,7 +5,7 @@
 // (sparse vector params, strict mode, storage placement, quantization) are read where they act.
 
 import { BadInput } from '../errors.js';
-import type { Distance, ScalarQuantization, SparseDatatype } from '../engine/index.js';
+import type { Datatype as EngineDatatype, Distance, ScalarQuantization, SparseDatatype } from '../engine/index.js';
 import type { Payload } from '../model.js';
 import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
@@ -97,6 +97,15 @@ function engineQuantization(config: QuantizationConfig | null): ScalarQuantizati
   throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 quantization`);
 }
 
+/**
+ * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's TurboQuant storage) is
+ * refused, as other quantizations the engine lacks are: accepting it would keep float32 silently.
+ */
+function engineDatatype(datatype: Datatype | null): EngineDatatype {
+  if (datatype === 'turbo4') throw new BadInput('turbo4 datatype is not supported by this server; use float32, float16 or uint8');
+  return datatype ?? 'float32';
+}
+
 export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
   const { indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads } = config.optimizer;
   return { indexingThresholdKb: indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads };
@@ -118,6 +127,7 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       fullScanThreshold: hnsw.fullScanThreshold,
       quantization: engineQuantization(v.quantization ?? config.quantization),
       multivector: v.multivector ?? null,
+      datatype: engineDatatype(v.datatype),
     };
   });
 }

@@ -3,7 +3,7 @@
 
 export interface EngineExports {
   readonly memory: WebAssembly.Memory;
-  init(dim: number, metric: number, m: number, efConstruct: number, seedLow: number, seedHigh: number): void;
+  init(dim: number, metric: number, m: number, efConstruct: number, seedLow: number, seedHigh: number, datatype: number): void;
   reserve(n: number): void;
   alloc(bytes: number): number;
   free(ptr: number): void;
@@ -43,6 +43,8 @@ export interface EngineExports {
   indexQuantile(): number;
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
+  indexDatatype(): number;
+  vectorBytes(): number;
   enableMultivector(): void;
   reserveVectors(total: number): void;
   isMultivector(): number;

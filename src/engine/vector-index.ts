@@ -5,6 +5,7 @@ import { Bitset } from './bitset.js';
 import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
+import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
 
 export interface ScalarQuantization {
   /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
@@ -32,6 +33,12 @@ export interface IndexConfig {
   quantization?: ScalarQuantization | null;
   /** Lists of vectors per point compared by MaxSim; null or omitted = one vector per point. */
   multivector?: MultivectorConfig | null;
+  /**
+   * Qdrant's datatype: the element type vectors are stored in (default float32). float16 rounds
+   * to nearest even; uint8 truncates toward zero and saturates at 0 and 255 (Rust's `as u8`).
+   * Queries are converted the same way before they are scored, as in Qdrant.
+   */
+  datatype?: Datatype;
   /** Seed of the level generator, so a rebuild gives the same graph. */
   seed?: number;
 }
@@ -68,7 +75,7 @@ export interface SearchResult {
   cost: number;
 }
 
-const DEFAULTS = { m: 16, efConstruct: 100, fullScanThreshold: 10000, seed: 0x5eed };
+const DEFAULTS = { m: 16, efConstruct: 100, fullScanThreshold: 10000, seed: 0x5eed, datatype: 'float32' as Datatype };
 
 // Counts cross into the engine as i32: a larger number would wrap (2^32 + 5 arrives as 5, 1e12
 // as a negative count), so every size is bounded here, whatever layer it came from.
@@ -110,7 +117,7 @@ export class VectorIndex {
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
     const wasm = await instantiate(module);
-    wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0);
+    wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     if (full.quantization) wasm.enableQuantization(full.quantization.quantile ?? 1);
     return new VectorIndex(wasm, full);
@@ -132,6 +139,7 @@ export class VectorIndex {
       fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
       quantization: wasm.isQuantized() ? { quantile: wasm.indexQuantile() } : null,
       multivector: wasm.isMultivector() ? { comparator: 'max_sim' } : null,
+      datatype: DATATYPES[wasm.indexDatatype()],
       seed: DEFAULTS.seed,
     });
   }
@@ -167,6 +175,16 @@ export class VectorIndex {
   /** Whether a graph exists (at least one vector is linked). */
   get hasGraph(): boolean {
     return this.wasm.entry() >= 0;
+  }
+
+  /** Bytes of one vector's dim components in the datatype (Qdrant's measure of vector storage). */
+  get componentBytes(): number {
+    return this.config.dim * elementBytes(this.config.datatype);
+  }
+
+  /** Bytes one stored vector takes (its padded stride in the datatype's elements). */
+  get vectorBytes(): number {
+    return this.wasm.vectorBytes();
   }
 
   /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
@@ -210,12 +228,14 @@ export class VectorIndex {
    * index takes `count` vectors of dim, row after row (count defaults to vector.length / dim).
    */
   upsert(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.checkStorable(vector);
     this.writeQuery(vector, count);
     this.wasm.insert(offset);
   }
 
   /** Stores the vector (or list, as for upsert) at `offset` unlinked: searches scan it exactly until it is linked. */
   stash(offset: number, vector: ArrayLike<number>, count?: number): void {
+    this.checkStorable(vector);
     this.writeQuery(vector, count);
     this.wasm.stash(offset);
   }
@@ -240,8 +260,9 @@ export class VectorIndex {
   }
 
   /**
-   * The stored vector (normalised for Cosine, as Qdrant stores it); for a multivector index the
-   * whole list, vectorCount(offset) rows of dim.
+   * The stored vector (normalised for Cosine, as Qdrant stores it, and converted to the datatype:
+   * float16 and uint8 values widened back to f32, as Qdrant returns them); for a multivector
+   * index the whole list, vectorCount(offset) rows of dim.
    */
   vector(offset: number): Float32Array {
     const start = this.wasm.readVector(offset) >>> 2;
@@ -291,9 +312,20 @@ export class VectorIndex {
     return bytes;
   }
 
-  /** Number of points below which a filtered search scans the allowed set exactly (Qdrant: 1 KiB = one 256-d vector). */
+  /**
+   * Number of points below which a filtered search scans the allowed set exactly: Qdrant divides
+   * the threshold's bytes by a vector's size in its datatype (1 KiB = one 256-d float32 vector,
+   * or one 512-d float16 / 1024-d uint8 vector).
+   */
   fullScanCardinality(): number {
-    return Math.floor((this.config.fullScanThreshold * 1024) / (this.config.dim * 4));
+    return Math.floor((this.config.fullScanThreshold * 1024) / this.componentBytes);
+  }
+
+  /** A float16 index stores no infinity (its kernels widen finite halves only). */
+  private checkStorable(vector: ArrayLike<number>): void {
+    if (this.config.datatype !== 'float16') return;
+    const at = float16Overflow(vector);
+    if (at >= 0) throw new RangeError(`float16 overflow: value ${vector[at]} at index ${at} would round to an infinity`);
   }
 
   private writeQuery(vector: ArrayLike<number>, count?: number): void {

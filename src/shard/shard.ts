@@ -19,7 +19,7 @@
 // pass the indexing threshold.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Distance, type MultivectorConfig, type ScalarQuantization, type SparseDatatype } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type ScalarQuantization, type SparseDatatype } from '../engine/index.js';
 import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
@@ -49,6 +49,8 @@ export interface VectorSpec {
   quantization: ScalarQuantization | null;
   /** Lists of vectors per point scored by MaxSim (Qdrant's multivector_config); absent or null: one vector per point. */
   multivector?: MultivectorConfig | null;
+  /** The element type vectors are stored in (Qdrant's datatype); absent: float32. */
+  datatype?: Datatype;
 }
 
 /** A named sparse vector: its index's full scan threshold (points), its posting values' datatype and whether queries are weighted by IDF. */
@@ -201,7 +203,7 @@ export class Shard implements FilterSource {
         ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold })
         : await VectorIndex.create(module, {
           dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
-          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null,
+          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null, datatype: v.datatype,
         }));
     }
     for (const v of spec.sparseVectors) {

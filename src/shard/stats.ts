@@ -1,5 +1,6 @@
 // What a shard holds, by the numbers: points, vectors per name, indexed points per key, sizes.
 
+import { elementBytes } from '../engine/index.js';
 import type { Shard } from './shard.js';
 
 export interface ShardStats {
@@ -7,7 +8,7 @@ export interface ShardStats {
   vectors: Record<string, number>;
   indexedPoints: Record<string, number>;
   lastOp: number;
-  /** Estimated bytes of the stored vectors (f32 components). */
+  /** Estimated bytes of the stored vectors (components in each vector's datatype). */
   vectorsBytes: number;
   /** Estimated bytes of the payloads (their JSON text). */
   payloadsBytes: number;
@@ -29,7 +30,7 @@ export function shardStats(shard: Shard): ShardStats {
     vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
     indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
     lastOp: shard.lastOp,
-    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.storedVectorCount(v.name) * v.size * Float32Array.BYTES_PER_ELEMENT, 0),
+    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.storedVectorCount(v.name) * v.size * elementBytes(v.datatype ?? 'float32'), 0),
     payloadsBytes: payloadsBytes(shard),
   };
 }

@@ -52,8 +52,10 @@ export interface GraphImages {
 
 /** What a graph depends on: a graph built with other parameters is rebuilt, not loaded. */
 export function graphParams(spec: VectorSpec): string {
-  // A multivector graph says so; others keep the form graphs were stored with before multivectors.
-  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, spec.quantization?.quantile ?? null, spec.quantization !== null, ...(spec.multivector ? ['max_sim'] : [])]);
+  // A multivector graph and a float16/uint8 one say so; others keep the form graphs were stored
+  // with before multivectors and datatypes.
+  const datatype = spec.datatype && spec.datatype !== 'float32' ? [spec.datatype] : [];
+  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, spec.quantization?.quantile ?? null, spec.quantization !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype]);
 }
 
 /** What a sparse index image depends on: one stored in another form is rebuilt, not loaded. */

@@ -30,7 +30,8 @@ export type OptimizerName = 'indexing' | 'vacuum';
 
 /** The counts of one vector index the plan is made from. */
 export interface IndexCounts {
-  dim: number;
+  /** Bytes of one vector's components in its datatype (Qdrant sizes storage by its element type). */
+  vectorBytes: number;
   /** Live vectors, linked or not. */
   live: number;
   /** Live vectors not linked yet. */
@@ -48,6 +49,6 @@ export function indexingThresholdBytes(spec: OptimizerSpec): number {
 export function plannedOptimization(counts: IndexCounts, spec: OptimizerSpec): OptimizerName | null {
   const inGraph = counts.live + counts.deleted;
   if (counts.hasGraph && counts.deleted > 0 && inGraph >= spec.vacuumMinVectorNumber && counts.deleted / inGraph > spec.deletedThreshold) return 'vacuum';
-  if (counts.pending > 0 && counts.pending * counts.dim * Float32Array.BYTES_PER_ELEMENT >= indexingThresholdBytes(spec)) return 'indexing';
+  if (counts.pending > 0 && counts.pending * counts.vectorBytes >= indexingThresholdBytes(spec)) return 'indexing';
   return null;
 }

@@ -188,5 +188,5 @@ export class ShardOptimizer {
 }
 
 function countsOf(index: VectorIndex): IndexCounts {
-  return { dim: index.dim, live: index.size, pending: index.pendingCount, deleted: index.deletedCount, hasGraph: index.hasGraph };
+  return { vectorBytes: index.componentBytes, live: index.size, pending: index.pendingCount, deleted: index.deletedCount, hasGraph: index.hasGraph };
 }
