@@ -11,11 +11,12 @@
 //                           kept in memory, which Qdrant counts as no I/O either)
 //   vector_io_write         bytes of the vectors an applied update stored (4 per dense
 //                           component, 8 per sparse index/value pair)
-// Reads are counted into the task's usage through an async context (one task at a time per
-// worker); an applied update into its own usage, carried with it, since a wait=false update is
-// applied after its task answered.
+// Reads are counted into the running task's usage, which the shard worker finds through an async
+// context (src/worker/task-usage.ts) and installs here, so this module stays free of Node's APIs
+// for the browser demo, which filters with the same code and measures nothing; an applied update
+// is counted into its own usage, carried with it, since a wait=false update is applied after its
+// task answered.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { isMulti, isSparse, type NamedVectors, type Payload, type Vector } from '../model.js';
 import { parseJsonPath, valuesAt } from './filter/json-path.js';
 
@@ -39,16 +40,17 @@ export function addUsage(into: HardwareUsage, from: HardwareUsage): void {
   for (const key of Object.keys(into) as HardwareMeasure[]) into[key] += from[key];
 }
 
-const current = new AsyncLocalStorage<HardwareUsage>();
+/** The usage of the task running now, if one is measured; none until a worker installs its lookup. */
+let currentUsage: () => HardwareUsage | undefined = () => undefined;
 
-/** Runs `work` with its reads counted into `usage`. */
-export function measured<T>(usage: HardwareUsage, work: () => T): T {
-  return current.run(usage, work);
+/** Installs how the running task's usage is found (the shard worker's async context). */
+export function findUsageWith(lookup: () => HardwareUsage | undefined): void {
+  currentUsage = lookup;
 }
 
 /** Adds to the running task's usage (nothing outside a measured task, e.g. the optimizer). */
 export function charge(measure: HardwareMeasure, amount: number): void {
-  const usage = current.getStore();
+  const usage = currentUsage();
   if (usage) usage[measure] += amount;
 }
 
@@ -84,7 +86,7 @@ export function storedPayloadBytes(payload: Payload): number {
 
 /** Whether a task is being measured: loops check once, not per item. */
 export function measuring(): boolean {
-  return current.getStore() !== undefined;
+  return currentUsage() !== undefined;
 }
 
 /** Counts reading a stored payload. */
