@@ -97,8 +97,8 @@ t.test('query forms on one shard and on three', async (t) => {
         .map((g) => ({ id: g.id, hits: brief(g.hits) }));
       t.same(await groups({ group_size: 2, limit: 2 }), [{ id: 'b', hits: [{ id: 1, score: 1 }, { id: 2, score: 1 }] }, { id: 'a', hits: [{ id: 3, score: 1 }, { id: 6, score: 1 }] }],
         'no query: points by id, each in its group');
-      // Prices have one decimal, which is the short form of their f32, as answers print scores.
-      const byPrice = DOCS.map((d) => ({ id: d.id, group: d.payload.group, score: d.payload.price ?? 0 })).sort((a, b) => b.score - a.score || a.id - b.id);
+      // A formula's score is the price as an f32 (brief reads answers' scores back as f32s).
+      const byPrice = DOCS.map((d) => ({ id: d.id, group: d.payload.group, score: Math.fround(d.payload.price ?? 0) })).sort((a, b) => b.score - a.score || a.id - b.id);
       const best = (group: string) => byPrice.find((h) => h.group === group)!;
       const first = byPrice[0].group;
       const expected = [first, first === 'a' ? 'b' : 'a'].map((g) => ({ id: g, hits: [{ id: best(g).id, score: best(g).score }] }));
