@@ -102,6 +102,11 @@ export function byKey(name: string, cases: Array<[key: string, schema: Schema]>)
   return chain as SchemaObject;
 }
 
+/** A struct of one required field `key`: the JSON of serde's externally tagged enum variant. */
+export function tagged(name: string, key: string, body: Schema): SchemaObject {
+  return struct(name, { [key]: body }, { required: [key] });
+}
+
 /** Option<T>: null or T. */
 export function opt(schema: Schema): Schema {
   if (typeof schema === 'boolean') return schema;

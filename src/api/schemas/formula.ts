@@ -2,7 +2,7 @@
 // nests itself, so it is registered on its own under the id "Expression" and referred to.
 
 import type { SchemaObject } from 'ajv';
-import { float, jsonObject, jsonPath, opt, seq, str, struct, untagged } from './builders.js';
+import { float, jsonObject, jsonPath, opt, seq, str, struct, tagged, untagged } from './builders.js';
 
 const EXPRESSION: SchemaObject = { $ref: 'Expression' };
 
@@ -21,33 +21,28 @@ const DECAY_PARAMS = struct('DecayParamsExpression', {
   midpoint: opt(float('f32')),
 }, { required: ['x'] });
 
-/** A struct of one required field holding `schema`: most expression variants. */
-function wrapper(name: string, field: string, schema: SchemaObject): SchemaObject {
-  return struct(name, { [field]: schema }, { required: [field] });
-}
-
 /** Qdrant's untagged Expression, its variants in serde's order of trial. */
 export const EXPRESSION_SCHEMA: SchemaObject = {
   ...untagged('Expression', [
     float('f32'),
     str(),
     { $ref: 'Filter#/definitions/Condition' },
-    wrapper('GeoDistance', 'geo_distance', struct('GeoDistanceParams', { origin: GEO_POINT, to: PAYLOAD_KEY }, { required: ['origin', 'to'] })),
-    wrapper('DatetimeExpression', 'datetime', str()),
-    wrapper('DatetimeKeyExpression', 'datetime_key', PAYLOAD_KEY),
-    wrapper('MultExpression', 'mult', seq(EXPRESSION)),
-    wrapper('SumExpression', 'sum', seq(EXPRESSION)),
-    wrapper('NegExpression', 'neg', EXPRESSION),
-    wrapper('AbsExpression', 'abs', EXPRESSION),
-    wrapper('DivExpression', 'div', struct('DivParams', { left: EXPRESSION, right: EXPRESSION, by_zero_default: opt(float('f32')) }, { required: ['left', 'right'] })),
-    wrapper('SqrtExpression', 'sqrt', EXPRESSION),
-    wrapper('PowExpression', 'pow', struct('PowParams', { base: EXPRESSION, exponent: EXPRESSION }, { required: ['base', 'exponent'] })),
-    wrapper('ExpExpression', 'exp', EXPRESSION),
-    wrapper('Log10Expression', 'log10', EXPRESSION),
-    wrapper('LnExpression', 'ln', EXPRESSION),
-    wrapper('LinDecayExpression', 'lin_decay', DECAY_PARAMS),
-    wrapper('ExpDecayExpression', 'exp_decay', DECAY_PARAMS),
-    wrapper('GaussDecayExpression', 'gauss_decay', DECAY_PARAMS),
+    tagged('GeoDistance', 'geo_distance', struct('GeoDistanceParams', { origin: GEO_POINT, to: PAYLOAD_KEY }, { required: ['origin', 'to'] })),
+    tagged('DatetimeExpression', 'datetime', str()),
+    tagged('DatetimeKeyExpression', 'datetime_key', PAYLOAD_KEY),
+    tagged('MultExpression', 'mult', seq(EXPRESSION)),
+    tagged('SumExpression', 'sum', seq(EXPRESSION)),
+    tagged('NegExpression', 'neg', EXPRESSION),
+    tagged('AbsExpression', 'abs', EXPRESSION),
+    tagged('DivExpression', 'div', struct('DivParams', { left: EXPRESSION, right: EXPRESSION, by_zero_default: opt(float('f32')) }, { required: ['left', 'right'] })),
+    tagged('SqrtExpression', 'sqrt', EXPRESSION),
+    tagged('PowExpression', 'pow', struct('PowParams', { base: EXPRESSION, exponent: EXPRESSION }, { required: ['base', 'exponent'] })),
+    tagged('ExpExpression', 'exp', EXPRESSION),
+    tagged('Log10Expression', 'log10', EXPRESSION),
+    tagged('LnExpression', 'ln', EXPRESSION),
+    tagged('LinDecayExpression', 'lin_decay', DECAY_PARAMS),
+    tagged('ExpDecayExpression', 'exp_decay', DECAY_PARAMS),
+    tagged('GaussDecayExpression', 'gauss_decay', DECAY_PARAMS),
   ]),
   $id: 'Expression',
 };

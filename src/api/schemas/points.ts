@@ -12,6 +12,7 @@ import {
   seq,
   str,
   struct,
+  tagged,
   uint,
   unitEnum,
   untagged,
@@ -127,23 +128,19 @@ export const DELETE_PAYLOAD = withPointsOrFilter(
   ),
 );
 
-function operation(name: string, key: string, body: SchemaObject): SchemaObject {
-  return struct(name, { [key]: body }, { required: [key] });
-}
-
 export const UPDATE_OPERATIONS = struct(
   'UpdateOperations',
   {
     operations: seq(
       untagged('UpdateOperation', [
-        operation('UpsertOperation', 'upsert', POINT_INSERT_OPERATIONS),
-        operation('DeleteOperation', 'delete', POINTS_SELECTOR),
-        operation('SetPayloadOperation', 'set_payload', SET_PAYLOAD),
-        operation('OverwritePayloadOperation', 'overwrite_payload', SET_PAYLOAD),
-        operation('DeletePayloadOperation', 'delete_payload', DELETE_PAYLOAD),
-        operation('ClearPayloadOperation', 'clear_payload', POINTS_SELECTOR),
-        operation('UpdateVectorsOperation', 'update_vectors', UPDATE_VECTORS),
-        operation('DeleteVectorsOperation', 'delete_vectors', DELETE_VECTORS),
+        tagged('UpsertOperation', 'upsert', POINT_INSERT_OPERATIONS),
+        tagged('DeleteOperation', 'delete', POINTS_SELECTOR),
+        tagged('SetPayloadOperation', 'set_payload', SET_PAYLOAD),
+        tagged('OverwritePayloadOperation', 'overwrite_payload', SET_PAYLOAD),
+        tagged('DeletePayloadOperation', 'delete_payload', DELETE_PAYLOAD),
+        tagged('ClearPayloadOperation', 'clear_payload', POINTS_SELECTOR),
+        tagged('UpdateVectorsOperation', 'update_vectors', UPDATE_VECTORS),
+        tagged('DeleteVectorsOperation', 'delete_vectors', DELETE_VECTORS),
       ]),
     ),
   },
