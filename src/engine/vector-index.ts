@@ -317,7 +317,8 @@ export class VectorIndex {
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
     const rescore = quant.rescore ?? true;
-    const pool = bounded(Math.ceil(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
+    // Qdrant fetches floor(oversampling × limit) candidates.
+    const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
     const ef = bounded(Math.max(options.ef ?? this.config.efConstruct, limit), limit, all);
     const n = this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);
