@@ -135,3 +135,28 @@ t.test('encodings this server lacks are refused, at collection and vector level 
   const info = await call(server.url, 'GET', '/collections/c');
   t.same((info.body as { result: { config: { quantization_config: unknown } } }).result.config.quantization_config, { binary: {} }, 'a refused PATCH changes nothing');
 });
+
+t.test('binary multivectors: MaxSim on per-row codes, rescored MaxSim on the stored rows', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  const lists = points.map((p, i) => [p, points[(i * 7 + 3) % N]]);
+  await client.createCollection('mv', {
+    vectors: { size: DIM, distance: 'Dot', multivector_config: { comparator: 'max_sim' }, quantization_config: { binary: { encoding: 'one_bit' } } },
+    shard_number: 1,
+  });
+  await client.upsert('mv', { wait: true, points: lists.map((rows, i) => ({ id: i + 1, vector: rows })) });
+  const maxSim = (pair: (a: number[], b: number[]) => number, query: number[][], rows: number[][]): number =>
+    query.reduce((sum, q) => sum + Math.max(...rows.map((r) => pair(q, r))), 0);
+  for (const [qi, first] of queries.entries()) {
+    const query = [first, queries[(qi + 1) % queries.length]];
+    const raw = await client.query('mv', { query, limit: LIMIT, params: { quantization: { rescore: false } } });
+    const codeScore = (rows: number[][]) => maxSim((a, b) => DIM - 2 * xorCount(a, b), query, rows);
+    t.same(raw.points.map((p) => p.score), raw.points.map((p) => codeScore(lists[Number(p.id) - 1])), `q${qi}: unrescored scores are MaxSim on codes`);
+    t.same(raw.points.map((p) => p.score).sort((a, b) => b - a), lists.map(codeScore).sort((a, b) => b - a).slice(0, LIMIT), `q${qi}: the top ${LIMIT} by it`);
+    const full = await client.query('mv', { query, limit: LIMIT, params: { quantization: { oversampling: N / LIMIT } } });
+    const exact = lists.map((rows, i) => ({ id: i + 1, score: maxSim((a, b) => score('Dot', a, b), query, rows) }))
+      .sort((x, y) => y.score - x.score || x.id - y.id).slice(0, LIMIT);
+    sameHits(t, brief(full.points), exact, `q${qi}: rescored by default, the exact MaxSim top ${LIMIT}`, 1e-5);
+  }
+});
