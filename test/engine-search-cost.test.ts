@@ -1,8 +1,7 @@
 // The engine's count of Qdrant's `cpu` hardware measure for a search: bytes of vector data
 // compared. An exact scan compares every live allowed vector once (dim * 4 bytes of f32); int8
-// codes compare dim bytes each, binary codes their padded bytes, and the rescored candidates dim * 4
-// again; a multivector search
-// compares every pair of query and stored rows.
+// codes compare dim bytes each, binary codes their padded bytes, and the rescored candidates
+// dim * 4 again; a multivector search compares every pair of query and stored rows.
 
 import t from 'tap';
 import { Bitset, VectorIndex } from '../src/engine/index.js';
