@@ -400,3 +400,13 @@ export function maxSimDot(q: usize, qn: i32, p: usize, pn: i32, n: i32): f32 {
   }
   return total;
 }
+
+/** Set bits of a XOR b over `n` bytes (n a multiple of 16): the Hamming distance of two bit codes. */
+export function hammingBits(a: usize, b: usize, n: i32): i32 {
+  let acc = i32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const bits = i8x16.popcnt(v128.xor(v128.load(a + <usize>i), v128.load(b + <usize>i)));
+    acc = i32x4.add(acc, i32x4.extadd_pairwise_i16x8_u(i16x8.extadd_pairwise_i8x16_u(bits)));
+  }
+  return i32x4.extract_lane(acc, 0) + i32x4.extract_lane(acc, 1) + i32x4.extract_lane(acc, 2) + i32x4.extract_lane(acc, 3);
+}

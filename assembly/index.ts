@@ -5,6 +5,7 @@ import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
   multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
+  qMethod, codePtr,
 } from "./layout";
 import { distF32, dotI8, l1I8, l2I8 } from "./distance";
 import { decodeElements } from "./element";
@@ -27,7 +28,7 @@ export function reserveVectors(total: i32): void { if (multi) reserveArena(total
 
 /**
  * Multivector mode: each offset stores a list of vectors, compared by MaxSim. Call right after
- * init, before anything is stored; quantization is not available in this mode.
+ * init, before anything is stored.
  */
 export function enableMultivector(): void { setMulti(); }
 export function isMultivector(): bool { return multi; }
@@ -75,6 +76,10 @@ export function entry(): i32 { return entryPoint; }
 export function topLevel(): i32 { return maxLevel; }
 export function deletedOffsets(): i32 { return deletedCount; }
 export function isQuantized(): bool { return quantized; }
+/** Quantization method (layout.ts QM_*: 0 int8, 1 binary); meaningful when quantized. */
+export function quantizationMethod(): i32 { return qMethod; }
+/** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */
+export function codesPtr(id: i32): usize { return codePtr(id); }
 export function codeBytes(): i32 { return codeStride; }
 export function indexMetric(): i32 { return metric; }
 export function indexM(): i32 { return M; }

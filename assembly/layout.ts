@@ -10,7 +10,8 @@
 //                                      with 0. Cosine vectors are stored normalised (float32 and
 //                                      float16; uint8 vectors are stored as given, as in Qdrant).
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
-//                                      rounded up to 16, padded with code 0.
+//                                      rounded up to 16, padded with code 0. Binary quantization
+//                                      stores bits instead: codeStride = ceil(dim / 128) * 16 bytes.
 //   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
 //   levels    u8 [n]                   top HNSW level of each offset; EMPTY (255) = never inserted.
 //   links0    u32[n * (M0 + 1)]        level-0 adjacency, fixed width: [count, id_0 .. id_{M0-1}].
@@ -103,6 +104,11 @@ export let codeCorr: usize = 0;
 export let qAlpha: f32 = 1; // value = qAlpha * code + qOffset
 export let qOffset: f32 = 0;
 export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = never
+// Quantization method: int8 scalar codes, or binary (Qdrant's one_bit encoding: bit i of a code
+// is set iff value i > 0, LSB first, the bit stream zero-padded to a multiple of 128 bits).
+export const QM_INT8: i32 = 0;
+export const QM_BINARY: i32 = 1;
+export let qMethod: i32 = QM_INT8;
 
 // Scratch.
 export let query: usize = 0;
@@ -187,6 +193,12 @@ export function setQuantState(on: bool, q: f32, a: f32, o: f32, t: i32): void {
   quantized = on; quantile = q; qAlpha = a; qOffset = o; trainedAt = t;
 }
 export function setQueryCorr(c: f32): void { queryCorr = c; }
+
+/** Chooses the code form; call before the code regions are reserved. Binary codes are bit streams in 16-byte words. */
+export function setQuantMethod(m: i32): void {
+  qMethod = m;
+  codeStride = m == QM_BINARY ? ((dim + 127) >> 7) << 4 : (dim + 15) & ~15;
+}
 
 /** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
 function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {

@@ -6,10 +6,11 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, qMethod, QM_BINARY,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
+import { codeSource, encode } from "./quantize";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
@@ -109,7 +110,9 @@ export function maybeFitPermutation(): void {
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
-    if (quantized) forwardBytes(codePtr(id));
+    // Int8 codes move with their dimensions; a bit code is re-encoded from the permuted vector.
+    if (quantized && qMethod == QM_BINARY) encode(codeSource(vecPtr(id)), codePtr(id));
+    else if (quantized) forwardBytes(codePtr(id));
   }
   fitted = true;
 }

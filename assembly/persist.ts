@@ -1,7 +1,7 @@
 // Serialised index: a little-endian byte image, header then regions cut to `count` offsets.
 //
 //   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
-//           maxLevel, deletedCount, quantized, quantile (f32 bits), qAlpha (f32), qOffset (f32),
+//           maxLevel, deletedCount, quantized (0 none, 1 int8, 2 binary), quantile (f32 bits), qAlpha (f32), qOffset (f32),
 //           trainedAt, rng low, rng high, permuted (0/1), pendingCount, datatype (layout.ts DT_*)
 //   levels  u8[count], padded to 4 bytes
 //   links0  u32[count * (M0 + 1)]
@@ -10,28 +10,32 @@
 //   pending u32[ceil(count / 32)]
 //   vecs    T[count * stride], the datatype's elements, dimensions in stored order
 //   order   u32[dim], only when permuted (see permute.ts)
-//   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized
+//   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
+//           binary, see layout.ts)
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
 // the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)].
 //
 // Images of versions 2 (dense) and 3 (multivector), written before datatypes, have a 19-word
-// header and float32 vectors; they still load.
+// header and float32 vectors; they still load, as do versions 4 and 5 (written before binary
+// quantization, their quantized word is 0 or 1).
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_BINARY, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
-const VERSION: u32 = 4;
-const VERSION_MULTI: u32 = 5;
+const VERSION: u32 = 6;
+const VERSION_MULTI: u32 = 7;
+const PRE_BINARY_VERSION: u32 = 4;
+const PRE_BINARY_VERSION_MULTI: u32 = 5;
 const HEADER_WORDS: usize = 20;
 const OLD_VERSION: u32 = 2;
 const OLD_VERSION_MULTI: u32 = 3;
@@ -86,7 +90,7 @@ export function serialize(out: usize): void {
   store<i32>(out, entryPoint, 28);
   store<i32>(out, maxLevel, 32);
   store<u32>(out, deletedCount, 36);
-  store<u32>(out, quantized ? 1 : 0, 40);
+  store<u32>(out, quantized ? <u32>qMethod + 1 : 0, 40);
   store<f32>(out, quantile, 44);
   store<f32>(out, qAlpha, 48);
   store<f32>(out, qOffset, 52);
@@ -121,13 +125,14 @@ export function deserialize(src: usize, len: usize): bool {
   if (len < OLD_HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
   const version = word(src, 1);
   const old = version == OLD_VERSION || version == OLD_VERSION_MULTI;
-  if (!old && version != VERSION && version != VERSION_MULTI) return false;
+  const multiImage = version == VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
+  if (!old && !multiImage && version != VERSION && version != PRE_BINARY_VERSION) return false;
   headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
   if (len < headerBytes) return false;
   const datatype = old ? DT_F32 : <i32>word(src, 19);
   if (datatype < 0 || datatype > 2) return false;
   setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0, datatype);
-  if (version == VERSION_MULTI || version == OLD_VERSION_MULTI) setMulti();
+  if (multiImage) setMulti();
   const n = <i32>word(src, 6);
   if (len < headerBytes + <usize>n) return false;
   reserve(max(n, 1));
@@ -136,7 +141,10 @@ export function deserialize(src: usize, len: usize): bool {
   setDeletedCount(<i32>word(src, 9));
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
-  if (word(src, 10) != 0) {
+  const quantWord = word(src, 10);
+  if (quantWord > <u32>QM_BINARY + 1) return false;
+  if (quantWord != 0) {
+    setQuantMethod(<i32>quantWord - 1);
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     reserveCodes();
   }

@@ -4,6 +4,10 @@
 // doubles, up to REFIT_LIMIT, so early inserts do not freeze a poor range; each refit re-encodes
 // every vector, which keeps the total work linear.
 //
+// Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
+// dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
+// (bigger is closer), so the distance kept here is its negation, 2 * xor - dim.
+//
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
 
@@ -12,8 +16,9 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
+  qMethod, QM_BINARY, setQuantMethod,
 } from "./layout";
-import { dotF32, dotI8, l1I8, l2I8, l2I8Bounded } from "./distance";
+import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
 import { decodeElements, elementAt } from "./element";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
@@ -59,20 +64,27 @@ export function codeSource(p: usize): usize {
   return elementAt(p, j) * codeScale(p);
 }
 
-export function enableQuantization(q: f32): void {
+/** Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or QM_BINARY. */
+export function enableQuantization(q: f32, method: i32): void {
+  setQuantMethod(method);
   setQuantState(true, q, 1, 0, 0);
   reserveCodes();
-  if (count > 0) fit();
+  if (method == QM_BINARY) encodeAll();
+  else if (count > 0) fit();
 }
 
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
-  if (!quantized) return;
+  if (!quantized || qMethod == QM_BINARY) return;
   if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fit();
 }
 
-/** Writes the codes of the f32 vector at `src` to `dst`; returns its dot-product correction. */
+/** Writes the codes of the f32 vector at `src` to `dst`; returns its dot-product correction (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
+  if (qMethod == QM_BINARY) {
+    encodeBits(src, dst);
+    return 0;
+  }
   const inv: f32 = 1 / qAlpha;
   let sum: i32 = 0;
   for (let i = 0; i < dim; i++) {
@@ -84,6 +96,24 @@ export function encode(src: usize, dst: usize): f32 {
   // x.y ~= a^2 sum(cx cy) + a o (sum cx + sum cy) + dim o^2: the terms of one side are stored
   // with that side, each taking half of the shared dim o^2.
   return qAlpha * qOffset * <f32>sum + <f32>dim * qOffset * qOffset * 0.5;
+}
+
+/** One bit per dimension (value > 0; zero, -0 and NaN give 0), LSB first, padding bits 0. */
+function encodeBits(src: usize, dst: usize): void {
+  for (let b = 0; b < codeStride; b++) {
+    let byte: u32 = 0;
+    const first = b << 3;
+    for (let k = 0; k < 8 && first + k < dim; k++) {
+      if (load<f32>(src + (<usize>(first + k) << 2)) > 0) byte |= 1 << k;
+    }
+    store<u8>(dst + <usize>b, <u8>byte);
+  }
+}
+
+/** Binary distance between the bit codes at `q` and `p`: 2 * popcount(q XOR p) - dim. */
+@inline function bitsDist(q: usize, p: usize): f32 {
+  const xor = hammingBits(q, p, codeStride);
+  return <f32>(xor * 2 - dim);
 }
 
 export function encodeQuery(src: usize): void {
@@ -101,6 +131,7 @@ export function encodeQueryList(src: usize): void {
 /** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
 @inline function codePairDist(q: usize, qc: f32, v: i32): f32 {
   const p = codeVecPtr(v);
+  if (qMethod == QM_BINARY) return bitsDist(q, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(q, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(q, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + load<f32>(codeCorr + (<usize>v << 2)));
@@ -124,6 +155,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 /** Quantized distance between the query codes and stored offset `id`. */
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
+  if (qMethod == QM_BINARY) return bitsDist(queryCodes, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
@@ -132,7 +164,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || qMethod == QM_BINARY) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -210,6 +242,11 @@ function fitRange(n: i32): void {
   const alpha: f32 = hi > lo ? (hi - lo) / 254 : 1;
   setQuantState(true, quantile, alpha, lo + 127 * alpha, max(count, 1));
   reserveCodes();
+  encodeAll();
+}
+
+/** Encodes every stored vector (or every vector of every list) with the current codes. */
+function encodeAll(): void {
   if (multi) {
     encodeLists();
     return;

@@ -1,7 +1,7 @@
 // The engine's count of Qdrant's `cpu` hardware measure for a search: bytes of vector data
 // compared. An exact scan compares every live allowed vector once (dim * 4 bytes of f32); int8
-// codes compare dim bytes each, and the rescored candidates dim * 4 again; a multivector search
-// compares every pair of query and stored rows.
+// codes compare dim bytes each, binary codes their padded bytes, and the rescored candidates
+// dim * 4 again; a multivector search compares every pair of query and stored rows.
 
 import t from 'tap';
 import { Bitset, VectorIndex } from '../src/engine/index.js';
@@ -31,6 +31,14 @@ t.test('int8 codes: dim bytes per code, dim * 4 per rescored candidate', async (
   const limit = 4;
   t.equal(index.search(query, { limit, exact: true, quantization: { rescore: false } }).cost, N * DIM, 'codes only');
   t.equal(index.search(query, { limit, exact: true, quantization: { rescore: true, oversampling: 2 } }).cost, N * DIM + 2 * limit * DIM * 4, 'codes, then the oversampled pool rescored');
+});
+
+t.test('binary codes: ceil(dim / 128) * 16 bytes per code, dim * 4 per rescored candidate', async (t) => {
+  const index = await buildIndex({ dim: DIM, distance: 'Dot', quantization: { method: 'binary' } }, data);
+  const limit = 4;
+  const codeBytes = Math.ceil(DIM / 128) * 16;
+  t.equal(index.search(query, { limit, exact: true, quantization: { rescore: false } }).cost, N * codeBytes, 'codes only');
+  t.equal(index.search(query, { limit, exact: true, quantization: { oversampling: 2 } }).cost, N * codeBytes + 2 * limit * DIM * 4, 'codes, then the oversampled pool rescored (by default)');
 });
 
 t.test('multivectors: every pair of query and stored rows', async (t) => {

@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type Datatype, type Distance } from '../engine/index.js';
+import { VectorIndex, type Datatype, type Distance, type Quantization } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -29,7 +29,7 @@ export interface GraphParams {
   distance: Distance;
 }
 
-export const ENGINES = ['quiver-f32', 'quiver-int8', 'hnswlib', 'quiver-exact', 'flat'] as const;
+export const ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -38,7 +38,7 @@ export function storesVectors(engine: EngineName): boolean {
 }
 
 /**
- * `oversampling` applies to int8 only: how many candidates per result are rescored with the
+ * `oversampling` applies to int8 and binary only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
  * names the unquantized graph; another datatype is added to the name).
  */
@@ -46,11 +46,13 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
   const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
   switch (engine) {
     case 'quiver-f32':
-      return new QuiverRunner(`quiver f32${stored}`, params, false, 1, false, datatype);
+      return new QuiverRunner(`quiver f32${stored}`, params, null, 1, false, datatype);
     case 'quiver-int8':
-      return new QuiverRunner(`quiver int8${stored}`, params, true, oversampling, false, datatype);
+      return new QuiverRunner(`quiver int8${stored}`, params, { quantile: 1 }, oversampling, false, datatype);
+    case 'quiver-binary':
+      return new QuiverRunner(`quiver binary${stored}`, params, { method: 'binary' }, oversampling, false, datatype);
     case 'quiver-exact':
-      return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, false, 1, true, datatype);
+      return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, null, 1, true, datatype);
     case 'hnswlib':
       return new HnswlibRunner(params);
     case 'flat':
@@ -58,12 +60,12 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
   }
 }
 
-/** Quiver's engine: graph search (f32 or int8 codes), or with `exact` its SIMD scan of every vector. */
+/** Quiver's engine: graph search (f32, int8 or binary codes), or with `exact` its SIMD scan of every vector. */
 class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
 
-  constructor(readonly name: string, private readonly params: GraphParams, private readonly int8: boolean, private readonly oversampling: number, private readonly exact: boolean, readonly datatype: Datatype) {
+  constructor(readonly name: string, private readonly params: GraphParams, private readonly quantization: Quantization | null, private readonly oversampling: number, private readonly exact: boolean, readonly datatype: Datatype) {
     this.tunable = !exact;
   }
 
@@ -73,7 +75,7 @@ class QuiverRunner implements AnnRunner {
       distance: this.params.distance,
       m: this.params.m,
       efConstruct: this.params.efConstruct,
-      quantization: this.int8 ? { quantile: 1 } : null,
+      quantization: this.quantization,
       datatype: this.datatype,
     });
     index.reserve(points.length);

@@ -34,7 +34,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
   { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
   { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
   { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
-  { name: 'oversampling', value: 'N', default: '2', help: 'int8: candidates per result rescored with f32' },
+  { name: 'oversampling', value: 'N', default: '2', help: 'int8 and binary: candidates per result rescored with the stored vectors' },
 ];
 
 const OUTPUT_OPTIONS: OptionSpec[] = [

@@ -5,13 +5,13 @@
 // (sparse vector params, strict mode, storage placement, quantization) are read where they act.
 
 import { BadInput } from '../errors.js';
-import type { Datatype as EngineDatatype, Distance, ScalarQuantization, SparseDatatype } from '../engine/index.js';
+import type { Datatype as EngineDatatype, Distance, Quantization, SparseDatatype } from '../engine/index.js';
 import type { Payload } from '../model.js';
 import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { WalSpec } from '../shard/op-log.js';
-import type { Datatype, Memory, PayloadStorageParams, QuantizationConfig, SparseVectorParams, StrictModeConfig } from './kept-config.js';
+import type { BinaryQuantizationConfig, Datatype, Memory, PayloadStorageParams, QuantizationConfig, SparseVectorParams, StrictModeConfig } from './kept-config.js';
 
 export interface HnswConfig {
   m: number;
@@ -91,10 +91,24 @@ export function shardCountOf(config: CollectionConfig): number {
   return config.params.shardNumber;
 }
 
-function engineQuantization(config: QuantizationConfig | null): ScalarQuantization | null {
+function engineQuantization(config: QuantizationConfig | null): Quantization | null {
   if (config === null) return null;
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
-  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 quantization`);
+  if ('binary' in config) return binaryQuantization(config.binary);
+  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 or binary quantization`);
+}
+
+/**
+ * Binary quantization with the one_bit encoding and the query binarised as stored (null,
+ * "default" or "binary"); the other encodings and the scalar query encodings are refused rather
+ * than served as one_bit.
+ */
+function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantization {
+  const encoding = config.encoding ?? 'one_bit';
+  if (encoding !== 'one_bit') throw new BadInput(`binary quantization encoding ${encoding} is not supported by this server; use one_bit`);
+  const query = config.query_encoding ?? 'default';
+  if (query !== 'default' && query !== 'binary') throw new BadInput(`binary quantization query_encoding ${query} is not supported by this server; use default or binary`);
+  return { method: 'binary', alwaysRam: config.always_ram ?? undefined };
 }
 
 /**

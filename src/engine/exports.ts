@@ -21,7 +21,9 @@ export interface EngineExports {
   searchCost(): number;
   distanceBetween(a: number, b: number): number;
   dimension(): number;
-  enableQuantization(quantile: number): void;
+  enableQuantization(quantile: number, method: number): void;
+  quantizationMethod(): number;
+  codesPtr(offset: number): number;
   serializedSize(): number;
   serialize(out: number): void;
   deserialize(src: number, len: number): number;

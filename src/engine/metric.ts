@@ -15,15 +15,19 @@ export function largerIsCloser(distance: Distance): boolean {
   return distance === 'Cosine' || distance === 'Dot';
 }
 
-/** Qdrant's score from the engine's distance: the dot product, the L2 distance or the L1 distance. */
+/**
+ * Qdrant's score from the engine's distance: the dot product, the L2 distance or the L1 distance.
+ * Qdrant's postprocessing takes the absolute value (sqrt(|s|), |s|), which only matters for a
+ * binary-quantized distance (2 * xor - dim, negative when most bits agree).
+ */
 export function toScore(distance: Distance, internal: number): number {
   switch (distance) {
     case 'Cosine':
     case 'Dot':
       return -internal;
     case 'Euclid':
-      return Math.sqrt(Math.max(internal, 0));
+      return Math.sqrt(Math.abs(internal));
     case 'Manhattan':
-      return internal;
+      return Math.abs(internal);
   }
 }

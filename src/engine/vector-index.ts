@@ -8,10 +8,25 @@ import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
 
 export interface ScalarQuantization {
+  method?: 'int8';
   /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
   quantile?: number;
   alwaysRam?: boolean;
 }
+
+/**
+ * Qdrant's binary quantization with the one_bit encoding: one bit per dimension (set iff the
+ * value is > 0), scored dim - 2 * popcount(query XOR stored) and rescored by default.
+ */
+export interface BinaryQuantization {
+  method: 'binary';
+  alwaysRam?: boolean;
+}
+
+export type Quantization = ScalarQuantization | BinaryQuantization;
+
+/** Engine code of each quantization method (assembly/layout.ts QM_*). */
+const QUANTIZATION_METHODS = ['int8', 'binary'] as const;
 
 /**
  * Qdrant's multivector_config: each point holds a list of vectors of `dim`, scored against a
@@ -30,7 +45,7 @@ export interface IndexConfig {
   efConstruct?: number;
   /** Qdrant's hnsw_config.full_scan_threshold in KiB of vectors (default 10000). */
   fullScanThreshold?: number;
-  quantization?: ScalarQuantization | null;
+  quantization?: Quantization | null;
   /** Lists of vectors per point compared by MaxSim; null or omitted = one vector per point. */
   multivector?: MultivectorConfig | null;
   /**
@@ -93,6 +108,11 @@ function bounded(value: number, min: number, max: number): number {
   return Math.min(Math.max(Math.floor(value), min), max);
 }
 
+/** The quantization an image was written with. */
+function loadedQuantization(wasm: EngineExports): Quantization {
+  return QUANTIZATION_METHODS[wasm.quantizationMethod()] === 'binary' ? { method: 'binary' } : { quantile: wasm.indexQuantile() };
+}
+
 export class VectorIndex {
   private readonly views: MemoryViews;
   private bitsPtr = 0;
@@ -101,7 +121,7 @@ export class VectorIndex {
   private constructor(
     private readonly wasm: EngineExports,
     readonly config: Readonly<Required<Omit<IndexConfig, 'quantization' | 'multivector'>>> & {
-      quantization: ScalarQuantization | null;
+      quantization: Quantization | null;
       multivector: MultivectorConfig | null;
     },
   ) {
@@ -119,7 +139,8 @@ export class VectorIndex {
     const wasm = await instantiate(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
-    if (full.quantization) wasm.enableQuantization(full.quantization.quantile ?? 1);
+    const q = full.quantization;
+    if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
     return new VectorIndex(wasm, full);
   }
 
@@ -137,7 +158,7 @@ export class VectorIndex {
       m: wasm.indexM(),
       efConstruct: wasm.indexEfConstruct(),
       fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
-      quantization: wasm.isQuantized() ? { quantile: wasm.indexQuantile() } : null,
+      quantization: wasm.isQuantized() ? loadedQuantization(wasm) : null,
       multivector: wasm.isMultivector() ? { comparator: 'max_sim' } : null,
       datatype: DATATYPES[wasm.indexDatatype()],
       seed: DEFAULTS.seed,
@@ -194,6 +215,13 @@ export class VectorIndex {
 
   get quantized(): boolean {
     return this.wasm.isQuantized() !== 0;
+  }
+
+  /** Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in stored order); dense indexes only. */
+  codes(offset: number): Uint8Array {
+    if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
+    const at = this.wasm.codesPtr(offset);
+    return this.views.u8.slice(at, at + this.wasm.codeBytes());
   }
 
   get multivector(): boolean {
@@ -289,7 +317,8 @@ export class VectorIndex {
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
     const rescore = quant.rescore ?? true;
-    const pool = bounded(Math.ceil(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
+    // Qdrant fetches floor(oversampling × limit) candidates.
+    const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
     const ef = bounded(Math.max(options.ef ?? this.config.efConstruct, limit), limit, all);
     const n = this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);

@@ -19,7 +19,7 @@
 // pass the indexing threshold.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type ScalarQuantization, type SparseDatatype } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type Quantization, type SparseDatatype } from '../engine/index.js';
 import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
@@ -46,7 +46,7 @@ export interface VectorSpec {
   m: number;
   efConstruct: number;
   fullScanThreshold: number;
-  quantization: ScalarQuantization | null;
+  quantization: Quantization | null;
   /** Lists of vectors per point scored by MaxSim (Qdrant's multivector_config); absent or null: one vector per point. */
   multivector?: MultivectorConfig | null;
   /** The element type vectors are stored in (Qdrant's datatype); absent: float32. */
