@@ -134,29 +134,30 @@ export class SparseStore {
   forEachPair(visit: (index: number, value: number) => void): void {
     const u32 = this.mem.u32;
     const f32 = this.mem.f32;
-    const starts = this.startsPtr >>> 2;
-    const lengths = this.lengthsPtr >>> 2;
-    for (let o = 0; o < this.count; o++) {
-      const n = u32[lengths + o];
-      if (n === ABSENT) continue;
-      const w = u32[starts + o] >>> 2;
+    this.forEachRun((w, n) => {
       for (let i = 0; i < n; i++) visit(u32[w + 2 * i], f32[w + 2 * i + 1]);
-    }
+    });
   }
 
   /** Writes every document's pairs, in offset order, into `out` from word `at`; returns the word after them. */
   copyRuns(out: Uint32Array, at: number): number {
     const u32 = this.mem.u32;
+    this.forEachRun((from, n) => {
+      out.set(u32.subarray(from, from + 2 * n), at);
+      at += 2 * n;
+    });
+    return at;
+  }
+
+  /** Calls `visit` with each stored document's first word (index, value pairs) and pair count, in offset order. */
+  private forEachRun(visit: (word: number, pairs: number) => void): void {
+    const u32 = this.mem.u32;
     const starts = this.startsPtr >>> 2;
     const lengths = this.lengthsPtr >>> 2;
     for (let o = 0; o < this.count; o++) {
       const n = u32[lengths + o];
-      if (n === ABSENT) continue;
-      const from = u32[starts + o] >>> 2;
-      out.set(u32.subarray(from, from + 2 * n), at);
-      at += 2 * n;
+      if (n !== ABSENT) visit(u32[starts + o] >>> 2, n);
     }
-    return at;
   }
 
   /**
