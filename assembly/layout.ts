@@ -108,6 +108,8 @@ export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = n
 // is set iff value i > 0, LSB first, the bit stream zero-padded to a multiple of 128 bits).
 export const QM_INT8: i32 = 0;
 export const QM_BINARY: i32 = 1;
+// Product quantization (product-quant.ts): one centroid index byte per chunk of dimensions.
+export const QM_PRODUCT: i32 = 4;
 export let qMethod: i32 = QM_INT8;
 
 // Scratch.
@@ -199,6 +201,9 @@ export function setQuantMethod(m: i32): void {
   qMethod = m;
   codeStride = m == QM_BINARY ? ((dim + 127) >> 7) << 4 : (dim + 15) & ~15;
 }
+
+/** Sets the code size for a method whose codes setQuantMethod does not size (product quantization). */
+export function setCodeStride(bytes: i32): void { codeStride = bytes; }
 
 /** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
 function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {

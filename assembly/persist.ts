@@ -12,6 +12,8 @@
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
 //           binary, see layout.ts)
+//   product only when quantized is product's (5): bucket u32, then the codebook f32[dim * 256]
+//           (product-quant.ts); it ends the image, so a reader finds it from the image's end.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
@@ -26,10 +28,11 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_BINARY, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_BINARY, QM_PRODUCT, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
+import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 6;
@@ -62,7 +65,7 @@ function measure(): usize {
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
-  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
+  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes + productTailBytes();
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -79,7 +82,7 @@ export function serializedSize(): usize {
 /** Writes the image to `out` (serializedSize() bytes). */
 export function serialize(out: usize): void {
   headerBytes = HEADER_WORDS * 4;
-  measure();
+  const size = measure();
   store<u32>(out, MAGIC);
   store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
   store<u32>(out, dim, 8);
@@ -118,6 +121,7 @@ export function serialize(out: usize): void {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
     memory.copy(p, codeCorr, <usize>count * 4);
   }
+  if (productTailBytes() != 0) writeProductTail(out + size - productTailBytes());
 }
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
@@ -142,9 +146,13 @@ export function deserialize(src: usize, len: usize): bool {
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY + 1) return false;
-  if (quantWord != 0) {
+  if (quantWord > <u32>QM_BINARY + 1 && quantWord != <u32>QM_PRODUCT + 1) return false;
+  if (quantWord == <u32>QM_PRODUCT + 1) {
+    if (!readProductTail(src + len, len)) return false;
+  } else if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
+  }
+  if (quantWord != 0) {
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     reserveCodes();
   }

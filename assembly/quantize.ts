@@ -16,10 +16,11 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, setQuantMethod,
+  qMethod, QM_BINARY, QM_PRODUCT, setQuantMethod,
 } from "./layout";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
 import { decodeElements, elementAt } from "./element";
+import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -76,6 +77,10 @@ export function enableQuantization(q: f32, method: i32): void {
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
+  if (qMethod == QM_PRODUCT) {
+    productMaybeRefit();
+    return;
+  }
   if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fit();
 }
 
@@ -83,6 +88,10 @@ export function maybeRefit(): void {
 export function encode(src: usize, dst: usize): f32 {
   if (qMethod == QM_BINARY) {
     encodeBits(src, dst);
+    return 0;
+  }
+  if (qMethod == QM_PRODUCT) {
+    productEncode(src, dst);
     return 0;
   }
   const inv: f32 = 1 / qAlpha;
@@ -117,11 +126,19 @@ function encodeBits(src: usize, dst: usize): void {
 }
 
 export function encodeQuery(src: usize): void {
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, 1);
+    return;
+  }
   setQueryCorr(encode(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, queryCount);
+    return;
+  }
   for (let i = 0; i < queryCount; i++) {
     const c = encode(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>codeStride);
     store<f32>(queryCorrs + (<usize>i << 2), c);
@@ -139,6 +156,7 @@ export function encodeQueryList(src: usize): void {
 
 /** MaxSim distance on codes between the query list and stored offset `id`'s list. */
 export function codeMaxSimQuery(id: i32): f32 {
+  if (qMethod == QM_PRODUCT) return productMaxSim(id);
   const first = multiStart(id);
   const n = multiCount(id);
   let total: f32 = 0;
@@ -156,6 +174,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
   if (qMethod == QM_BINARY) return bitsDist(queryCodes, p);
+  if (qMethod == QM_PRODUCT) return productDist(p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
@@ -164,7 +183,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || qMethod == QM_BINARY) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || qMethod == QM_BINARY || qMethod == QM_PRODUCT) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -246,7 +265,7 @@ function fitRange(n: i32): void {
 }
 
 /** Encodes every stored vector (or every vector of every list) with the current codes. */
-function encodeAll(): void {
+export function encodeAll(): void {
   if (multi) {
     encodeLists();
     return;

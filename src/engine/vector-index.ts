@@ -6,6 +6,7 @@ import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
 
 export interface ScalarQuantization {
   method?: 'int8';
@@ -23,7 +24,7 @@ export interface BinaryQuantization {
   alwaysRam?: boolean;
 }
 
-export type Quantization = ScalarQuantization | BinaryQuantization;
+export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization;
 
 /** Engine code of each quantization method (assembly/layout.ts QM_*). */
 const QUANTIZATION_METHODS = ['int8', 'binary'] as const;
@@ -110,6 +111,7 @@ function bounded(value: number, min: number, max: number): number {
 
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
+  if (wasm.quantizationMethod() === PRODUCT_METHOD) return { method: 'product', compression: compressionOf(wasm.productBucket()) };
   return QUANTIZATION_METHODS[wasm.quantizationMethod()] === 'binary' ? { method: 'binary' } : { quantile: wasm.indexQuantile() };
 }
 
@@ -140,7 +142,8 @@ export class VectorIndex {
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
+    if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
+    else if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
     return new VectorIndex(wasm, full);
   }
 
@@ -217,11 +220,22 @@ export class VectorIndex {
     return this.wasm.isQuantized() !== 0;
   }
 
-  /** Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in stored order); dense indexes only. */
+  /** Offset `offset`'s quantization codes as stored (int8 codes, binary bit words or product centroid bytes, dimensions in stored order); dense indexes only. */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset);
     return this.views.u8.slice(at, at + this.wasm.codeBytes());
+  }
+
+  /**
+   * Product quantization's centroids: 256 per chunk, dimension-major (value of stored dimension j
+   * in centroid k at j * 256 + k; stored order is the original one unless Euclid or Manhattan
+   * reordered it, see assembly/permute.ts).
+   */
+  productCodebook(): Float32Array {
+    if (this.config.quantization?.method !== 'product') throw new RangeError('the codebook is read from a product-quantized index');
+    const at = this.wasm.codebookPtr() >>> 2;
+    return this.views.f32.slice(at, at + this.config.dim * 256);
   }
 
   get multivector(): boolean {
@@ -316,7 +330,8 @@ export class VectorIndex {
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
-    const rescore = quant.rescore ?? true;
+    // Qdrant's default_rescoring: product quantization is not rescored unless asked to.
+    const rescore = quant.rescore ?? this.config.quantization?.method !== 'product';
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
