@@ -213,25 +213,42 @@ function kmeans(xs: usize, s: i32, c: i32): void {
   }
 }
 
+let dists: usize = 0; // f32[256]: a sub-vector's squared distance to each centroid of its chunk
+
 /**
- * Index of chunk centroid nearest (squared L2) to the sub-vector at `x` of width `w` whose first
- * dimension is j0; ties go to the lowest index. Four centroids per SIMD step: each lane keeps
- * its first minimum, then the lanes are compared by value and index.
+ * Index of the chunk centroid nearest (squared L2) to the sub-vector at `x` of width `w` whose
+ * first dimension is j0; ties go to the lowest index. The distances to four centroids take one
+ * SIMD step per dimension, dimensions are taken four at a time (their values splatted once per
+ * block), and the terms are added in dimension order, as a scalar sum would.
  */
 function nearest(x: usize, j0: i32, w: i32): i32 {
+  if (dists == 0) dists = heap.alloc(<usize>CENTROIDS << 2);
+  const rowBytes = <usize>CENTROIDS << 2;
+  for (let j = 0; j < w; j += 4) {
+    const bw = min(4, w - j);
+    const rows = codebook + (<usize>(j0 + j) * rowBytes);
+    const xp = x + (<usize>j << 2);
+    const x0 = f32x4.splat(load<f32>(xp));
+    const x1 = f32x4.splat(bw > 1 ? load<f32>(xp, 4) : 0);
+    const x2 = f32x4.splat(bw > 2 ? load<f32>(xp, 8) : 0);
+    const x3 = f32x4.splat(bw > 3 ? load<f32>(xp, 12) : 0);
+    for (let g: usize = 0; g < rowBytes; g += 16) {
+      const at = rows + g;
+      let d = f32x4.sub(x0, v128.load(at));
+      let acc = j == 0 ? f32x4.mul(d, d) : f32x4.add(v128.load(dists + g), f32x4.mul(d, d));
+      if (bw > 1) { d = f32x4.sub(x1, v128.load(at + rowBytes)); acc = f32x4.add(acc, f32x4.mul(d, d)); }
+      if (bw > 2) { d = f32x4.sub(x2, v128.load(at + 2 * rowBytes)); acc = f32x4.add(acc, f32x4.mul(d, d)); }
+      if (bw > 3) { d = f32x4.sub(x3, v128.load(at + 3 * rowBytes)); acc = f32x4.add(acc, f32x4.mul(d, d)); }
+      v128.store(dists + g, acc);
+    }
+  }
+  // Each lane keeps its first minimum; then the lanes are compared by value, then index.
   let best = f32x4.splat(Infinity);
   let bestIdx = i32x4(0, 1, 2, 3);
   let idx = bestIdx;
   const step = i32x4.splat(4);
-  const rows = codebook + ((<usize>j0 * <usize>CENTROIDS) << 2);
-  for (let g = 0; g < CENTROIDS; g += 4) {
-    let acc = f32x4.splat(0);
-    let p = rows + (<usize>g << 2);
-    for (let j = 0; j < w; j++) {
-      const d = f32x4.sub(f32x4.splat(load<f32>(x + (<usize>j << 2))), v128.load(p));
-      acc = f32x4.add(acc, f32x4.mul(d, d));
-      p += <usize>CENTROIDS << 2;
-    }
+  for (let g: usize = 0; g < rowBytes; g += 16) {
+    const acc = v128.load(dists + g);
     const closer = f32x4.lt(acc, best);
     best = v128.bitselect(acc, best, closer);
     bestIdx = v128.bitselect(idx, bestIdx, closer);
