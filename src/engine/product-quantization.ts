@@ -2,7 +2,8 @@
 // compression ratio of f32 vectors names how many dimensions share one code byte.
 
 /** Qdrant's CompressionRatio. */
-export type Compression = 'x4' | 'x8' | 'x16' | 'x32' | 'x64';
+export const COMPRESSIONS = ['x4', 'x8', 'x16', 'x32', 'x64'] as const;
+export type Compression = (typeof COMPRESSIONS)[number];
 
 /**
  * Product quantization: each chunk of dimensions is coded as one of 256 centroids fitted by
