@@ -121,6 +121,28 @@ for (const encoding of ['two_bits', 'one_and_half_bits'] as const) {
   }
 }
 
+t.test('float16 and uint8: codes of the stored (rounded or truncated) values', async (t) => {
+  const n = 512;
+  const dim = 40;
+  for (const datatype of ['float16', 'uint8'] as const) {
+    const data = uniform(n * dim, 29, datatype === 'uint8' ? 0 : -1, datatype === 'uint8' ? 40 : 1);
+    for (const encoding of ['two_bits', 'one_and_half_bits'] as const) {
+      for (const distance of ['Dot', 'Euclid'] as const) {
+        const index = await buildIndex({ dim, distance, datatype, quantization: binary(encoding, 'scalar8bits') }, data);
+        const stored = Array.from({ length: n }, (_, i) => index.vector(i));
+        const stats = vectorStats(stored, dim);
+        let same = 0;
+        for (let i = 0; i < n; i++) if (Buffer.compare(index.codes(i), encodeVector(encoding, stored[i], dim, stats)) === 0) same++;
+        t.equal(same, n, `${datatype} ${encoding} ${distance}: every code is Qdrant's encoding of the stored values`);
+        const query = Float32Array.from(stored[3]); // a stored vector: the same values whichever conversion
+        const internal = stored.map((v) => queryScorer(encoding, 'scalar8bits', dim, stats, query)(encodeVector(encoding, v, dim, stats)));
+        const found = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } });
+        t.same(Array.from(found.scores), Array.from(found.offsets, (o) => postprocess(distance, internal[o])), `${datatype} ${encoding} ${distance}: Qdrant's scores`);
+      }
+    }
+  }
+});
+
 t.test('one_bit with scalar query encodings: Qdrant\'s asymmetric scores', async (t) => {
   const n = 512;
   const dim = 100;
