@@ -151,7 +151,11 @@ export function deserialize(src: usize, len: usize): bool {
   if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
-    if (binaryCodes()) setQueryBits(<i32>load<f32>(src, 44));
+    if (binaryCodes()) {
+      const bits = <i32>load<f32>(src, 44);
+      if (bits != 1 && bits != 4 && bits != 8) return false;
+      setQueryBits(bits);
+    }
     reserveCodes();
   }
   let p = src + headerBytes;
