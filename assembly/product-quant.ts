@@ -27,9 +27,9 @@
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, METRIC_COSINE, METRIC_DOT, dim, metric, count, stride, elemShift,
-  levels, quantized, trainedAt, multi, queryCount, codePtr, codeVecPtr, codeStride, vecPtr, multiPtr, multiCount,
-  multiStart, mvCount, nextRandom, setQuantMethod, setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt,
+  multi, queryCount, codeVecPtr, vecPtr, multiPtr, multiCount, multiStart, mvCount, nextRandom, setQuantMethod,
+  setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
 import { codeSource, encodeAll } from "./quantize";
 
