@@ -1,7 +1,7 @@
 // Quiver's internal point model, shared by the API layer (which converts Qdrant's wire JSON
 // into it) and the shards (which store it).
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
 export type Payload = { [key: string]: JsonValue };
 
