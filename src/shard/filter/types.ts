@@ -1,5 +1,6 @@
 // Quiver's internal filter: what src/api/filter.ts makes of Qdrant's wire Filter. Plain data only
-// (arrays, Sets, numbers, strings), because filters travel to shard workers by structured clone.
+// (arrays, Sets, numbers, bigints, strings), because filters travel to shard workers by structured
+// clone.
 //
 // Shapes differ from the wire where the wire is ambiguous or loose: one-or-many lists are always
 // lists, keys are parsed paths, UUIDs are canonical, datetimes are microseconds, and each
