@@ -9,9 +9,15 @@
 //
 // Responses are read with every integer literal of 16 digits or more as its digits (see
 // exactParse), independently of the server's own code: JSON.parse alone would round them.
+// In process first: which form each number takes, and point records written and read back
+// (records written before payload integers were exact read as the integers their doubles are).
 
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
+import { parseJsonBody } from '../src/api/json-body.js';
+import { validateBody } from '../src/api/validator.js';
+import type { Payload } from '../src/model.js';
+import { decodePoint, encodePoint } from '../src/shard/point-codec.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 import { stopAtEnd } from './helpers/api-http.js';
 
@@ -110,6 +116,31 @@ function asI64(value: bigint | number): bigint | undefined {
 function where(holds: (n: bigint | number) => boolean, values = N): number[] {
   return IDS.filter((id) => values.has(id) && holds(values.get(id)!));
 }
+
+await t.test('in process: one form per value, kept by point records', async (t) => {
+  const body = validateBody('SetPayload', parseJsonBody(`{"points":[1],"payload":{"a":9007199254740991,"b":9007199254740993,`
+    + `"c":1e18,"d":18446744073709551616,"e":-9223372036854775809,"f":9007199254740993.0,"g":[-9223372036854775808,{"h~/":18446744073709551615}],`
+    + `"__proto__":9223372036854775807}}`));
+  const payload = body.payload as Payload;
+  t.same(Object.entries(payload), [
+    ['a', 9007199254740991], // 2^53-1: a number
+    ['b', P53 + 1n],
+    ['c', 10n ** 18n], // a whole float past 2^53 is the integer it equals
+    ['d', 2 ** 64], // past u64 serde_json reads a float: the double
+    ['e', -(2 ** 63)], // below i64 too
+    ['f', P53], // a float literal: the double JSON.parse made, as an integer
+    ['g', [I64_MIN, { 'h~/': U64_MAX }]],
+    ['__proto__', I64_MAX],
+  ]);
+  t.equal(Object.getPrototypeOf(payload), Object.prototype, 'the __proto__ key is a field');
+
+  const record = { id: 7, vectors: { '': new Float32Array([1, 2]) }, payload, version: 3 };
+  t.same(decodePoint(encodePoint(record)), record, 'a record keeps every integer');
+  // A record as written before: its payload printed by JSON.stringify, the integer rounded and
+  // written in JavaScript's shortest digits, which are also what responses showed of it.
+  const old = encodePoint({ ...record, payload: { x: 2 ** 60, y: 2 ** 64, z: 0.5 } });
+  t.same(decodePoint(old).payload, { x: 1152921504606847000n, y: 2 ** 64, z: 0.5 }, 'an old record reads as the digits it holds');
+});
 
 server = await startServer({ workers: 2, env: { QDRANT__SERVICE__HARDWARE_REPORTING: 'true' } });
 stopAtEnd(t, server);
