@@ -55,22 +55,27 @@ export type LiteralAt = (pointer: string) => bigint | undefined;
  * place; the (possibly replaced) value is returned. The text is consulted only for such numbers.
  */
 export function withExactIntegers<T>(value: T, place: string, literalAt: LiteralAt): T {
-  const steps: string[] = [];
-  const pointer = () => place + steps.map((s) => `/${s}`).join('');
+  // The way down, as member names and item indexes; made a pointer only for a number that needs it.
+  const steps: (string | number)[] = [];
+  const pointer = () => place + steps.map((s) => `/${typeof s === 'number' ? s : pointerStep(s)}`).join('');
   const visit = (v: unknown): unknown => {
     if (typeof v === 'number') return beyondSafe(v) ? integerValue(literalAt(pointer()) ?? BigInt(v)) : v;
     if (typeof v !== 'object' || v === null) return v;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        steps.push(String(i));
-        v[i] = visit(v[i]);
+        const item: unknown = v[i];
+        if (typeof item !== 'object' && typeof item !== 'number') continue;
+        steps.push(i);
+        const exact = visit(item);
         steps.pop();
+        if (exact !== item) v[i] = exact;
       }
     } else {
       const members = v as Record<string, unknown>;
       for (const key of Object.keys(members)) {
         const member = members[key];
-        steps.push(pointerStep(key));
+        if (typeof member !== 'object' && typeof member !== 'number') continue;
+        steps.push(key);
         const exact = visit(member);
         steps.pop();
         if (exact !== member) setOwnField(members, key, exact);
