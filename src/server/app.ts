@@ -6,7 +6,7 @@ import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
 import { parseJsonBody } from '../api/json-body.js';
-import { printJson } from '../api/json-print.js';
+import { printJson } from '../json/print.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
