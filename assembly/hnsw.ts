@@ -24,7 +24,7 @@ import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, ma
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeScoreQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -526,12 +526,15 @@ function prepareQuery(codes: bool, bits: usize): void {
   excluded = -1;
 }
 
-/** Keeps the `keep` best of `results` by exact f32 distance (rescoring of int8 candidates). */
-function rescore<K>(keep: i32): void {
+/**
+ * Keeps the `keep` best of `results` by exact f32 distance (rescoring of quantized candidates),
+ * or with `codes` by the quantized distance in the form Qdrant reports (see codeScoreQuery).
+ */
+function rescore<K>(keep: i32, codes: bool): void {
   while (results.size > 0) {
     const id = results.topId();
-    charge<K>(id, false);
-    const d = exactDist<K>(id);
+    if (!codes) charge<K>(id, false);
+    const d = codes ? codeScoreQuery(id) : exactDist<K>(id);
     ordered.push(-d, id);
     results.pop();
   }
@@ -606,7 +609,8 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
     }
     if (pendingCount > 0) scanPending<K>(pool);
   }
-  if (useCodes && rescoreOn) rescore<K>(k);
+  if (useCodes && rescoreOn) rescore<K>(k, false);
+  else if (useCodes && restatesScores()) rescore<K>(k, true);
   return emit(k);
 }
 

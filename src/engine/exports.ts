@@ -22,6 +22,7 @@ export interface EngineExports {
   distanceBetween(a: number, b: number): number;
   dimension(): number;
   enableQuantization(quantile: number, method: number): void;
+  refitQuantization(): void;
   quantizationMethod(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;

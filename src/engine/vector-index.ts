@@ -273,6 +273,14 @@ export class VectorIndex {
     return this.wasm.linkPending(Math.min(max, 0x7fffffff));
   }
 
+  /**
+   * Fits the int8 codebook again to the live vectors if their number changed since the last fit
+   * (Qdrant fits a segment's codebook when the optimizer builds it); binary codes need no fit.
+   */
+  refitQuantization(): void {
+    this.wasm.refitQuantization();
+  }
+
   /** Forgets deleted vectors and unlinks every live one, so linking them again rebuilds the graph without tombstones. */
   vacuum(): void {
     this.wasm.vacuum();
@@ -315,7 +323,8 @@ export class VectorIndex {
     if (!(limit >= 1)) return { offsets: new Uint32Array(0), scores: new Float32Array(0), cost: 0 };
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
-    const useCodes = this.quantized && !quant.ignore;
+    // Qdrant searches the original vectors for params.exact, whatever the quantization params say.
+    const useCodes = this.quantized && !quant.ignore && options.exact !== true;
     const rescore = quant.rescore ?? true;
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
