@@ -23,6 +23,8 @@ const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 *
 const points = Array.from({ length: N }, vector);
 const queries = Array.from({ length: 6 }, vector);
 const name = (d: Distance): string => d.toLowerCase();
+// Matches every point: an allowed set this small is scanned on the codes (params.exact reads the originals).
+const everyPoint = { must_not: [{ has_id: [N + 1] }] };
 
 /** Qdrant's one_bit bits of a vector (value > 0), as a bit count of disagreements with another. */
 function xorCount(a: number[], b: number[]): number {
@@ -86,7 +88,9 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
         sameHits(t, brief(explicit.points), exactReference(distance, query), `${at}: rescore true`, 1e-5);
         const ignored = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { ignore: true } } });
         sameHits(t, brief(ignored.points), exactReference(distance, query), `${at}: ignore searches the originals`, 1e-5);
-        const raw = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+        const exactRaw = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+        sameHits(t, brief(exactRaw.points), exactReference(distance, query), `${at}: exact searches the originals whatever rescore says`, 1e-5);
+        const raw = await client.query('bq', { query, using, limit: LIMIT, filter: everyPoint, params: { quantization: { rescore: false } } });
         t.same(raw.points.map((p) => Math.fround(p.score)), raw.points.map((p) => binaryScore(distance, query, points[Number(p.id) - 1])), `${at}: rescore false gives Qdrant's binary scores`);
         t.same(raw.points.map((p) => DIM - 2 * xorCount(query, points[Number(p.id) - 1])).sort((a, b) => b - a), topInternal(query), `${at}: the top ${LIMIT} by binary score`);
       }
@@ -108,7 +112,7 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
   await client.updateCollection('bq', { quantization_config: { binary: { encoding: 'one_bit', query_encoding: 'binary' } } });
   await waitIndexed();
   const query = queries[0];
-  const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+  const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, filter: everyPoint, params: { quantization: { rescore: false } } });
   t.same(raw.points.map((p) => p.score), raw.points.map((p) => binaryScore('Dot', query, points[Number(p.id) - 1])), 'PATCH back to binary: binary scores again');
 });
 
