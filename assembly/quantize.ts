@@ -23,7 +23,7 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_INT8, setQuantMethod, isDeleted,
+  qMethod, QM_BINARY, QM_INT8, setQuantMethod, isDeleted, arenaUsed,
 } from "./layout";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
 import { decodeElements } from "./element";
@@ -69,10 +69,15 @@ export function enableQuantization(q: f32, method: i32): void {
   else if (count > 0) fitCodebook();
 }
 
-/** Called after each insert: refits the codebook while the data set keeps doubling. */
+/**
+ * Called after each insert: refits the codebook while the data set keeps doubling. trainedAt is
+ * the number of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows
+ * stand for the stored ones here, a cheap upper bound.
+ */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
-  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fitCodebook();
+  const stored = multi ? arenaUsed : count;
+  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && stored >= trainedAt * 2)) fitCodebook();
 }
 
 /**
