@@ -86,7 +86,9 @@ t.test('recall floors on clustered data, unrescored and rescored, and exact sear
     for (let i = 0; i < 40; i++) {
       const q = row(qs, dim, i);
       const truth = bruteForce(distance, base, dim, q, 10);
-      raw += recall(index.search(q, { limit: 10, ef: 128, quantization: { rescore: false } }).offsets, truth) / 40;
+      const unrescored = index.search(q, { limit: 10, ef: 128, quantization: { rescore: false } });
+      raw += recall(unrescored.offsets, truth) / 40;
+      t.same(index.search(q, { limit: 10, ef: 128 }), unrescored, `${distance}: rescore unset is false for scalar codes, as Qdrant's default`);
       rescored += recall(index.search(q, { limit: 10, ef: 128, quantization: { rescore: true, oversampling: 2 } }).offsets, truth) / 40;
       const exact = index.search(q, { limit: 10, exact: true, quantization: { rescore: false } });
       t.same(Array.from(exact.offsets), truth, `${distance}: exact search ignores the codes`);

@@ -93,7 +93,7 @@ class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { oversampling: this.oversampling } }).offsets;
+    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { rescore: true, oversampling: this.oversampling } }).offsets;
   }
 
   memoryBytes(): number {

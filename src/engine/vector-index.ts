@@ -60,6 +60,7 @@ export interface IndexConfig {
 
 export interface QuantizationSearchParams {
   ignore?: boolean;
+  /** Score the candidates again with the stored vectors; unset = Qdrant's default per method (int8 no, binary yes). */
   rescore?: boolean;
   oversampling?: number;
 }
@@ -106,6 +107,14 @@ const MAX_ENGINE_M = 1024;
 /** A count the engine can take: an integer from `min` to `max`. */
 function bounded(value: number, min: number, max: number): number {
   return Math.min(Math.max(Math.floor(value), min), max);
+}
+
+/**
+ * Whether a search that leaves `rescore` unset rescores, as Qdrant's default_rescoring decides
+ * per method: not for scalar int8 codes, for binary codes.
+ */
+function defaultRescoring(q: Quantization | null): boolean {
+  return q?.method === 'binary';
 }
 
 /** The quantization an image was written with. */
@@ -325,7 +334,7 @@ export class VectorIndex {
     const quant = options.quantization ?? {};
     // Qdrant searches the original vectors for params.exact, whatever the quantization params say.
     const useCodes = this.quantized && !quant.ignore && options.exact !== true;
-    const rescore = quant.rescore ?? true;
+    const rescore = quant.rescore ?? defaultRescoring(this.config.quantization);
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
