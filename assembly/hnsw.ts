@@ -17,7 +17,7 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_BINARY, QM_INT8, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  binaryCodes, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -53,7 +53,7 @@ let cost: f64 = 0;
 
 @inline function charge<K>(id: i32, codes: bool): void {
   const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
-  cost += pairs * <f64>(codes ? (qMethod == QM_BINARY ? codeStride : dim) : dim << elemShift);
+  cost += pairs * <f64>(codes ? (binaryCodes() ? codeStride : dim) : dim << elemShift);
 }
 
 // Distances by the index's datatype (a runtime choice, one predictable branch per distance):
@@ -574,7 +574,7 @@ function emit(k: i32): i32 {
  * an int8 index is too. Binary codes exist for appendable segments as well (Qdrant 1.16+).
  */
 @inline function onCodes(id: i32): bool {
-  return useCodes && (qMethod != QM_INT8 || !isPending(id));
+  return useCodes && (binaryCodes() || !isPending(id));
 }
 
 /** offer<K> for an offset reached by a scan rather than the graph: it may be pending (see onCodes). */

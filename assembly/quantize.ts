@@ -13,7 +13,9 @@
 //
 // Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
-// (bigger is closer), so the distance kept here is its negation, 2 * xor - dim.
+// (bigger is closer), so the distance kept here is its negation, 2 * xor - dim. Its two_bits and
+// one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
+// with the same formula.
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
@@ -23,9 +25,10 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_INT8, setQuantMethod, isDeleted, arenaUsed,
+  qMethod, QM_BINARY, QM_INT8, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
-import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
+import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
+import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
 
@@ -60,10 +63,14 @@ export function codeSource(p: usize): usize {
   return decoded;
 }
 
-/** Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or QM_BINARY. */
+/**
+ * Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or a binary encoding (with
+ * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings).
+ */
 export function enableQuantization(q: f32, method: i32): void {
   setQuantMethod(method);
   setQuantState(true, q, 1, 0, 0);
+  if (binaryCodes()) setQueryBits(<i32>q);
   reserveCodes();
   if (method == QM_BINARY) encodeAll();
   else if (count > 0) fitCodebook();
@@ -76,8 +83,12 @@ export function enableQuantization(q: f32, method: i32): void {
  */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
-  const stored = multi ? arenaUsed : count;
-  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && stored >= trainedAt * 2)) fitCodebook();
+  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && storedRows() >= trainedAt * 2)) fitCodebook();
+}
+
+/** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (binary statistics count offsets). */
+@inline function storedRows(): i32 {
+  return multi && !binaryCodes() ? arenaUsed : count;
 }
 
 /**
@@ -85,13 +96,14 @@ export function maybeRefit(): void {
  * (the optimizer calls it once every vector is linked, where Qdrant builds a segment's codes).
  */
 export function refitQuantization(): void {
-  if (quantized && qMethod != QM_BINARY && liveVectors() != trainedAt) fitCodebook();
+  if (quantized && !binaryCodes() && liveVectors() != trainedAt) fitCodebook();
 }
 
 /** Writes the codes of the f32 vector at `src` to `dst`; returns the correction stored with them (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
-  if (qMethod == QM_BINARY) {
-    encodeBits(src, dst);
+  if (binaryCodes()) {
+    if (qMethod == QM_BINARY) encodeBits(src, dst);
+    else encodeTwoBits(src, dst);
     return 0;
   }
   return encodeInt8(src, dst) + int8Shift();
@@ -145,25 +157,33 @@ function encodeBits(src: usize, dst: usize): void {
   }
 }
 
-/** Binary distance between the bit codes at `q` and `p`: 2 * popcount(q XOR p) - dim. */
+/**
+ * Binary distance between the query codes at `q` and the bit code at `p`: -(zeros - xor) with
+ * zeros = dim - xor (Qdrant's score, negated), xor = popcount(q XOR p), or for a scalar query
+ * the plane-weighted popcount over 2^B - 1, in f32 as Qdrant computes it.
+ */
 @inline function bitsDist(q: usize, p: usize): f32 {
-  const xor = hammingBits(q, p, codeStride);
-  return <f32>(xor * 2 - dim);
+  const xor: f32 = queryBits == 1 ? <f32>hammingBits(q, p, codeStride)
+    : <f32>xorPopcntPlanes(p, q, codeStride, queryBits) / <f32>((1 << queryBits) - 1);
+  return -((<f32>dim - xor) - xor);
 }
 
-/** Codes of the query vector at `src` and its correction (a query carries no shift, as in Qdrant). */
-@inline function encodeQueryRow(src: usize, dst: usize): f32 {
-  return qMethod == QM_BINARY ? encode(src, dst) : encodeInt8(src, dst);
+/** Writes the codes of the query vector at `src` to `dst`; returns its correction (an int8 query carries no shift, as in Qdrant). */
+function encodeQueryVector(src: usize, dst: usize): f32 {
+  if (!binaryCodes()) return encodeInt8(src, dst);
+  if (queryBits == 1) return encode(src, dst);
+  encodeScalarQuery(src, dst);
+  return 0;
 }
 
 export function encodeQuery(src: usize): void {
-  setQueryCorr(encodeQueryRow(src, queryCodes));
+  setQueryCorr(encodeQueryVector(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
   for (let i = 0; i < queryCount; i++) {
-    const c = encodeQueryRow(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>codeStride);
+    const c = encodeQueryVector(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>queryCodeStride);
     store<f32>(queryCorrs + (<usize>i << 2), c);
   }
 }
@@ -195,7 +215,7 @@ export function restatesScores(): bool {
 /** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
 @inline function codePairDist(q: usize, qc: f32, v: i32, qdrantForm: bool): f32 {
   const p = codeVecPtr(v);
-  if (qMethod == QM_BINARY) return bitsDist(q, p);
+  if (binaryCodes()) return bitsDist(q, p);
   const pc = load<f32>(codeCorr + (<usize>v << 2));
   if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
   return int8Dist(q, qc, p, pc);
@@ -210,7 +230,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
   const n = multiCount(id);
   let total: f32 = 0;
   for (let i = 0; i < queryCount; i++) {
-    const q = queryCodes + <usize>i * <usize>codeStride;
+    const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
     for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j, qdrantForm));
@@ -222,7 +242,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
 /** Quantized distance between the query codes and stored offset `id`. */
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
-  if (qMethod == QM_BINARY) return bitsDist(queryCodes, p);
+  if (binaryCodes()) return bitsDist(queryCodes, p);
   return int8Dist(queryCodes, queryCorr, p, load<f32>(codeCorr + (<usize>id << 2)));
 }
 
@@ -235,7 +255,7 @@ export function codeScoreQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || qMethod == QM_BINARY) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || binaryCodes()) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -289,7 +309,8 @@ function liveVectors(): i32 {
 }
 
 /**
- * Fits the codebook to the live vectors as Qdrant does and re-encodes every stored vector.
+ * Fits the int8 codebook to the live vectors as Qdrant does (or the binary two_bits statistics,
+ * see binary-codes.ts) and re-encodes every stored vector.
  * Whole range: min and max of every value (alpha = offset = 0 with no vectors). Quantile q < 1
  * with n >= 127 vectors: k = min(n, 5000) vectors drawn uniformly without replacement (every one
  * when n <= 5000), their L = k * dim values, cut = max(1, min((L - 1) / 2, floor(k (1 - q) / 2))),
@@ -297,6 +318,13 @@ function liveVectors(): i32 {
  * L - cut - 1] (Qdrant's two selections), used if it holds at least 2 values.
  */
 export function fitCodebook(): void {
+  if (binaryStatsBytes() != 0) {
+    // two_bits / one_and_half_bits: refit the statistics their thresholds come from.
+    fitBinaryStats();
+    setQuantState(true, quantile, 1, 0, max(count, 1));
+    encodeAll();
+    return;
+  }
   rewind();
   let lo = F32.MAX_VALUE, hi = -F32.MAX_VALUE;
   let n = 0;

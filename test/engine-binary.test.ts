@@ -4,22 +4,18 @@
 // data, multivectors (MaxSim on codes) and serialisation.
 
 import t, { type Test } from 'tap';
-import { Bitset, VectorIndex, type Datatype, type Distance, type SearchResult } from '../src/engine/index.js';
+import { VectorIndex, type Datatype, type Distance, type SearchResult } from '../src/engine/index.js';
 import { engineModule } from '../src/runtime/wasm-module.js';
 import { syntheticMultivectors, listOf } from '../src/bench/multivector-data.js';
 import { clustered, row, uniform } from './helpers/data.js';
 import { buildIndex } from './helpers/engine.js';
+import { everyOffset } from './helpers/full-scan.js';
 import { maxSimScore } from './helpers/maxsim.js';
 import { better, bruteForce, recall, score } from './helpers/reference.js';
 
 const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const DATATYPES: Datatype[] = ['float32', 'float16', 'uint8'];
 const BINARY = { method: 'binary' } as const;
-
-/** Every offset of the index: an allowed set this small is scanned on the codes (params.exact reads the originals). */
-function everyOffset(index: VectorIndex): Bitset {
-  return Bitset.of(index.offsetCount, Array.from({ length: index.offsetCount }, (_, i) => i));
-}
 
 /** Qdrant's one_bit packing: bit i set iff value i > 0, LSB first, zero-padded to 16-byte words. */
 function pack(values: ArrayLike<number>): Uint8Array {

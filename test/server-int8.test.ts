@@ -11,6 +11,7 @@ import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 import { codebookOf, qdrantRange, qdrantScore } from './helpers/int8-reference.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const DIM = 20;
 const N = 200;
@@ -21,8 +22,6 @@ const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 *
 const points = Array.from({ length: N }, vector);
 const queries = Array.from({ length: 4 }, vector);
 const name = (d: Distance): string => d.toLowerCase();
-// Matches every point: an allowed set this small is scanned on the codes.
-const everyPoint = { must_not: [{ has_id: [N + 1] }] };
 
 function ranked(distance: Distance, scored: Hit[]): Hit[] {
   return scored.sort((x, y) => (better(distance, x.score, y.score) ? -1 : better(distance, y.score, x.score) ? 1 : Number(x.id) - Number(y.id))).slice(0, LIMIT);
@@ -65,7 +64,7 @@ t.test('int8 quantization: exact search reads the originals, rescore false gives
       sameHits(t, brief(exact.points), truth, `${at}: exact searches the originals`, 1e-5);
 
       const q = Float32Array.from(distance === 'Cosine' ? normalised(query) : query);
-      const raw = await client.query('sq', { query, using, limit: LIMIT, filter: everyPoint, params: { quantization: { rescore: false } } });
+      const raw = await client.query('sq', { query, using, limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
       const want = raw.points.map((p) => qdrantScore(cb, distance, q, stored[Number(p.id) - 1]));
       const close = raw.points.every((p, i) => Math.abs(p.score - want[i]) <= 1e-5 * Math.max(1, Math.abs(want[i])));
       t.ok(close, `${at}: rescore false gives Qdrant's int8 scores (${raw.points[0]?.score} vs ${want[0]})`);

@@ -7,6 +7,7 @@ import type { Distance } from '../src/engine/index.js';
 import { clustered, rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 import { startServer } from './helpers/server.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const N = 1500;
 const DIM = 16;
@@ -194,7 +195,7 @@ t.test('PATCH of quantization_config and hnsw_config rebuilds the graphs with th
   const q = queries[4];
   const exactScores = (await client.query('p', { query: q, limit: 5, params: { exact: true } })).points.map((p) => p.score);
   // A filter matching every point is scanned in full, on the codes when there are codes.
-  const raw = async () => (await client.query('p', { query: q, limit: 5, filter: { must_not: [{ has_id: [N] }] }, params: { quantization: { rescore: false } } })).points.map((p) => p.score);
+  const raw = async () => (await client.query('p', { query: q, limit: 5, filter: everyPoint(N), params: { quantization: { rescore: false } } })).points.map((p) => p.score);
   t.same(await raw(), exactScores, 'without quantization the "no rescore" scores are the f32 scores');
 
   await client.updateCollection('p', { quantization_config: { scalar: { type: 'int8', quantile: 0.99 } }, hnsw_config: { m: 8, ef_construct: 64 } });
