@@ -108,6 +108,8 @@ export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = n
 // is set iff value i > 0, LSB first, the bit stream zero-padded to a multiple of 128 bits).
 export const QM_INT8: i32 = 0;
 export const QM_BINARY: i32 = 1;
+// TurboQuant (turbo-quant.ts): rotated Lloyd-Max codes plus per-vector f32 extras in each record.
+export const QM_TURBO: i32 = 5;
 export let qMethod: i32 = QM_INT8;
 
 // Scratch.
@@ -199,6 +201,9 @@ export function setQuantMethod(m: i32): void {
   qMethod = m;
   codeStride = m == QM_BINARY ? ((dim + 127) >> 7) << 4 : (dim + 15) & ~15;
 }
+
+/** Sets the bytes of one code record (TurboQuant's layout depends on its bits). */
+export function setCodeStride(n: i32): void { codeStride = n; }
 
 /** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
 function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {

@@ -6,7 +6,7 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, qMethod, QM_BINARY,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, qMethod, QM_INT8,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
@@ -110,8 +110,8 @@ export function maybeFitPermutation(): void {
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
-    // Int8 codes move with their dimensions; a bit code is re-encoded from the permuted vector.
-    if (quantized && qMethod == QM_BINARY) encode(codeSource(vecPtr(id)), codePtr(id));
+    // Int8 codes move with their dimensions; bit and TurboQuant codes are re-encoded from the permuted vector.
+    if (quantized && qMethod != QM_INT8) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized) forwardBytes(codePtr(id));
   }
   fitted = true;

@@ -12,6 +12,8 @@
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
 //           binary, see layout.ts)
+//   turbo   only for TurboQuant (quantized word QM_TURBO + 1): its calibration and bits, last
+//           (turbo-quant.ts turboWriteTrailer), so the images of other methods are unchanged
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
@@ -26,10 +28,11 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_BINARY, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_BINARY, QM_TURBO, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
+import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 6;
@@ -62,6 +65,7 @@ function measure(): usize {
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
+  if (quantized && qMethod == QM_TURBO) codesBytes += turboTrailerBytes();
   return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
 }
 
@@ -118,6 +122,7 @@ export function serialize(out: usize): void {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
     memory.copy(p, codeCorr, <usize>count * 4);
   }
+  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(out + measure() - turboTrailerBytes());
 }
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
@@ -142,9 +147,10 @@ export function deserialize(src: usize, len: usize): bool {
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY + 1) return false;
+  if (quantWord > <u32>QM_BINARY + 1 && quantWord != <u32>QM_TURBO + 1) return false;
   if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
+    if (quantWord == <u32>QM_TURBO + 1 && !turboRestoreBits(src, len)) return false;
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     reserveCodes();
   }
@@ -182,6 +188,7 @@ export function deserialize(src: usize, len: usize): bool {
     memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
     memory.copy(codeCorr, p, <usize>n * 4);
   }
+  if (quantized && qMethod == QM_TURBO) turboReadTrailer(src, len);
   return true;
 }
 

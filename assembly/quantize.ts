@@ -16,8 +16,9 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, setQuantMethod,
+  qMethod, QM_INT8, QM_BINARY, QM_TURBO, setQuantMethod,
 } from "./layout";
+import { TURBO_FIT_LIMIT, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
 import { decodeElements, elementAt } from "./element";
 
@@ -64,9 +65,10 @@ export function codeSource(p: usize): usize {
   return elementAt(p, j) * codeScale(p);
 }
 
-/** Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or QM_BINARY. */
+/** Turns on quantization: `method` QM_INT8 (with `q`, the quantile), QM_BINARY or QM_TURBO (bits set first). */
 export function enableQuantization(q: f32, method: i32): void {
   setQuantMethod(method);
+  if (method == QM_TURBO) turboConfigure();
   setQuantState(true, q, 1, 0, 0);
   reserveCodes();
   if (method == QM_BINARY) encodeAll();
@@ -76,13 +78,18 @@ export function enableQuantization(q: f32, method: i32): void {
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
-  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fit();
+  const limit = qMethod == QM_TURBO ? TURBO_FIT_LIMIT : REFIT_LIMIT;
+  if (trainedAt == 0 || (trainedAt < limit && count >= trainedAt * 2)) fit();
 }
 
 /** Writes the codes of the f32 vector at `src` to `dst`; returns its dot-product correction (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
   if (qMethod == QM_BINARY) {
     encodeBits(src, dst);
+    return 0;
+  }
+  if (qMethod == QM_TURBO) {
+    turboEncode(src, dst);
     return 0;
   }
   const inv: f32 = 1 / qAlpha;
@@ -117,21 +124,27 @@ function encodeBits(src: usize, dst: usize): void {
 }
 
 export function encodeQuery(src: usize): void {
-  setQueryCorr(encode(src, queryCodes));
+  if (qMethod == QM_TURBO) turboPrepareQuery(src, 0, 1);
+  else setQueryCorr(encode(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
   for (let i = 0; i < queryCount; i++) {
+    if (qMethod == QM_TURBO) {
+      turboPrepareQuery(src + ((<usize>i * <usize>stride) << 2), i, queryCount);
+      continue;
+    }
     const c = encode(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>codeStride);
     store<f32>(queryCorrs + (<usize>i << 2), c);
   }
 }
 
-/** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
-@inline function codePairDist(q: usize, qc: f32, v: i32): f32 {
+/** Quantized distance between query vector `i` (codes at `q`, correction qc) and arena vector `v`. */
+@inline function codePairDist(i: i32, q: usize, qc: f32, v: i32): f32 {
   const p = codeVecPtr(v);
   if (qMethod == QM_BINARY) return bitsDist(q, p);
+  if (qMethod == QM_TURBO) return turboDist(i, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(q, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(q, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + load<f32>(codeCorr + (<usize>v << 2)));
@@ -146,7 +159,7 @@ export function codeMaxSimQuery(id: i32): f32 {
     const q = queryCodes + <usize>i * <usize>codeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j));
+    for (let j = 0; j < n; j++) best = min(best, codePairDist(i, q, qc, first + j));
     total += best;
   }
   return total;
@@ -156,6 +169,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
   if (qMethod == QM_BINARY) return bitsDist(queryCodes, p);
+  if (qMethod == QM_TURBO) return turboDist(0, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
@@ -164,7 +178,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || qMethod == QM_BINARY) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || qMethod != QM_INT8) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -209,6 +223,12 @@ function encodeLists(): void {
 }
 
 function fit(): void {
+  if (qMethod == QM_TURBO) {
+    turboFit();
+    setQuantState(true, quantile, qAlpha, qOffset, max(count, 1));
+    encodeAll();
+    return;
+  }
   if (sample == 0) sample = heap.alloc(<usize>SAMPLE_LIMIT << 2);
   if (multi) {
     fitRange(sampleLists());
@@ -258,7 +278,7 @@ function encodeAll(): void {
 }
 
 /** k-th smallest of buf[0..n) (quickselect, reorders buf). */
-function select(buf: usize, n: i32, k: i32): f32 {
+export function select(buf: usize, n: i32, k: i32): f32 {
   let left = 0, right = n - 1;
   while (left < right) {
     const pivot = load<f32>(buf + (<usize>((left + right) >> 1) << 2));

@@ -95,7 +95,8 @@ function engineQuantization(config: QuantizationConfig | null): Quantization | n
   if (config === null) return null;
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
   if ('binary' in config) return binaryQuantization(config.binary);
-  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 or binary quantization`);
+  if ('turbo' in config) return { method: 'turbo', bits: config.turbo.bits ?? 'bits4', alwaysRam: config.turbo.always_ram ?? undefined };
+  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8, binary or turbo quantization`);
 }
 
 /**

@@ -23,6 +23,13 @@ export interface EngineExports {
   dimension(): number;
   enableQuantization(quantile: number, method: number): void;
   quantizationMethod(): number;
+  setTurboBits(halfBits: number): void;
+  turboBits(): number;
+  turboPadded(): number;
+  turboCentroid(i: number): number;
+  turboRotate(ptr: number): void;
+  turboShiftPtr(): number;
+  turboScalePtr(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;
   serialize(out: number): void;

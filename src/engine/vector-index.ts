@@ -6,6 +6,7 @@ import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo.js';
 
 export interface ScalarQuantization {
   method?: 'int8';
@@ -23,7 +24,7 @@ export interface BinaryQuantization {
   alwaysRam?: boolean;
 }
 
-export type Quantization = ScalarQuantization | BinaryQuantization;
+export type Quantization = ScalarQuantization | BinaryQuantization | TurboQuantization;
 
 /** Engine code of each quantization method (assembly/layout.ts QM_*). */
 const QUANTIZATION_METHODS = ['int8', 'binary'] as const;
@@ -110,6 +111,7 @@ function bounded(value: number, min: number, max: number): number {
 
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
+  if (wasm.quantizationMethod() === TURBO_METHOD) return { method: 'turbo', bits: turboBitsOf(wasm.turboBits()) };
   return QUANTIZATION_METHODS[wasm.quantizationMethod()] === 'binary' ? { method: 'binary' } : { quantile: wasm.indexQuantile() };
 }
 
@@ -140,7 +142,10 @@ export class VectorIndex {
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
+    if (q?.method === 'turbo') {
+      wasm.setTurboBits(turboHalfBits(q.bits));
+      wasm.enableQuantization(1, TURBO_METHOD);
+    } else if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
     return new VectorIndex(wasm, full);
   }
 
@@ -217,7 +222,7 @@ export class VectorIndex {
     return this.wasm.isQuantized() !== 0;
   }
 
-  /** Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in stored order); dense indexes only. */
+  /** Offset `offset`'s quantization codes as stored (int8 codes, binary bit words or a TurboQuant record; dimensions in stored order); dense indexes only. */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset);
@@ -316,7 +321,8 @@ export class VectorIndex {
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
-    const rescore = quant.rescore ?? true;
+    const q = this.config.quantization;
+    const rescore = quant.rescore ?? (q?.method === 'turbo' ? turboRescoresByDefault(q.bits) : true);
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());

@@ -54,12 +54,13 @@ export interface GraphImages {
 export function graphParams(spec: VectorSpec): string {
   // A multivector graph and a float16/uint8 one say so; others keep the form graphs were stored
   // with before multivectors and datatypes.
-  // Binary quantization says so too (int8 keeps its quantile in the older slot).
+  // Binary and turbo quantization say so too (int8 keeps its quantile in the older slot).
   const datatype = spec.datatype && spec.datatype !== 'float32' ? [spec.datatype] : [];
   const q = spec.quantization;
-  const quantile = q && q.method !== 'binary' ? q.quantile ?? null : null;
+  const quantile = q && (q.method === undefined || q.method === 'int8') ? q.quantile ?? null : null;
   const binary = q?.method === 'binary' ? ['binary'] : [];
-  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary]);
+  const turbo = q?.method === 'turbo' ? ['turbo', q.bits ?? 'bits4'] : [];
+  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary, ...turbo]);
 }
 
 /** What a sparse index image depends on: one stored in another form is rebuilt, not loaded. */
