@@ -99,6 +99,8 @@ for (const bits of BITS) {
       // Inserted one by one, the calibration was last fitted at 512 vectors (fits at each doubling).
       const model: TurboModel = fitModel(distance, bits, DIM, stored.slice(0, 512));
       const engineCodes = stored.map((_, i) => decodeRecord(model, index.codes(i)));
+      const rounded = fitModel(distance, bits, DIM, stored.slice(0, 512), true);
+      t.ok(engineCodes.every((code, i) => code.idx.join() === encode(rounded, stored[i]).idx.join()), 'indices are the reference encoding rounded to f32 as the engine rounds');
       let same = 0;
       let scalingError = 0;
       for (let i = 0; i < N; i++) {

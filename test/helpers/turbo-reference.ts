@@ -1,7 +1,10 @@
-// A plain JS reference of Qdrant's TurboQuant (docs/research/quantization.md section 3), in f64:
-// padded dimension, the Hadamard rotation with its three MMIX-LCG permutations, TQ+ fitting
-// (median / population stddev per rotated coordinate), Lloyd-Max coding, and the asymmetric
-// estimator with the integer query and centroid forms of Qdrant's SIMD kernels.
+// A plain JS reference of Qdrant's TurboQuant (docs/research/quantization.md section 3): padded
+// dimension, the Hadamard rotation with its three MMIX-LCG permutations, TQ+ fitting (median /
+// population stddev per rotated coordinate), Lloyd-Max coding over the f32 centroid table, and
+// the asymmetric estimator with the integer query and centroid forms of Qdrant's SIMD kernels.
+// Qdrant rotates in f64; a model made with `f32` rotates, rescales and calibrates rounding each
+// step to f32, as the engine does, so both pick the same centroid for a coordinate that lies
+// within rounding of a boundary (where the f64 form may pick the neighbour).
 
 import type { Distance, TurboBits } from '../../src/engine/index.js';
 
@@ -42,18 +45,21 @@ export function permutation(n: number, seed: bigint): number[] {
   return idx;
 }
 
-function wht(x: Float64Array, at: number, n: number): void {
+const same = (x: number) => x;
+
+function wht(x: Float64Array, at: number, n: number, round: (x: number) => number): void {
   for (let h = 1; h < n; h *= 2) {
     for (let i = at; i < at + n; i += 2 * h) {
       for (let j = i; j < i + h; j++) {
         const a = x[j];
         const b = x[j + h];
-        x[j] = a + b;
-        x[j + h] = a - b;
+        x[j] = round(a + b);
+        x[j + h] = round(a - b);
       }
     }
   }
-  for (let i = at; i < at + n; i++) x[i] /= Math.sqrt(n);
+  const norm = round(1 / round(Math.sqrt(n)));
+  for (let i = at; i < at + n; i++) x[i] = round(x[i] * norm);
 }
 
 /** The power-of-two chunks of P, largest first. */
@@ -63,26 +69,27 @@ export function chunks(p: number): number[] {
   return out;
 }
 
-function whtChunks(x: Float64Array): void {
+function whtChunks(x: Float64Array, round: (x: number) => number = same): void {
   let at = 0;
   for (const n of chunks(x.length)) {
-    wht(x, at, n);
+    wht(x, at, n, round);
     at += n;
   }
 }
 
 const permutations = new Map<number, number[][]>();
 
-/** Qdrant's rotation of `values` zero-padded to p. */
-export function rotate(values: ArrayLike<number>, p: number): Float64Array {
+/** Qdrant's rotation of `values` zero-padded to p (each step rounded to f32 with `f32`). */
+export function rotate(values: ArrayLike<number>, p: number, f32 = false): Float64Array {
+  const round = f32 ? Math.fround : same;
   let perms = permutations.get(p);
   if (!perms) permutations.set(p, (perms = SEEDS.map((s) => permutation(p, s))));
   let x = new Float64Array(p);
   for (let i = 0; i < values.length; i++) x[i] = values[i];
-  whtChunks(x);
+  whtChunks(x, round);
   for (const perm of perms) {
     x = Float64Array.from(perm, (j) => x[j]);
-    whtChunks(x);
+    whtChunks(x, round);
   }
   return x;
 }
@@ -100,20 +107,25 @@ export interface TurboModel {
   p: number;
   shift: Float64Array;
   scale: Float64Array;
+  f32: boolean;
 }
+
+const roundOf = (model: TurboModel) => (model.f32 ? Math.fround : same);
 
 /** The rotated vector rescaled to length sqrt(P) (Cosine vectors have length 1 as stored), and the length used. */
 function rescaled(model: TurboModel, v: ArrayLike<number>): { x: Float64Array; l2: number } {
-  const x = rotate(v, model.p);
+  const round = roundOf(model);
+  const x = rotate(v, model.p, model.f32);
   const l2 = model.distance === 'Cosine' ? 1 : Math.fround(norm(x));
-  if (l2 > 0) for (let i = 0; i < x.length; i++) x[i] *= Math.sqrt(model.p) / l2;
+  const factor = round(round(Math.sqrt(model.p)) / l2);
+  if (l2 > 0) for (let i = 0; i < x.length; i++) x[i] = round(x[i] * factor);
   return { x, l2 };
 }
 
 /** TQ+ fitted on `vectors` (as stored): shift = -median (the upper middle), scale = 1 / population stddev. */
-export function fitModel(distance: Distance, bits: TurboBits, dim: number, vectors: ArrayLike<number>[]): TurboModel {
+export function fitModel(distance: Distance, bits: TurboBits, dim: number, vectors: ArrayLike<number>[], f32 = false): TurboModel {
   const p = paddedDim(dim, bits);
-  const model: TurboModel = { distance, bits, dim, p, shift: new Float64Array(p), scale: new Float64Array(p).fill(1) };
+  const model: TurboModel = { distance, bits, dim, p, shift: new Float64Array(p), scale: new Float64Array(p).fill(1), f32 };
   const rows = vectors.map((v) => rescaled(model, v).x);
   for (let i = 0; i < p; i++) {
     const column = rows.map((r) => Math.fround(r[i])).sort((a, b) => a - b);
@@ -121,7 +133,7 @@ export function fitModel(distance: Distance, bits: TurboBits, dim: number, vecto
     const sigma = Math.sqrt(column.reduce((s, x) => s + (x - mean) ** 2, 0) / column.length);
     if (sigma <= 1.1920929e-7) continue;
     model.shift[i] = -column[column.length >> 1];
-    model.scale[i] = 1 / sigma;
+    model.scale[i] = f32 ? Math.fround(1 / Math.fround(sigma)) : 1 / sigma;
   }
   return model;
 }
@@ -135,14 +147,15 @@ export interface TurboCode {
 /** Qdrant's encoding of the stored vector v; with `given`, its extras for those indices instead of the nearest ones. */
 export function encode(model: TurboModel, v: ArrayLike<number>, given?: Uint8Array): TurboCode {
   const { x, l2 } = rescaled(model, v);
-  const table = DOCUMENTED_CENTROIDS[storedBits(model.bits)];
+  const round = roundOf(model);
+  const table = DOCUMENTED_CENTROIDS[storedBits(model.bits)].map(Math.fround);
   const zero = x.every((y) => y === 0);
   const idx = new Uint8Array(model.p);
   let cnSq = 0;
   for (let i = 0; i < model.p; i++) {
-    const y = Math.fround(zero ? x[i] : (x[i] + model.shift[i]) * model.scale[i]);
+    const y = Math.fround(zero ? x[i] : round(round(x[i] + model.shift[i]) * model.scale[i]));
     let k = 0;
-    for (let b = 1; b < table.length; b++) if (y > Math.fround((table[b - 1] + table[b]) / 2)) k = b;
+    for (let b = 1; b < table.length; b++) if (y > Math.fround(Math.fround(table[b - 1] + table[b]) / 2)) k = b;
     idx[i] = given ? given[i] : k;
     cnSq += (table[idx[i]] / model.scale[i] - model.shift[i]) ** 2;
   }
@@ -169,7 +182,7 @@ export function decodeRecord(model: TurboModel, bytes: Uint8Array): TurboCode {
 export function internalScore(model: TurboModel, query: ArrayLike<number>, code: TurboCode): number {
   const table = DOCUMENTED_CENTROIDS[storedBits(model.bits)];
   if (model.distance === 'Manhattan') return -manhattan(model, query, code, table);
-  const q = rotate(query, model.p);
+  const q = rotate(query, model.p, model.f32);
   let qm = 0;
   const y = new Float64Array(model.p);
   for (let i = 0; i < model.p; i++) {
