@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type Datatype, type Distance, type Quantization } from '../engine/index.js';
+import { VectorIndex, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -29,7 +29,7 @@ export interface GraphParams {
   distance: Distance;
 }
 
-export const ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
+export const ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'quiver-turbo', 'hnswlib', 'quiver-exact', 'flat'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -38,11 +38,12 @@ export function storesVectors(engine: EngineName): boolean {
 }
 
 /**
- * `oversampling` applies to int8 and binary only: how many candidates per result are rescored with the
+ * `oversampling` applies to int8, binary and turbo only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
- * names the unquantized graph; another datatype is added to the name).
+ * names the unquantized graph; another datatype is added to the name). `turboBits` is quiver-turbo's
+ * bit width.
  */
-export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32'): AnnRunner {
+export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', turboBits: TurboBits = 'bits4'): AnnRunner {
   const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
   switch (engine) {
     case 'quiver-f32':
@@ -51,6 +52,8 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
       return new QuiverRunner(`quiver int8${stored}`, params, { quantile: 1 }, oversampling, false, datatype);
     case 'quiver-binary':
       return new QuiverRunner(`quiver binary${stored}`, params, { method: 'binary' }, oversampling, false, datatype);
+    case 'quiver-turbo':
+      return new QuiverRunner(`quiver turbo ${turboBits}${stored}`, params, { method: 'turbo', bits: turboBits }, oversampling, false, datatype);
     case 'quiver-exact':
       return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, null, 1, true, datatype);
     case 'hnswlib':
@@ -60,7 +63,7 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
   }
 }
 
-/** Quiver's engine: graph search (f32, int8 or binary codes), or with `exact` its SIMD scan of every vector. */
+/** Quiver's engine: graph search (f32, int8, binary or TurboQuant codes), or with `exact` its SIMD scan of every vector. */
 class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
@@ -93,7 +96,8 @@ class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { oversampling: this.oversampling } }).offsets;
+    // Rescored always (Qdrant's default for TurboQuant bits4 is not to), so every method is measured as a ranking of the stored vectors.
+    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { rescore: true, oversampling: this.oversampling } }).offsets;
   }
 
   memoryBytes(): number {

@@ -1,7 +1,8 @@
 // TurboQuant as the engine takes it (assembly/turbo-quant.ts): Qdrant's `turbo` quantization
 // with its bit widths, their engine codes and Qdrant's rescoring default for each.
 
-export type TurboBits = 'bits4' | 'bits2' | 'bits1_5' | 'bits1';
+export const TURBO_BITS = ['bits4', 'bits2', 'bits1_5', 'bits1'] as const;
+export type TurboBits = (typeof TURBO_BITS)[number];
 
 /**
  * Qdrant's TurboQuant: a deterministic Hadamard rotation, TQ+ per-coordinate calibration and
