@@ -18,7 +18,7 @@ import {
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
   qMethod, QM_INT8, QM_BINARY, QM_TURBO, setQuantMethod,
 } from "./layout";
-import { TURBO_FIT_LIMIT, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
+import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
 import { decodeElements, elementAt } from "./element";
 
@@ -78,7 +78,7 @@ export function enableQuantization(q: f32, method: i32): void {
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
-  const limit = qMethod == QM_TURBO ? TURBO_FIT_LIMIT : REFIT_LIMIT;
+  const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
   if (trainedAt == 0 || (trainedAt < limit && count >= trainedAt * 2)) fit();
 }
 

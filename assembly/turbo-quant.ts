@@ -49,9 +49,14 @@ const CENTROID_RANGE: f32 = 127;
 // lane's sum (1024 products of at most 127 * 8127) stays inside i32.
 const FLUSH_BLOCKS: i32 = 32;
 
-/** Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value budget. */
-export const TURBO_FIT_LIMIT: i32 = 10000;
-const FIT_VALUES: i32 = 1 << 22;
+// Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value
+// budget: 4 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
+// shrinks), at the price of fewer vectors when P > 104.
+const FIT_VECTORS: i32 = 10000;
+const FIT_VALUES: i32 = 1 << 20;
+
+/** How many stored vectors the calibration is fitted on: refitting past that count changes nothing. */
+export function turboFitLimit(): i32 { return min(FIT_VECTORS, max(FIT_VALUES / padded, 1)); }
 
 let halfBits: i32 = 8;
 let bitsPer: i32 = 4;     // stored bits per coordinate
@@ -383,12 +388,12 @@ function manhattan(q: usize, rec: usize, l2: f32): f32 {
 }
 
 /**
- * Fits TQ+ (Qdrant's median / stddev version): over the first TURBO_FIT_LIMIT stored vectors
- * (fewer when P is large, to bound the sample), rotated and rescaled, shift_i = -median and
+ * Fits TQ+ (Qdrant's median / stddev version): over the first turboFitLimit() stored vectors,
+ * rotated and rescaled, shift_i = -median and
  * scale_i = 1 / the population stddev of coordinate i; a flat coordinate keeps 0 and 1.
  */
 export function turboFit(): void {
-  const limit = min(TURBO_FIT_LIMIT, max(FIT_VALUES / padded, 1));
+  const limit = turboFitLimit();
   const sample = heap.alloc(<usize>limit * <usize>padded << 2);
   let n = 0;
   for (let id = 0; id < count && n < limit; id++) {
