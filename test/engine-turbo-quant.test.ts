@@ -9,6 +9,7 @@ import { engineModule } from '../src/runtime/wasm-module.js';
 import { syntheticMultivectors, listOf } from '../src/bench/multivector-data.js';
 import { clustered, row, uniform } from './helpers/data.js';
 import { buildIndex } from './helpers/engine.js';
+import { toByte, toHalf } from './helpers/datatype.js';
 import { maxSimScore } from './helpers/maxsim.js';
 import { better, bruteForce, dot, recall, score } from './helpers/reference.js';
 import { DOCUMENTED_CENTROIDS, decodeRecord, encode, fitModel, internalScore, paddedDim, rotate, storedBits, type TurboModel } from './helpers/turbo-reference.js';
@@ -141,6 +142,28 @@ for (const bits of BITS) {
     });
   }
 }
+
+t.test('float16 and uint8 storage: codes encode the stored values (uint8 Cosine normalised), rescoring reads them', async (t) => {
+  for (const [datatype, distance] of [['float16', 'Dot'], ['uint8', 'Cosine'], ['uint8', 'Euclid']] as const) {
+    const data = uniform(N * DIM, 31, 0, 40);
+    const index = await buildIndex({ dim: DIM, distance, datatype, quantization: turbo('bits4') }, data);
+    const stored = Array.from({ length: N }, (_, i) => index.vector(i));
+    const coded = stored.map((v) => (datatype === 'uint8' && distance === 'Cosine' ? v.map((x) => x / Math.sqrt(dot(v, v))) : v));
+    const model = fitModel(distance, 'bits4', DIM, coded.slice(0, 512));
+    let same = 0;
+    for (let i = 0; i < N; i++) {
+      const got = decodeRecord(model, index.codes(i)).idx;
+      const want = encode(model, coded[i]).idx;
+      for (let j = 0; j < model.p; j++) if (got[j] === want[j]) same++;
+    }
+    t.ok(same / (N * model.p) > 0.995, `${datatype} ${distance}: indices match the reference encoding of the stored values (${((100 * same) / (N * model.p)).toFixed(2)}%)`);
+    // The query converted to the datatype, as Qdrant (and the engine) convert it before scoring.
+    const query = uniform(DIM, 32, 0, 40).map(datatype === 'uint8' ? toByte : toHalf);
+    const full = index.search(query, { limit: 10, exact: true, quantization: { rescore: true, oversampling: N / 10 } });
+    const exact = sortBest(distance, stored.map((v) => score(distance, query, v))).slice(0, 10);
+    closeScores(t, full.scores, exact, 1e-5 * Math.max(1, Math.abs(exact[0])), `${datatype} ${distance}: rescored at full oversampling is the exact top 10 of the stored vectors`);
+  }
+});
 
 // Recall floors (a regression alarm) for graph search with rescoring, on normalised clustered data.
 const FLOORS: Record<TurboBits, number> = { bits4: 0.95, bits2: 0.9, bits1_5: 0.85, bits1: 0.8 };
