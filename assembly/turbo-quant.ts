@@ -50,10 +50,10 @@ const CENTROID_RANGE: f32 = 127;
 const FLUSH_BLOCKS: i32 = 32;
 
 // Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value
-// budget: 4 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
-// shrinks), at the price of fewer vectors when P > 104.
+// budget: 1 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
+// shrinks), at the price of fewer vectors when P > 26.
 const FIT_VECTORS: i32 = 10000;
-const FIT_VALUES: i32 = 1 << 20;
+const FIT_VALUES: i32 = 1 << 18;
 
 /** How many stored vectors the calibration is fitted on: refitting past that count changes nothing. */
 export function turboFitLimit(): i32 { return min(FIT_VECTORS, max(FIT_VALUES / padded, 1)); }
