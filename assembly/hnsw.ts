@@ -17,7 +17,7 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_INT8, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  binaryCodes, qMethod, QM_TURBO, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -53,7 +53,7 @@ let cost: f64 = 0;
 
 @inline function charge<K>(id: i32, codes: bool): void {
   const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
-  cost += pairs * <f64>(codes ? (qMethod == QM_INT8 ? dim : codeStride) : dim << elemShift);
+  cost += pairs * <f64>(codes ? (binaryCodes() || qMethod == QM_TURBO ? codeStride : dim) : dim << elemShift);
 }
 
 // Distances by the index's datatype (a runtime choice, one predictable branch per distance):

@@ -6,7 +6,7 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, qMethod, QM_INT8,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
@@ -107,12 +107,13 @@ export function maybeFitPermutation(): void {
   heap.free(changetype<usize>(byVariance));
   heap.free(mean);
   heap.free(sq);
+  // Fitted before the codes are redone: binary encodings that keep original order read it.
+  fitted = true;
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
     // Int8 codes move with their dimensions; bit and TurboQuant codes are re-encoded from the permuted vector.
-    if (quantized && qMethod != QM_INT8) encode(codeSource(vecPtr(id)), codePtr(id));
+    if (quantized && (binaryCodes() || qMethod == QM_TURBO)) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized) forwardBytes(codePtr(id));
   }
-  fitted = true;
 }

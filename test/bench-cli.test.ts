@@ -147,7 +147,7 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
   t.equal(result.concurrency, null, 'engine mode has no request concurrency');
   t.same(result.dataset, { name: 'synthetic-2000x24-cosine', dim: 24, distance: 'Cosine', base: 2000, queries: 40 });
   t.equal(result.k, 10);
-  const graph = ['quiver f32', 'quiver int8', 'quiver binary', 'quiver turbo bits4', 'hnswlib-node'];
+  const graph = ['quiver f32', 'quiver int8', 'quiver binary', 'hnswlib-node'];
   checkStructure(t, result, [...graph, 'quiver exact (SIMD)', 'flat (exact, JS)', ...graph, ...graph, ...graph]);
   const built = (m: number, efc: number) => graph.map(() => [m, efc]);
   t.same(result.series.map((s) => [s.m, s.efConstruct]), [

@@ -75,7 +75,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
 const COLLECTION = 'quiver_bench';
 
 export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HttpOptions, progress: Progress): Promise<Series[]> {
-  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact' || e === 'quiver-binary' || e === 'quiver-turbo')) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
+  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact' || e.startsWith('quiver-binary') || e === 'quiver-turbo')) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
   const judge = new RecallJudge(data, truth, options.k);
   const nq = data.queries.length / data.dim;
   const series: Series[] = [];

@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
+import { VectorIndex, type BinaryQuantization, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -29,7 +29,23 @@ export interface GraphParams {
   distance: Distance;
 }
 
-export const ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'quiver-turbo', 'hnswlib', 'quiver-exact', 'flat'] as const;
+/**
+ * Binary quantization engines beyond one_bit: Qdrant's two_bits / one_and_half_bits encodings,
+ * and ".s4" / ".s8" for its scalar4bits / scalar8bits query encodings.
+ */
+const BINARY_VARIANTS = {
+  'quiver-binary2': { encoding: 'two_bits' },
+  'quiver-binary1.5': { encoding: 'one_and_half_bits' },
+  'quiver-binary.s4': { queryEncoding: 'scalar4bits' },
+  'quiver-binary.s8': { queryEncoding: 'scalar8bits' },
+  'quiver-binary2.s8': { encoding: 'two_bits', queryEncoding: 'scalar8bits' },
+  'quiver-binary1.5.s8': { encoding: 'one_and_half_bits', queryEncoding: 'scalar8bits' },
+} as const satisfies Record<string, Omit<BinaryQuantization, 'method'>>;
+type BinaryVariant = keyof typeof BINARY_VARIANTS;
+
+/** Engines a run compares unless told otherwise (the binary variants are asked for by name). */
+export const DEFAULT_ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
+export const ENGINES = [...DEFAULT_ENGINES, ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[]), 'quiver-turbo'] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -56,6 +72,13 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
       return new QuiverRunner(`quiver turbo ${turboBits}${stored}`, params, { method: 'turbo', bits: turboBits }, oversampling, false, datatype);
     case 'quiver-exact':
       return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, null, 1, true, datatype);
+    case 'quiver-binary2':
+    case 'quiver-binary1.5':
+    case 'quiver-binary.s4':
+    case 'quiver-binary.s8':
+    case 'quiver-binary2.s8':
+    case 'quiver-binary1.5.s8':
+      return new QuiverRunner(`quiver ${engine.slice('quiver-'.length)}${stored}`, params, { method: 'binary', ...BINARY_VARIANTS[engine] }, oversampling, false, datatype);
     case 'hnswlib':
       return new HnswlibRunner(params);
     case 'flat':

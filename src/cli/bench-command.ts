@@ -9,7 +9,7 @@ import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
-import { ENGINES } from '../bench/runners.js';
+import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
 import { DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
 import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
@@ -56,7 +56,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
     summary: 'Quiver\'s engine (f32 and int8), hnswlib-node and a flat exact scan in this process, one thread each:\nrecall@k, QPS, p50/p99 latency, build time and memory over the m x ef_construct x ef grid.',
     options: [
       ...DATA_OPTIONS,
-      { name: 'engines', value: 'LIST', default: ENGINES.join(','), help: `engines to compare (${ENGINES.join(', ')})` },
+      { name: 'engines', value: 'LIST', default: DEFAULT_ENGINES.join(','), help: `engines to compare (${ENGINES.join(', ')})` },
       ...GRAPH_OPTIONS,
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },

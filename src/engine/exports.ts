@@ -50,8 +50,10 @@ export interface EngineExports {
   indexM(): number;
   indexEfConstruct(): number;
   indexQuantile(): number;
+  queryCodeBits(): number;
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
+  kernelBits(bits: number, a: number, b: number, n: number): number;
   indexDatatype(): number;
   vectorBytes(): number;
   enableMultivector(): void;

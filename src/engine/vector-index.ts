@@ -15,19 +15,41 @@ export interface ScalarQuantization {
   alwaysRam?: boolean;
 }
 
+/** Qdrant's binary encodings: bits per dimension 1, 2 or 1.5 (see assembly/binary-codes.ts). */
+export type BinaryEncoding = 'one_bit' | 'two_bits' | 'one_and_half_bits';
+
+/** Qdrant's asymmetric query encodings: the query quantized to 4 or 8 bits per value. */
+export type BinaryQueryEncoding = 'scalar4bits' | 'scalar8bits';
+
 /**
- * Qdrant's binary quantization with the one_bit encoding: one bit per dimension (set iff the
- * value is > 0), scored dim - 2 * popcount(query XOR stored) and rescored by default.
+ * Qdrant's binary quantization: one_bit sets one bit per dimension iff the value is > 0;
+ * two_bits / one_and_half_bits add thresholds at 2/3 of each dimension's stddev around its mean.
+ * Scored dim - 2 * xor (xor = popcount(query XOR stored), or for a scalar query its
+ * plane-weighted form) and rescored by default.
  */
 export interface BinaryQuantization {
   method: 'binary';
+  /** Omitted = one_bit. */
+  encoding?: BinaryEncoding;
+  /** Omitted = the query binarised as the stored vectors are. */
+  queryEncoding?: BinaryQueryEncoding;
   alwaysRam?: boolean;
 }
 
 export type Quantization = ScalarQuantization | BinaryQuantization | TurboQuantization;
 
-/** Engine code of each quantization method (assembly/layout.ts QM_*). */
-const QUANTIZATION_METHODS = ['int8', 'binary'] as const;
+/** Engine code of each quantization method (assembly/layout.ts QM_*); binary encodings in Qdrant's order. */
+const QUANTIZATION_METHODS = ['int8', 'one_bit', 'two_bits', 'one_and_half_bits'] as const;
+
+/** Bits per value of the query codes of each query encoding (assembly/layout.ts queryBits). */
+const QUERY_BITS: Record<BinaryQueryEncoding, number> = { scalar4bits: 4, scalar8bits: 8 };
+
+/** The engine's enableQuantization arguments: int8's quantile or binary's query bits, and the method code. */
+function quantizationArgs(q: Quantization): [number, number] {
+  if (q.method === 'turbo') return [1, TURBO_METHOD];
+  if (q.method !== 'binary') return [q.quantile ?? 1, 0];
+  return [q.queryEncoding ? QUERY_BITS[q.queryEncoding] : 1, QUANTIZATION_METHODS.indexOf(q.encoding ?? 'one_bit')];
+}
 
 /**
  * Qdrant's multivector_config: each point holds a list of vectors of `dim`, scored against a
@@ -112,7 +134,11 @@ function bounded(value: number, min: number, max: number): number {
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
   if (wasm.quantizationMethod() === TURBO_METHOD) return { method: 'turbo', bits: turboBitsOf(wasm.turboBits()) };
-  return QUANTIZATION_METHODS[wasm.quantizationMethod()] === 'binary' ? { method: 'binary' } : { quantile: wasm.indexQuantile() };
+  const method = QUANTIZATION_METHODS[wasm.quantizationMethod()];
+  if (method === 'int8') return { quantile: wasm.indexQuantile() };
+  const bits = wasm.queryCodeBits();
+  const queryEncoding = (Object.keys(QUERY_BITS) as BinaryQueryEncoding[]).find((e) => QUERY_BITS[e] === bits);
+  return { method: 'binary', ...(method !== 'one_bit' ? { encoding: method } : {}), ...(queryEncoding ? { queryEncoding } : {}) };
 }
 
 export class VectorIndex {
@@ -142,10 +168,8 @@ export class VectorIndex {
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q?.method === 'turbo') {
-      wasm.setTurboBits(turboHalfBits(q.bits));
-      wasm.enableQuantization(1, TURBO_METHOD);
-    } else if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
+    if (q?.method === 'turbo') wasm.setTurboBits(turboHalfBits(q.bits));
+    if (q) wasm.enableQuantization(...quantizationArgs(q));
     return new VectorIndex(wasm, full);
   }
 
@@ -222,7 +246,10 @@ export class VectorIndex {
     return this.wasm.isQuantized() !== 0;
   }
 
-  /** Offset `offset`'s quantization codes as stored (int8 codes, binary bit words or a TurboQuant record; dimensions in stored order); dense indexes only. */
+  /**
+   * Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in
+   * stored order; two_bits / one_and_half_bits in original order, as Qdrant's); dense indexes only.
+   */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset);

@@ -58,7 +58,13 @@ export function graphParams(spec: VectorSpec): string {
   const datatype = spec.datatype && spec.datatype !== 'float32' ? [spec.datatype] : [];
   const q = spec.quantization;
   const quantile = q && (q.method === undefined || q.method === 'int8') ? q.quantile ?? null : null;
-  const binary = q?.method === 'binary' ? ['binary'] : [];
+  // A one_bit graph with the query binarised keeps its earlier form; other encodings and scalar
+  // query encodings add theirs (the query encoding is persisted with the codes).
+  const binary = q?.method !== 'binary' ? [] : [
+    'binary',
+    ...(q.encoding && q.encoding !== 'one_bit' ? [q.encoding] : []),
+    ...(q.queryEncoding ? [q.queryEncoding] : []),
+  ];
   const turbo = q?.method === 'turbo' ? ['turbo', q.bits ?? 'bits4'] : [];
   return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary, ...turbo]);
 }
