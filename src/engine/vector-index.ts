@@ -248,7 +248,8 @@ export class VectorIndex {
 
   /**
    * Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in
-   * stored order; two_bits / one_and_half_bits in original order, as Qdrant's); dense indexes only.
+   * stored order; two_bits / one_and_half_bits in original order, as Qdrant's; a TurboQuant record
+   * of rotated coordinates and its extras); dense indexes only.
    */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
