@@ -16,6 +16,7 @@ export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, conta
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization };
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
+export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
 /** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
 export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
@@ -77,7 +78,7 @@ export function entry(): i32 { return entryPoint; }
 export function topLevel(): i32 { return maxLevel; }
 export function deletedOffsets(): i32 { return deletedCount; }
 export function isQuantized(): bool { return quantized; }
-/** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 5 turbo); meaningful when quantized. */
+/** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 4 product, 5 turbo); meaningful when quantized. */
 export function quantizationMethod(): i32 { return qMethod; }
 /** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */
 export function codesPtr(id: i32): usize { return codePtr(id); }

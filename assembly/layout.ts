@@ -112,6 +112,8 @@ export const QM_BINARY: i32 = 1;
 // bits of dimension pairs OR-ed), thresholds from per-dimension statistics (binary-codes.ts).
 export const QM_BINARY2: i32 = 2;
 export const QM_BINARY15: i32 = 3;
+// Product quantization (product-quant.ts): one centroid index byte per chunk of dimensions.
+export const QM_PRODUCT: i32 = 4;
 // TurboQuant (turbo-quant.ts): rotated Lloyd-Max codes plus per-vector f32 extras in each record.
 export const QM_TURBO: i32 = 5;
 export let qMethod: i32 = QM_INT8;
@@ -240,8 +242,8 @@ function sizeQueryCodes(fresh: bool): void {
   queryCodeBytes = bytes;
 }
 
-/** Sets the bytes of one code record (TurboQuant's layout depends on its bits). */
-export function setCodeStride(n: i32): void { codeStride = n; }
+/** Sets the code size for a method whose codes setQuantMethod does not size (product quantization). */
+export function setCodeStride(bytes: i32): void { codeStride = bytes; }
 
 /** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
 function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {

@@ -6,11 +6,12 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_TURBO,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
 import { codeSource, encode } from "./quantize";
+import { refit as refitProduct } from "./product-quant";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
@@ -114,6 +115,8 @@ export function maybeFitPermutation(): void {
     forwardStored(vecPtr(id));
     // Int8 codes move with their dimensions; bit and TurboQuant codes are re-encoded from the permuted vector.
     if (quantized && (binaryCodes() || qMethod == QM_TURBO)) encode(codeSource(vecPtr(id)), codePtr(id));
-    else if (quantized) forwardBytes(codePtr(id));
+    else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
+  // Product chunks are runs of stored dimensions: the new order makes new chunks, fitted anew.
+  if (quantized && qMethod == QM_PRODUCT) refitProduct();
 }

@@ -15,8 +15,10 @@
 //           binary, see layout.ts)
 //   stats   f32[dim] means then f32[dim] stddevs, only for two_bits / one_and_half_bits
 //           (binary-codes.ts)
-//   turbo   only for TurboQuant (quantized word QM_TURBO + 1): its calibration and bits, last
-//           (turbo-quant.ts turboWriteTrailer), so the images of other methods are unchanged
+//   product only when quantized is product's (5): bucket u32, then the codebook f32[dim * 256]
+//           (product-quant.ts); it ends the image, so a reader finds it from the image's end.
+//   turbo   only when quantized is TurboQuant's (6): its calibration and bits, last
+//           (turbo-quant.ts turboWriteTrailer), so a reader finds it from the image's end too.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
@@ -31,11 +33,12 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_BINARY15, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 import { binaryStats, binaryStatsBytes } from "./binary-codes";
+import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
@@ -70,7 +73,7 @@ function measure(): usize {
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
   if (quantized && qMethod == QM_TURBO) codesBytes += turboTrailerBytes();
-  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
+  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes + productTailBytes();
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -87,7 +90,7 @@ export function serializedSize(): usize {
 /** Writes the image to `out` (serializedSize() bytes). */
 export function serialize(out: usize): void {
   headerBytes = HEADER_WORDS * 4;
-  measure();
+  const size = measure();
   store<u32>(out, MAGIC);
   store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
   store<u32>(out, dim, 8);
@@ -127,7 +130,8 @@ export function serialize(out: usize): void {
     memory.copy(p, codeCorr, <usize>count * 4); p += <usize>count * 4;
   }
   if (binaryStatsBytes() != 0) memory.copy(p, binaryStats(), binaryStatsBytes());
-  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(p);
+  if (productTailBytes() != 0) writeProductTail(out + size - productTailBytes());
+  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(out + size - turboTrailerBytes());
 }
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
@@ -152,10 +156,16 @@ export function deserialize(src: usize, len: usize): bool {
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_TURBO + 1) return false;
-  if (quantWord != 0) {
+  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return false;
+  if (quantWord == <u32>QM_PRODUCT + 1) {
+    if (!readProductTail(src + len, len)) return false;
+  } else if (quantWord == <u32>QM_TURBO + 1) {
+    setQuantMethod(QM_TURBO);
+    if (!turboRestoreBits(src, len)) return false;
+  } else if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
-    if (quantWord == <u32>QM_TURBO + 1 && !turboRestoreBits(src, len)) return false;
+  }
+  if (quantWord != 0) {
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     if (binaryCodes()) {
       const bits = <i32>load<f32>(src, 44);

@@ -8,7 +8,8 @@
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
 // (bigger is closer), so the distance kept here is its negation, 2 * xor - dim. Its two_bits and
 // one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
-// with the same formula.
+// with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts,
+// dispatched from here.
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
@@ -18,12 +19,13 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_TURBO, setQuantMethod, binaryCodes, setQueryBits, queryBits, queryCodeStride,
+  qMethod, QM_BINARY, QM_PRODUCT, QM_TURBO, setQuantMethod, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
 import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements, elementAt } from "./element";
+import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -86,6 +88,10 @@ export function enableQuantization(q: f32, method: i32): void {
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
+  if (qMethod == QM_PRODUCT) {
+    productMaybeRefit();
+    return;
+  }
   const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
   if (trainedAt == 0 || (trainedAt < limit && count >= trainedAt * 2)) fit();
 }
@@ -95,6 +101,10 @@ export function encode(src: usize, dst: usize): f32 {
   if (binaryCodes()) {
     if (qMethod == QM_BINARY) encodeBits(src, dst);
     else encodeTwoBits(src, dst);
+    return 0;
+  }
+  if (qMethod == QM_PRODUCT) {
+    productEncode(src, dst);
     return 0;
   }
   if (qMethod == QM_TURBO) {
@@ -145,12 +155,20 @@ function encodeQueryVector(src: usize, dst: usize): f32 {
 }
 
 export function encodeQuery(src: usize): void {
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, 1);
+    return;
+  }
   if (qMethod == QM_TURBO) turboPrepareQuery(src, 0, 1);
   else setQueryCorr(encodeQueryVector(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, queryCount);
+    return;
+  }
   for (let i = 0; i < queryCount; i++) {
     if (qMethod == QM_TURBO) {
       turboPrepareQuery(src + ((<usize>i * <usize>stride) << 2), i, queryCount);
@@ -173,6 +191,7 @@ export function encodeQueryList(src: usize): void {
 
 /** MaxSim distance on codes between the query list and stored offset `id`'s list. */
 export function codeMaxSimQuery(id: i32): f32 {
+  if (qMethod == QM_PRODUCT) return productMaxSim(id);
   const first = multiStart(id);
   const n = multiCount(id);
   let total: f32 = 0;
@@ -190,6 +209,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
   if (binaryCodes()) return bitsDist(queryCodes, p);
+  if (qMethod == QM_PRODUCT) return productDist(p);
   if (qMethod == QM_TURBO) return turboDist(0, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
@@ -199,7 +219,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_TURBO) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT || qMethod == QM_TURBO) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -294,7 +314,7 @@ function fitRange(n: i32): void {
 }
 
 /** Encodes every stored vector (or every vector of every list) with the current codes. */
-function encodeAll(): void {
+export function encodeAll(): void {
   if (multi) {
     encodeLists();
     return;

@@ -12,7 +12,7 @@ import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
 import { makeRunner, storesVectors, type EngineName } from './runners.js';
-import type { Datatype, TurboBits } from '../engine/index.js';
+import type { Compression, Datatype, TurboBits } from '../engine/index.js';
 import { buildTimed, sweep } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
@@ -31,6 +31,8 @@ export interface EngineOptions extends SweepOptions {
   exactQueries: number;
   /** Element types Quiver's engines store vectors in: each Quiver engine runs once per datatype. */
   datatypes: Datatype[];
+  /** quiver-pq: product quantization's compression ratios, each its own series. */
+  pqCompressions: Compression[];
   /** Bit widths quiver-turbo runs with, once each. */
   turboBits: TurboBits[];
 }
@@ -54,8 +56,9 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     // Exact baselines have no graph parameters: they are measured once, with the first configuration.
     const engines = options.engines.filter((e) => (e !== 'flat' && e !== 'quiver-exact') || i === 0);
     const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
-      .flatMap((datatype) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
-        .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, bits))));
+      .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
+        .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
+          .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));
     const built = [];
     for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
     const points = sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);

@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type BinaryQuantization, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
+import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -43,9 +43,9 @@ const BINARY_VARIANTS = {
 } as const satisfies Record<string, Omit<BinaryQuantization, 'method'>>;
 type BinaryVariant = keyof typeof BINARY_VARIANTS;
 
-/** Engines a run compares unless told otherwise (the binary variants are asked for by name). */
+/** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
 export const DEFAULT_ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
-export const ENGINES = [...DEFAULT_ENGINES, ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[]), 'quiver-turbo'] as const;
+export const ENGINES = [...DEFAULT_ENGINES, 'quiver-pq', 'quiver-turbo', ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[])] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -54,12 +54,13 @@ export function storesVectors(engine: EngineName): boolean {
 }
 
 /**
- * `oversampling` applies to int8, binary and turbo only: how many candidates per result are rescored with the
+ * `oversampling` applies to int8, binary, product and turbo only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
- * names the unquantized graph; another datatype is added to the name). `turboBits` is quiver-turbo's
- * bit width.
+ * names the unquantized graph; another datatype is added to the name). `compression` is product
+ * quantization's ratio (Qdrant's x4 .. x64).
+ * `turboBits` is quiver-turbo's bit width.
  */
-export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', turboBits: TurboBits = 'bits4'): AnnRunner {
+export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
   const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
   switch (engine) {
     case 'quiver-f32':
@@ -68,6 +69,8 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
       return new QuiverRunner(`quiver int8${stored}`, params, { quantile: 1 }, oversampling, false, datatype);
     case 'quiver-binary':
       return new QuiverRunner(`quiver binary${stored}`, params, { method: 'binary' }, oversampling, false, datatype);
+    case 'quiver-pq':
+      return new QuiverRunner(`quiver pq ${compression}${stored}`, params, { method: 'product', compression }, oversampling, false, datatype);
     case 'quiver-turbo':
       return new QuiverRunner(`quiver turbo ${turboBits}${stored}`, params, { method: 'turbo', bits: turboBits }, oversampling, false, datatype);
     case 'quiver-exact':
@@ -86,7 +89,7 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
   }
 }
 
-/** Quiver's engine: graph search (f32, int8, binary or TurboQuant codes), or with `exact` its SIMD scan of every vector. */
+/** Quiver's engine: graph search (f32, int8, binary or product codes), or with `exact` its SIMD scan of every vector. */
 class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
@@ -119,7 +122,8 @@ class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    // Rescored always (Qdrant's default for TurboQuant bits4 is not to), so every method is measured as a ranking of the stored vectors.
+    // Rescored, whatever the method's default (product's is not to rescore), so every quantized
+    // engine is measured with the candidates its oversampling fetches scored again.
     return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { rescore: true, oversampling: this.oversampling } }).offsets;
   }
 

@@ -22,6 +22,9 @@ export interface EngineExports {
   distanceBetween(a: number, b: number): number;
   dimension(): number;
   enableQuantization(quantile: number, method: number): void;
+  enableProductQuantization(bucket: number): void;
+  productBucket(): number;
+  codebookPtr(): number;
   quantizationMethod(): number;
   setTurboBits(halfBits: number): void;
   turboBits(): number;

@@ -6,6 +6,7 @@ import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
 import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo.js';
 
 export interface ScalarQuantization {
@@ -36,7 +37,7 @@ export interface BinaryQuantization {
   alwaysRam?: boolean;
 }
 
-export type Quantization = ScalarQuantization | BinaryQuantization | TurboQuantization;
+export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization | TurboQuantization;
 
 /** Engine code of each quantization method (assembly/layout.ts QM_*); binary encodings in Qdrant's order. */
 const QUANTIZATION_METHODS = ['int8', 'one_bit', 'two_bits', 'one_and_half_bits'] as const;
@@ -45,8 +46,7 @@ const QUANTIZATION_METHODS = ['int8', 'one_bit', 'two_bits', 'one_and_half_bits'
 const QUERY_BITS: Record<BinaryQueryEncoding, number> = { scalar4bits: 4, scalar8bits: 8 };
 
 /** The engine's enableQuantization arguments: int8's quantile or binary's query bits, and the method code. */
-function quantizationArgs(q: Quantization): [number, number] {
-  if (q.method === 'turbo') return [1, TURBO_METHOD];
+function quantizationArgs(q: ScalarQuantization | BinaryQuantization): [number, number] {
   if (q.method !== 'binary') return [q.quantile ?? 1, 0];
   return [q.queryEncoding ? QUERY_BITS[q.queryEncoding] : 1, QUANTIZATION_METHODS.indexOf(q.encoding ?? 'one_bit')];
 }
@@ -134,6 +134,7 @@ function bounded(value: number, min: number, max: number): number {
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
   if (wasm.quantizationMethod() === TURBO_METHOD) return { method: 'turbo', bits: turboBitsOf(wasm.turboBits()) };
+  if (wasm.quantizationMethod() === PRODUCT_METHOD) return { method: 'product', compression: compressionOf(wasm.productBucket()) };
   const method = QUANTIZATION_METHODS[wasm.quantizationMethod()];
   if (method === 'int8') return { quantile: wasm.indexQuantile() };
   const bits = wasm.queryCodeBits();
@@ -168,8 +169,11 @@ export class VectorIndex {
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q?.method === 'turbo') wasm.setTurboBits(turboHalfBits(q.bits));
-    if (q) wasm.enableQuantization(...quantizationArgs(q));
+    if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
+    else if (q?.method === 'turbo') {
+      wasm.setTurboBits(turboHalfBits(q.bits));
+      wasm.enableQuantization(1, TURBO_METHOD);
+    } else if (q) wasm.enableQuantization(...quantizationArgs(q));
     return new VectorIndex(wasm, full);
   }
 
@@ -247,14 +251,25 @@ export class VectorIndex {
   }
 
   /**
-   * Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in
-   * stored order; two_bits / one_and_half_bits in original order, as Qdrant's; a TurboQuant record
-   * of rotated coordinates and its extras); dense indexes only.
+   * Offset `offset`'s quantization codes as stored (int8 codes, binary bit words, TurboQuant records or product
+   * centroid bytes, dimensions in stored order; two_bits / one_and_half_bits in original order,
+   * as Qdrant's); dense indexes only.
    */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset);
     return this.views.u8.slice(at, at + this.wasm.codeBytes());
+  }
+
+  /**
+   * Product quantization's centroids: 256 per chunk, dimension-major (value of stored dimension j
+   * in centroid k at j * 256 + k; stored order is the original one unless Euclid or Manhattan
+   * reordered it, see assembly/permute.ts).
+   */
+  productCodebook(): Float32Array {
+    if (this.config.quantization?.method !== 'product') throw new RangeError('the codebook is read from a product-quantized index');
+    const at = this.wasm.codebookPtr() >>> 2;
+    return this.views.f32.slice(at, at + this.config.dim * 256);
   }
 
   get multivector(): boolean {
@@ -349,8 +364,9 @@ export class VectorIndex {
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
+    // Qdrant's default_rescoring: product quantization and TurboQuant bits4 are not rescored unless asked to.
     const q = this.config.quantization;
-    const rescore = quant.rescore ?? (q?.method === 'turbo' ? turboRescoresByDefault(q.bits) : true);
+    const rescore = quant.rescore ?? (q?.method === 'turbo' ? turboRescoresByDefault(q.bits) : q?.method !== 'product');
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
