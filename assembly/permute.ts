@@ -10,7 +10,7 @@ import {
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
-import { codeSource, encode } from "./quantize";
+import { codeSource, encode, refitTurbo } from "./quantize";
 import { refit as refitProduct } from "./product-quant";
 
 const FIT_AT: i32 = 1024;
@@ -113,10 +113,12 @@ export function maybeFitPermutation(): void {
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
-    // Int8 codes move with their dimensions; bit and TurboQuant codes are re-encoded from the permuted vector.
-    if (quantized && (binaryCodes() || qMethod == QM_TURBO)) encode(codeSource(vecPtr(id)), codePtr(id));
+    // Int8 codes move with their dimensions; a bit code is re-encoded from the permuted vector.
+    if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
   // Product chunks are runs of stored dimensions: the new order makes new chunks, fitted anew.
   if (quantized && qMethod == QM_PRODUCT) refitProduct();
+  // TurboQuant rotates the permuted vectors into other coordinates: calibrated and coded anew.
+  if (quantized && qMethod == QM_TURBO) refitTurbo();
 }

@@ -263,6 +263,14 @@ function encodeLists(): void {
   }
 }
 
+/**
+ * Refits TurboQuant's calibration and re-encodes every vector: after the dimension order changes,
+ * the rotated coordinates the calibration was fitted on are other ones.
+ */
+export function refitTurbo(): void {
+  fit();
+}
+
 function fit(): void {
   if (qMethod == QM_TURBO) {
     turboFit();
