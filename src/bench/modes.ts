@@ -12,7 +12,7 @@ import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
 import { makeRunner, storesVectors, type EngineName } from './runners.js';
-import type { Compression, Datatype } from '../engine/index.js';
+import type { Compression, Datatype, TurboBits } from '../engine/index.js';
 import { buildTimed, sweep } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
@@ -33,6 +33,8 @@ export interface EngineOptions extends SweepOptions {
   datatypes: Datatype[];
   /** quiver-pq: product quantization's compression ratios, each its own series. */
   pqCompressions: Compression[];
+  /** Bit widths quiver-turbo runs with, once each. */
+  turboBits: TurboBits[];
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -55,7 +57,8 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     const engines = options.engines.filter((e) => (e !== 'flat' && e !== 'quiver-exact') || i === 0);
     const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
       .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
-        .map((compression) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression))));
+        .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
+          .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));
     const built = [];
     for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
     const points = sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);
@@ -75,7 +78,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
 const COLLECTION = 'quiver_bench';
 
 export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HttpOptions, progress: Progress): Promise<Series[]> {
-  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact' || e.startsWith('quiver-binary'))) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
+  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact' || e.startsWith('quiver-binary') || e === 'quiver-turbo')) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
   const judge = new RecallJudge(data, truth, options.k);
   const nq = data.queries.length / data.dim;
   const series: Series[] = [];

@@ -2,7 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization } from '../engine/index.js';
+import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -43,9 +43,9 @@ const BINARY_VARIANTS = {
 } as const satisfies Record<string, Omit<BinaryQuantization, 'method'>>;
 type BinaryVariant = keyof typeof BINARY_VARIANTS;
 
-/** Engines a run compares unless told otherwise (quiver-pq and the binary variants are asked for by name). */
+/** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
 export const DEFAULT_ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
-export const ENGINES = [...DEFAULT_ENGINES, 'quiver-pq', ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[])] as const;
+export const ENGINES = [...DEFAULT_ENGINES, 'quiver-pq', 'quiver-turbo', ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[])] as const;
 export type EngineName = (typeof ENGINES)[number];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -54,12 +54,13 @@ export function storesVectors(engine: EngineName): boolean {
 }
 
 /**
- * `oversampling` applies to int8, binary and product only: how many candidates per result are rescored with the
+ * `oversampling` applies to int8, binary, product and turbo only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
  * names the unquantized graph; another datatype is added to the name). `compression` is product
  * quantization's ratio (Qdrant's x4 .. x64).
+ * `turboBits` is quiver-turbo's bit width.
  */
-export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16'): AnnRunner {
+export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
   const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
   switch (engine) {
     case 'quiver-f32':
@@ -70,6 +71,8 @@ export function makeRunner(engine: EngineName, params: GraphParams, oversampling
       return new QuiverRunner(`quiver binary${stored}`, params, { method: 'binary' }, oversampling, false, datatype);
     case 'quiver-pq':
       return new QuiverRunner(`quiver pq ${compression}${stored}`, params, { method: 'product', compression }, oversampling, false, datatype);
+    case 'quiver-turbo':
+      return new QuiverRunner(`quiver turbo ${turboBits}${stored}`, params, { method: 'turbo', bits: turboBits }, oversampling, false, datatype);
     case 'quiver-exact':
       return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, null, 1, true, datatype);
     case 'quiver-binary2':

@@ -10,7 +10,7 @@ import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
-import { COMPRESSIONS, DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
+import { COMPRESSIONS, DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
 import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
@@ -34,7 +34,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
   { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
   { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
   { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
-  { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary and product: candidates per result rescored with the stored vectors' },
+  { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary, product and turbo: candidates per result rescored with the stored vectors' },
 ];
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
@@ -62,11 +62,13 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
+      { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
       ...OUTPUT_OPTIONS,
     ],
     epilog: [
       'Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64',
       'Example: npx quiver bench engine --engines quiver-f32,quiver-int8 --datatype float32,float16,uint8',
+      'Example: npx quiver bench engine --engines quiver-f32,quiver-turbo --turbo-bits bits4,bits2,bits1_5,bits1',
     ],
   },
   server: {
@@ -208,7 +210,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     ingest: [],
   };
   if (mode === 'engine') {
-    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS) }, progress);
+    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }, progress);
   } else {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);
