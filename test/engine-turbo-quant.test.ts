@@ -13,6 +13,7 @@ import { toByte, toHalf } from './helpers/datatype.js';
 import { maxSimScore } from './helpers/maxsim.js';
 import { better, bruteForce, dot, recall, score } from './helpers/reference.js';
 import { DOCUMENTED_CENTROIDS, decodeRecord, encode, fitModel, internalScore, paddedDim, rotate, storedBits, type TurboModel } from './helpers/turbo-reference.js';
+import { everyOffset } from './helpers/full-scan.js';
 
 const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const BITS: TurboBits[] = ['bits4', 'bits2', 'bits1_5', 'bits1'];
@@ -123,7 +124,7 @@ for (const bits of BITS) {
         // Errors scale with the magnitudes involved (f32 rotation against f64).
         const reach = Math.sqrt(dot(query, query)) * Math.max(...stored.map((v) => Math.sqrt(dot(v, v))));
         const tolerance = 1e-5 * Math.max(1, reach);
-        const unrescored = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } });
+        const unrescored = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
         closeScores(t, unrescored.scores, Array.from(unrescored.offsets, (o) => postprocess(distance, internal[o])), tolerance, `query ${q}: unrescored scores are Qdrant's estimator on the stored codes`);
         const wantTop = sortBest(distance, internal.map((s) => postprocess(distance, s))).slice(0, 10);
         closeScores(t, unrescored.scores, wantTop, tolerance, `query ${q}: exact scan on codes returns the reference's top 10`);
@@ -131,12 +132,12 @@ for (const bits of BITS) {
         closeScores(t, graph.scores, Array.from(graph.offsets, (o) => postprocess(distance, internal[o])), tolerance, `query ${q}: graph search scores on codes`);
 
         const exact = sortBest(distance, stored.map((v) => score(distance, query, v))).slice(0, 10);
-        const full = index.search(query, { limit: 10, exact: true, quantization: { rescore: true, oversampling: N / 10 } });
+        const full = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: true, oversampling: N / 10 } });
         closeScores(t, full.scores, exact, 1e-3 * Math.max(1, Math.abs(exact[0])), `query ${q}: rescored at full oversampling is the exact top 10`);
         // Qdrant's default: bits4 does not rescore, the smaller widths do.
-        const byDefault = index.search(query, { limit: 10, exact: true, quantization: { oversampling: N / 10 } });
-        t.same(Array.from(byDefault.scores), Array.from(bits === 'bits4' ? index.search(query, { limit: 10, exact: true, quantization: { rescore: false, oversampling: N / 10 } }).scores : full.scores), `query ${q}: rescore defaults to ${bits !== 'bits4'}`);
-        const ignored = index.search(query, { limit: 10, exact: true, quantization: { ignore: true } });
+        const byDefault = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { oversampling: N / 10 } });
+        t.same(Array.from(byDefault.scores), Array.from(bits === 'bits4' ? index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false, oversampling: N / 10 } }).scores : full.scores), `query ${q}: rescore defaults to ${bits !== 'bits4'}`);
+        const ignored = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { ignore: true } });
         closeScores(t, ignored.scores, exact, 1e-3 * Math.max(1, Math.abs(exact[0])), `query ${q}: ignore searches the stored vectors`);
       }
     });
@@ -159,7 +160,7 @@ t.test('float16 and uint8 storage: codes encode the stored values (uint8 Cosine 
     t.ok(same / (N * model.p) > 0.995, `${datatype} ${distance}: indices match the reference encoding of the stored values (${((100 * same) / (N * model.p)).toFixed(2)}%)`);
     // The query converted to the datatype, as Qdrant (and the engine) convert it before scoring.
     const query = uniform(DIM, 32, 0, 40).map(datatype === 'uint8' ? toByte : toHalf);
-    const full = index.search(query, { limit: 10, exact: true, quantization: { rescore: true, oversampling: N / 10 } });
+    const full = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: true, oversampling: N / 10 } });
     const exact = sortBest(distance, stored.map((v) => score(distance, query, v))).slice(0, 10);
     closeScores(t, full.scores, exact, 1e-5 * Math.max(1, Math.abs(exact[0])), `${datatype} ${distance}: rescored at full oversampling is the exact top 10 of the stored vectors`);
   }
@@ -214,7 +215,7 @@ t.test('the calibration follows the dimension order (Euclid permutes its dimensi
     let sum = 0;
     for (let q = 0; q < 20; q++) {
       const query = row(all, dim, n + q);
-      sum += recall(index.search(query, { limit: 10, exact: true, quantization: { rescore: false } }).offsets, bruteForce(distance, data, dim, query, 10));
+      sum += recall(index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } }).offsets, bruteForce(distance, data, dim, query, 10));
     }
     measured[distance] = sum / 20;
   }
@@ -228,7 +229,7 @@ t.test('pending vectors are scanned on their codes, as linked ones are', async (
   t.equal(index.pendingCount, 800, 'nothing linked');
   const query = uniform(64, 77);
   const pending = index.search(query, { limit: 10, quantization: { rescore: false } });
-  const scan = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } });
+  const scan = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
   t.same(Array.from(pending.scores), Array.from(scan.scores), 'the pending scan scores codes as the exact scan does');
   index.linkPending(800);
   const linked = index.search(query, { limit: 10, ef: 800, quantization: { rescore: false } });
@@ -251,10 +252,10 @@ t.test('multivectors: MaxSim on per-row codes, rescored MaxSim on the stored row
       const query = listOf(queries, q);
       const queryRows = rows(query).map((r) => (distance === 'Cosine' ? r.map((x) => x / Math.sqrt(dot(r, r))) : r));
       const internal = storedLists.map((list) => queryRows.reduce((sum, qr) => sum + Math.max(...rows(list).map((v) => internalScore(model, qr, encode(model, v)))), 0));
-      const raw = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } }, query.length / dim);
+      const raw = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } }, query.length / dim);
       const reach = queryRows.length * 4 * (distance === 'Euclid' ? 4 : 1);
       closeScores(t, raw.scores, Array.from(raw.offsets, (o) => postprocess(distance, internal[o])), 2e-2 * reach, `${distance} query ${q}: unrescored MaxSim on codes`);
-      const full = index.search(query, { limit: 10, exact: true, quantization: { rescore: true, oversampling: 30 } }, query.length / dim);
+      const full = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: true, oversampling: 30 } }, query.length / dim);
       const exact = sortBest(distance, lists.map((list) => maxSimScore(distance, dim, query, list))).slice(0, 10);
       closeScores(t, full.scores, exact, 1e-3 * Math.max(1, Math.abs(exact[0])), `${distance} query ${q}: rescored MaxSim at full oversampling is exact`);
     }

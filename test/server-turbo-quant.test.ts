@@ -14,6 +14,7 @@ import { assertError, call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { better, dot, score } from './helpers/reference.js';
 import { decodeRecord, encode, fitModel, internalScore, type TurboModel } from './helpers/turbo-reference.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const DIM = 24;
 const N = 200;
@@ -88,16 +89,16 @@ for (const bits of ['bits4', 'bits1_5'] as const) {
           const at = `${what}, ${distance} q${qi}`;
           const model = models.get(distance)!;
           const q = preprocessed(distance, query);
-          const raw = await client.query('tq', { query, using, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+          const raw = await client.query('tq', { query, using, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
           const want = raw.points.map((p) => shown(distance, internalScore(model, q, codes.get(distance)![Number(p.id) - 1])));
           const worst = Math.max(...raw.points.map((p, i) => Math.abs(p.score - want[i])));
           t.ok(raw.points.length === LIMIT && worst < 1e-3, `${at}: rescore false gives Qdrant's TurboQuant scores (worst error ${worst.toExponential(2)})`);
           const full = await client.query('tq', { query, using, limit: LIMIT, params: { hnsw_ef: N, quantization: { rescore: true, oversampling: N / LIMIT } } });
           sameHits(t, brief(full.points), exactReference(distance, query), `${at}: rescored at full oversampling`, 1e-5);
-          const byDefault = await client.query('tq', { query, using, limit: LIMIT, params: { exact: true, quantization: { oversampling: N / LIMIT } } });
+          const byDefault = await client.query('tq', { query, using, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { oversampling: N / LIMIT } } });
           if (bits === 'bits4') t.same(brief(byDefault.points), brief(raw.points), `${at}: bits4 does not rescore by default`);
           else sameHits(t, brief(byDefault.points), exactReference(distance, query), `${at}: ${bits} rescores by default`, 1e-5);
-          const ignored = await client.query('tq', { query, using, limit: LIMIT, params: { quantization: { ignore: true, rescore: false }, exact: true } });
+          const ignored = await client.query('tq', { query, using, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { ignore: true, rescore: false } } });
           sameHits(t, brief(ignored.points), exactReference(distance, query), `${at}: ignore searches the originals`, 1e-5);
         }
       }
@@ -128,7 +129,7 @@ t.test('PATCH int8 -> turbo -> binary: each answers with its own codes', async (
   await client.updateCollection('p', { quantization_config: { turbo: { bits: 'bits2' } } });
   t.same((await client.getCollection('p')).config.quantization_config, { turbo: { bits: 'bits2' } }, 'PATCH to turbo is kept as given');
   await waitIndexed(client, 'p', 1);
-  const raw = await client.query('p', { query, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+  const raw = await client.query('p', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
   const worst = Math.max(...raw.points.map((p) => Math.abs(p.score - internalScore(model, Float32Array.from(query), codes[Number(p.id) - 1]))));
   t.ok(raw.points.length === LIMIT && worst < 1e-3, `turbo bits2 scores after the PATCH (worst error ${worst.toExponential(2)})`);
   const rescored = await client.query('p', { query, limit: LIMIT, params: { hnsw_ef: N, quantization: { oversampling: N / LIMIT } } });
@@ -136,7 +137,7 @@ t.test('PATCH int8 -> turbo -> binary: each answers with its own codes', async (
 
   await client.updateCollection('p', { quantization_config: { binary: {} } });
   await waitIndexed(client, 'p', 1);
-  const binary = await client.query('p', { query, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+  const binary = await client.query('p', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
   const xorScore = (v: number[]) => DIM - 2 * v.filter((x, i) => x > 0 !== query[i] > 0).length;
   t.same(binary.points.map((p) => p.score), binary.points.map((p) => xorScore(points[Number(p.id) - 1])), 'PATCH to binary: binary scores');
 });
