@@ -1,6 +1,7 @@
 // The shape of a benchmark's JSON result file (and of what the CLI prints and plots).
 
 import type { Datatype, Distance } from '../engine/index.js';
+import type { IndexBytes } from './runners.js';
 import type { SweepPoint } from './sweep.js';
 
 export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
@@ -14,6 +15,8 @@ export interface Series {
   buildSeconds: number;
   /** Bytes the index holds (engine mode), null when not measurable (server mode). */
   memoryBytes: number | null;
+  /** Engine mode: the index's data as its library accounts for it, and the full-precision vectors' share of it. */
+  indexBytes?: IndexBytes;
   /** Engine mode, Quiver's engines: the element type vectors were stored in. */
   datatype?: Datatype;
   points: SweepPoint[];

@@ -6,7 +6,7 @@
 import { rowsOf } from './dataset.js';
 import type { Progress } from './progress.js';
 import type { RecallJudge } from './recall.js';
-import type { AnnRunner } from './runners.js';
+import type { AnnRunner, IndexBytes } from './runners.js';
 
 export interface SweepPoint {
   /** Null for exact runners. */
@@ -22,6 +22,7 @@ export interface Built {
   runner: AnnRunner;
   buildSeconds: number;
   memoryBytes: number;
+  indexBytes: IndexBytes;
 }
 
 export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number, progress: Progress): Promise<Built> {
@@ -32,7 +33,8 @@ export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: num
   await runner.build(points, dim, task);
   const buildSeconds = (performance.now() - started) / 1000;
   task.done();
-  return { runner, buildSeconds, memoryBytes: runner.memoryBytes() ?? Math.max(0, process.memoryUsage().rss - rssBefore) };
+  const memoryBytes = runner.memoryBytes() ?? Math.max(0, process.memoryUsage().rss - rssBefore);
+  return { runner, buildSeconds, memoryBytes, indexBytes: await runner.indexBytes() };
 }
 
 export interface SweepSpec {
@@ -52,7 +54,7 @@ export function quantile(sorted: readonly number[], q: number): number {
 }
 
 /** Sweeps already-built runners; returns one point list per runner, in runner order. */
-export function sweep(runners: AnnRunner[], spec: SweepSpec, progress: Progress): SweepPoint[][] {
+export async function sweep(runners: AnnRunner[], spec: SweepSpec, progress: Progress): Promise<SweepPoint[][]> {
   const all = rowsOf(spec.queries, spec.dim);
   const prepared = runners.map((r) => (r.tunable ? all : all.slice(0, spec.exactQueries)).map((q) => r.prepare(q)));
   const out: SweepPoint[][] = runners.map(() => []);
@@ -62,6 +64,7 @@ export function sweep(runners: AnnRunner[], spec: SweepSpec, progress: Progress)
   for (const step of plan) {
     const best = runners.map(() => ({ seconds: Infinity, latencies: [] as number[] }));
     const found: ArrayLike<number>[][] = runners.map(() => []);
+    for (const r of step.runners) await runners[r].useEf?.(step.ef);
     for (let rep = 0; rep < spec.repeats; rep++) {
       for (const r of step.runners) {
         const qs = prepared[r];

@@ -3,7 +3,7 @@
 
 import { cpus } from 'node:os';
 import { defaultFashionMnistDir } from '../bench/fashion-mnist.js';
-import { loadDataset, type Dataset } from '../bench/dataset.js';
+import { EMBEDDING_DEFAULTS, loadDataset, type Dataset } from '../bench/dataset.js';
 import { DEFAULT_CACHE_DIR, groundTruth } from '../bench/ground-truth.js';
 import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
@@ -15,17 +15,18 @@ import { CommandError } from '../errors.js';
 import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
 import { comparisons, heading, resultTable, writeResult } from './report.js';
+import { PEER, targetsTable } from './targets.js';
 import { sparseBenchCommand } from './bench-sparse.js';
 
 const DATA_OPTIONS: OptionSpec[] = [
-  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, or a .fvecs/.npy/.json file of vectors' },
+  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, embeddings (normalised 1536-d topics, cached), or a .fvecs/.npy/.json file of vectors' },
   { name: 'query-file', value: 'FILE', help: 'queries for a file data set (else its last --queries rows are held out)' },
-  { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic; 10% of a file, at most 1000)' },
-  { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic: Cosine)` },
-  { name: 'size', value: 'N', default: '10000', help: 'synthetic: base vectors' },
-  { name: 'dim', value: 'N', default: '128', help: 'synthetic: dimension' },
-  { name: 'clusters', value: 'N', default: '32', help: 'synthetic: gaussian clusters' },
-  { name: 'seed', value: 'N', default: '7', help: 'synthetic: random seed' },
+  { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic and embeddings; 10% of a file, at most 1000)' },
+  { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic and embeddings: Cosine)` },
+  { name: 'size', value: 'N', help: `synthetic, embeddings: base vectors (default: 10000; embeddings ${EMBEDDING_DEFAULTS.size})` },
+  { name: 'dim', value: 'N', help: `synthetic, embeddings: dimension (default: 128; embeddings ${EMBEDDING_DEFAULTS.dim})` },
+  { name: 'clusters', value: 'N', help: `synthetic: gaussian clusters, embeddings: topics (default: 32; embeddings ${EMBEDDING_DEFAULTS.clusters})` },
+  { name: 'seed', value: 'N', default: '7', help: 'synthetic, embeddings: random seed' },
   { name: 'fashion-mnist-dir', value: 'DIR', default: defaultFashionMnistDir(), help: 'Debian\'s dataset-fashion-mnist files (env QUIVER_FASHION_MNIST_DIR)' },
   { name: 'k', value: 'N', default: '10', help: 'neighbours per query (recall@k)' },
 ];
@@ -39,7 +40,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
   { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
-  { name: 'cache-dir', value: 'DIR', default: DEFAULT_CACHE_DIR, help: 'where exact ground truth is cached' },
+  { name: 'cache-dir', value: 'DIR', default: DEFAULT_CACHE_DIR, help: 'where exact ground truth and generated embedding sets are cached' },
   { name: 'quiet', help: 'no progress on stderr' },
 ];
 
@@ -144,11 +145,12 @@ function datasetOptions(values: ParsedOptions): Parameters<typeof loadDataset>[0
     queryFile: values['query-file'] as string | undefined,
     queries: optionalInt(values, 'queries'),
     distance,
-    size: int(values, 'size'),
-    dim: int(values, 'dim'),
-    clusters: int(values, 'clusters'),
+    size: optionalInt(values, 'size'),
+    dim: optionalInt(values, 'dim'),
+    clusters: optionalInt(values, 'clusters'),
     seed: int(values, 'seed'),
     fashionMnistDir: String(values['fashion-mnist-dir']),
+    cacheDir: String(values['cache-dir']),
   };
 }
 
@@ -188,7 +190,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const progress = terminalProgress(process.stderr, values.quiet === true);
   if (mode === 'multivector') return multivectorCommand(args, values, progress);
   const sweep = sweepOptions(values, mode);
-  const data = await loadDataset(datasetOptions(values));
+  const data = await loadDataset(datasetOptions(values), progress);
   if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
   const truth = await groundTruth(data, sweep.k, String(values['cache-dir']), progress);
   const startedAt = new Date().toISOString();
@@ -228,6 +230,7 @@ export async function benchCommand(args: string[]): Promise<number> {
 async function report(result: BenchResult, values: ParsedOptions): Promise<number> {
   console.log(`\n${heading(result)}\n`);
   console.log(resultTable(result));
+  if (result.mode === 'engine' && result.series.some((s) => s.m !== null)) console.log(`\nrecall@${result.k} targets (QPS interpolated on each sweep, ratios to ${PEER} with the same m and ef_construct):\n\n${targetsTable(result)}`);
   const ratios = comparisons(result);
   if (ratios.length > 0) console.log(`\n${ratios.join('\n')}`);
   const files = await writeResult(result, String(values.out));
