@@ -2,6 +2,8 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { VectorIndex, type Datatype, type Distance, type Quantization } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
@@ -9,8 +11,6 @@ import { bruteForce } from './exact.js';
 import type { ProgressTask } from './progress.js';
 import { withScratchDir } from './scratch.js';
 import { UsearchRunner } from './usearch-runner.js';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export interface AnnRunner {
   readonly name: string;
