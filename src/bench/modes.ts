@@ -13,7 +13,7 @@ import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
 import { isExact, makeRunner, storesVectors, type EngineName } from './runners.js';
 import type { Datatype } from '../engine/index.js';
-import { buildTimed, sweep } from './sweep.js';
+import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
 export interface SweepOptions {
@@ -31,6 +31,7 @@ export interface EngineOptions extends SweepOptions {
   exactQueries: number;
   /** Element types Quiver's engines store vectors in: each Quiver engine runs once per datatype. */
   datatypes: Datatype[];
+  clock: Clock;
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -56,7 +57,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     const built = [];
     try {
       for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
-      const points = await sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);
+      const points = await sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge, clock: options.clock }, progress);
       built.forEach((b, j) => series.push({
         engine: b.runner.name,
         m: b.runner.tunable ? m : null,

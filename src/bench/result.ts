@@ -2,7 +2,7 @@
 
 import type { Datatype, Distance } from '../engine/index.js';
 import type { IndexBytes } from './runners.js';
-import type { SweepPoint } from './sweep.js';
+import type { Clock, SweepPoint } from './sweep.js';
 
 export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
 
@@ -43,6 +43,8 @@ export interface BenchResult {
   startedAt: string;
   machine: { node: string; platform: string; arch: string; cpus: number; cpuModel: string };
   target: string;
+  /** Engine mode: what QPS was counted in (wall clock, or this process's CPU time). */
+  clock?: Clock;
   /** Requests in flight at once against the target (server and ingest modes); null in engine mode. */
   concurrency: number | null;
   dataset: { name: string; dim: number; distance: Distance; base: number; queries: number };

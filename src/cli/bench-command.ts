@@ -10,9 +10,10 @@ import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { ENGINES } from '../bench/runners.js';
+import { CLOCKS } from '../bench/sweep.js';
 import { DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
-import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
+import { choice, choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
 import { comparisons, heading, resultTable, writeResult } from './report.js';
 import { PEER, targetsTable } from './targets.js';
@@ -61,6 +62,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       ...GRAPH_OPTIONS,
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
+      { name: 'clock', value: 'NAME', default: 'wall', help: 'what QPS is counted in: wall (elapsed time) or cpu (this process\'s CPU time, steadier on a shared machine)' },
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       ...OUTPUT_OPTIONS,
     ],
@@ -209,7 +211,9 @@ export async function benchCommand(args: string[]): Promise<number> {
     ingest: [],
   };
   if (mode === 'engine') {
-    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES) }, progress);
+    const clock = choice(values, 'clock', CLOCKS);
+    result.clock = clock;
+    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock }, progress);
   } else {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);

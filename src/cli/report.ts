@@ -64,7 +64,8 @@ export function heading(result: BenchResult): string {
     const per = mv.minK === mv.maxK ? `${mv.maxK}` : `${mv.minK}..${mv.maxK}`;
     return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} points x ${per} vectors (${mv.vectors} in all) x ${d.dim} ${d.distance} MaxSim, ${d.queries} queries of ${mv.queryK} vectors, k=${result.k}`;
   }
-  return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}`;
+  const clock = result.clock === 'cpu' ? ', QPS by CPU time' : '';
+  return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}${clock}`;
 }
 
 export interface WrittenFiles {
