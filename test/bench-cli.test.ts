@@ -117,6 +117,9 @@ t.test('--help of every command', async (t) => {
   }
   const engine = await quiver(['bench', 'engine', '--help']);
   for (const flag of ['--dataset', '--engines', '--m', '--ef-construct', '--ef', '--out']) t.match(engine.stdout, flag, `engine help lists ${flag}`);
+  const clock = await quiver(['bench', 'engine', '--clock', 'gpu']);
+  t.equal(clock.code, 2, 'an unknown --clock exits 2');
+  t.match(clock.stderr, '--clock: unknown value "gpu" (one or more of wall, cpu)', 'and names the clocks');
   const bad = await quiver(['bench', 'engine', '--nope']);
   t.equal(bad.code, 2, 'an unknown flag exits 2');
   t.match(bad.stderr, /--nope/, 'and names the flag');
@@ -348,7 +351,9 @@ t.test('the embedding-like set: generated once into the cache, then reused, grou
   const first = await bench(args, { cacheDir, progress: true });
   t.match(first.run.stderr, 'embeddings: generating 1520 x 64 (12 topics, seed 7)', 'the first run generates base and queries');
   t.same(first.result.dataset, { name: 'embeddings-1500x64-cosine', dim: 64, distance: 'Cosine', base: 1500, queries: 20 }, 'Cosine, the last rows held out as queries');
-  const second = await bench(args, { cacheDir, progress: true });
+  const second = await bench([...args, '--clock', 'cpu'], { cacheDir, progress: true });
+  t.equal(second.result.clock, 'cpu', 'the result names the clock QPS was counted in');
+  t.match(second.run.stdout, /^engine mode on this process: embeddings-1500x64-cosine, 1500 x 64 Cosine, 20 queries, k=10, QPS by CPU time$/m, 'and so does the heading');
   t.match(second.run.stderr, /embeddings: reusing .*embeddings-v1-1520x64-c12-s7\.f32/, 'a second run reuses the cached set');
   t.notMatch(second.run.stderr, 'embeddings: generating', 'without generating it again');
   t.same(second.result.series.map((s) => s.points[0].recall), first.result.series.map((s) => s.points[0].recall), 'the same data: the same recall');

@@ -192,6 +192,10 @@ export async function benchCommand(args: string[]): Promise<number> {
   const progress = terminalProgress(process.stderr, values.quiet === true);
   if (mode === 'multivector') return multivectorCommand(args, values, progress);
   const sweep = sweepOptions(values, mode);
+  // Engine mode's own options, checked before the data set is loaded so a typo fails at once.
+  const engine = mode === 'engine'
+    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS) }
+    : null;
   const data = await loadDataset(datasetOptions(values), progress);
   if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
   const truth = await groundTruth(data, sweep.k, String(values['cache-dir']), progress);
@@ -210,10 +214,9 @@ export async function benchCommand(args: string[]): Promise<number> {
     series: [],
     ingest: [],
   };
-  if (mode === 'engine') {
-    const clock = choice(values, 'clock', CLOCKS);
-    result.clock = clock;
-    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock }, progress);
+  if (engine) {
+    result.clock = engine.clock;
+    result.series = await engineMode(data, truth, { ...sweep, ...engine }, progress);
   } else {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);
