@@ -56,7 +56,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
       .map((datatype) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype)));
     const built = [];
     try {
-      for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
+      for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress, options.clock));
       const points = await sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge, clock: options.clock }, progress);
       built.forEach((b, j) => series.push({
         engine: b.runner.name,

@@ -27,13 +27,26 @@ export interface Built {
   indexBytes: IndexBytes;
 }
 
-export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number, progress: Progress): Promise<Built> {
+/** Seconds since the call on `clock`. */
+function stopwatch(clock: Clock): () => number {
+  if (clock === 'cpu') {
+    const started = process.cpuUsage();
+    return () => {
+      const used = process.cpuUsage(started);
+      return (used.user + used.system) / 1e6;
+    };
+  }
+  const started = performance.now();
+  return () => (performance.now() - started) / 1000;
+}
+
+export async function buildTimed(runner: AnnRunner, base: Float32Array, dim: number, progress: Progress, clock: Clock = 'wall'): Promise<Built> {
   const points = rowsOf(base, dim).map((v) => runner.prepare(v));
   const task = progress.start(`${runner.name}: building ${points.length} x ${dim}`, points.length);
   const rssBefore = process.memoryUsage().rss;
-  const started = performance.now();
+  const elapsed = stopwatch(clock);
   await runner.build(points, dim, task);
-  const buildSeconds = (performance.now() - started) / 1000;
+  const buildSeconds = elapsed();
   task.done();
   const memoryBytes = runner.memoryBytes() ?? Math.max(0, process.memoryUsage().rss - rssBefore);
   return { runner, buildSeconds, memoryBytes, indexBytes: await runner.indexBytes() };
@@ -76,15 +89,13 @@ export async function sweep(runners: AnnRunner[], spec: SweepSpec, progress: Pro
       for (const r of step.runners) {
         const qs = prepared[r];
         const latencies = new Array<number>(qs.length);
-        const started = performance.now();
-        const cpuStarted = process.cpuUsage();
+        const elapsed = stopwatch(spec.clock);
         for (let q = 0; q < qs.length; q++) {
           const t = performance.now();
           found[r][q] = runners[r].search(qs[q], spec.k, step.ef);
           latencies[q] = performance.now() - t;
         }
-        const cpu = process.cpuUsage(cpuStarted);
-        const seconds = spec.clock === 'cpu' ? (cpu.user + cpu.system) / 1e6 : (performance.now() - started) / 1000;
+        const seconds = elapsed();
         if (seconds < best[r].seconds) best[r] = { seconds, latencies };
         task.tick(qs.length);
       }

@@ -53,13 +53,12 @@ export class UsearchRunner implements AnnRunner {
       index.add(BigInt(i), points[i] as Float32Array, 1);
       task.tick();
     }
-    this.dir = await scratchDir();
-    index.save(this.file());
     this.index = index;
   }
 
   async useEf(ef: number): Promise<void> {
     if (ef === this.ef) return;
+    await this.save();
     const index = this.open(ef);
     index.load(this.file());
     this.index = index;
@@ -76,6 +75,7 @@ export class UsearchRunner implements AnnRunner {
 
   /** The saved index: vectors and graph as usearch serializes them. */
   async indexBytes(): Promise<IndexBytes> {
+    await this.save();
     return { total: (await stat(this.file())).size, vectors: this.size * this.dim * 4 };
   }
 
@@ -94,6 +94,13 @@ export class UsearchRunner implements AnnRunner {
       expansion_search: ef,
       multi: false,
     });
+  }
+
+  /** Saves the built index once (after the timed build), for its size and to reopen it per ef. */
+  private async save(): Promise<void> {
+    if (this.dir) return;
+    this.dir = await scratchDir();
+    this.index!.save(this.file());
   }
 
   private file(): string {
