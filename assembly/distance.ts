@@ -410,3 +410,26 @@ export function hammingBits(a: usize, b: usize, n: i32): i32 {
   }
   return i32x4.extract_lane(acc, 0) + i32x4.extract_lane(acc, 1) + i32x4.extract_lane(acc, 2) + i32x4.extract_lane(acc, 3);
 }
+
+/**
+ * Qdrant's asymmetric binary score: sum over bit positions of |stored bit - query code|, the
+ * query codes held as `bits` planes per 16-byte word of `v` (plane b of word w at q + (w * bits
+ * + b) * 16 holds bit b of the codes of that word's positions), so each plane is one XOR and
+ * popcount, weighted 2^b. Returns sum_b popcount(v XOR plane_b) << b over `n` bytes of `v`.
+ */
+export function xorPopcntPlanes(v: usize, q: usize, n: i32, bits: i32): i32 {
+  let acc = i32x4.splat(0);
+  let plane = q;
+  for (let i = 0; i < n; i += 16) {
+    const word = v128.load(v + <usize>i);
+    // Per lane at most 16 set bits per plane, weighted at most 128: the sum fits 16 bits.
+    let sum = i16x8.splat(0);
+    for (let b = 0; b < bits; b++) {
+      const ones = i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(v128.xor(word, v128.load(plane))));
+      sum = i16x8.add(sum, i16x8.shl(ones, b));
+      plane += 16;
+    }
+    acc = i32x4.add(acc, i32x4.extadd_pairwise_i16x8_u(sum));
+  }
+  return i32x4.extract_lane(acc, 0) + i32x4.extract_lane(acc, 1) + i32x4.extract_lane(acc, 2) + i32x4.extract_lane(acc, 3);
+}

@@ -17,7 +17,7 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_BINARY, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  qMethod, QM_INT8, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -47,13 +47,13 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 // Qdrant's `cpu` hardware measure of the current search: bytes of vector data compared, one
 // stored vector (or, for lists, each pair of query and stored rows) at a time: dim times the
-// element size (4, 2 or 1 bytes by datatype), dim for int8 codes, codeStride for bit codes. Reset by search(); read by the
+// element size (4, 2 or 1 bytes by datatype), dim for int8 codes, codeStride for bit and product codes. Reset by search(); read by the
 // host through searchCost().
 let cost: f64 = 0;
 
 @inline function charge<K>(id: i32, codes: bool): void {
   const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
-  cost += pairs * <f64>(codes ? (qMethod == QM_BINARY ? codeStride : dim) : dim << elemShift);
+  cost += pairs * <f64>(codes ? (qMethod == QM_INT8 ? dim : codeStride) : dim << elemShift);
 }
 
 // Distances by the index's datatype (a runtime choice, one predictable branch per distance):

@@ -5,9 +5,9 @@ import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
   multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
-  qMethod, codePtr,
+  qMethod, codePtr, queryBits,
 } from "./layout";
-import { distF32, dotI8, l1I8, l2I8 } from "./distance";
+import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
 import { enableQuantization } from "./quantize";
 import { readOriginal } from "./permute";
@@ -15,6 +15,7 @@ import { readOriginal } from "./permute";
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization };
+export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
 /** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
 export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
@@ -76,7 +77,7 @@ export function entry(): i32 { return entryPoint; }
 export function topLevel(): i32 { return maxLevel; }
 export function deletedOffsets(): i32 { return deletedCount; }
 export function isQuantized(): bool { return quantized; }
-/** Quantization method (layout.ts QM_*: 0 int8, 1 binary); meaningful when quantized. */
+/** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 4 product); meaningful when quantized. */
 export function quantizationMethod(): i32 { return qMethod; }
 /** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */
 export function codesPtr(id: i32): usize { return codePtr(id); }
@@ -85,6 +86,8 @@ export function indexMetric(): i32 { return metric; }
 export function indexM(): i32 { return M; }
 export function indexEfConstruct(): i32 { return efConstruct; }
 export function indexQuantile(): f32 { return quantile; }
+/** Bits per value of binary query codes: 1 (binarised as stored), 4 or 8 (scalar query encodings). */
+export function queryCodeBits(): i32 { return queryBits; }
 
 /** Raw f32 kernel over two host buffers of `n` floats (the metric's smaller-is-closer form). */
 export function kernelF32(metric: i32, a: usize, b: usize, n: i32): f32 {
@@ -96,4 +99,13 @@ export function kernelI8(kind: i32, a: usize, b: usize, n: i32): i32 {
   if (kind == 0) return dotI8(a, b, n);
   if (kind == 1) return l2I8(a, b, n);
   return l1I8(a, b, n);
+}
+
+/**
+ * Raw binary kernel over two host buffers of bit codes, `n` bytes of `a` (a multiple of 16):
+ * with bits 1 popcount(a XOR b), else Qdrant's plane-weighted popcount against `bits` planes of
+ * query codes at `b` per 16-byte word of `a` (distance.ts xorPopcntPlanes).
+ */
+export function kernelBits(bits: i32, a: usize, b: usize, n: i32): i32 {
+  return bits == 1 ? hammingBits(a, b, n) : xorPopcntPlanes(a, b, n, bits);
 }

@@ -108,7 +108,18 @@ export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = n
 // is set iff value i > 0, LSB first, the bit stream zero-padded to a multiple of 128 bits).
 export const QM_INT8: i32 = 0;
 export const QM_BINARY: i32 = 1;
+// Qdrant's two_bits and one_and_half_bits encodings: 2 bits per dimension, or 1.5 (the second
+// bits of dimension pairs OR-ed), thresholds from per-dimension statistics (binary-codes.ts).
+export const QM_BINARY2: i32 = 2;
+export const QM_BINARY15: i32 = 3;
+// Product quantization (product-quant.ts): one centroid index byte per chunk of dimensions.
+export const QM_PRODUCT: i32 = 4;
 export let qMethod: i32 = QM_INT8;
+// Bits per value of the query codes: 1 = binarised as stored; 4 or 8 = Qdrant's scalar4bits /
+// scalar8bits query encodings (binary only), `queryBits` bit planes per 16-byte code word.
+export let queryBits: i32 = 1;
+export let queryCodeStride: i32 = 0; // bytes of one query vector's codes
+let queryCodeBytes: usize = 0;       // bytes the queryCodes region has room for
 
 // Scratch.
 export let query: usize = 0;
@@ -133,8 +144,10 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   rng = seed ^ 0x9e3779b97f4a7c15;
   query = heap.alloc(<usize>stride << 2);
   memory.fill(query, 0, <usize>stride << 2);
+  queryCodeStride = codeStride;
   queryCodes = heap.alloc(<usize>codeStride);
   memory.fill(queryCodes, 0, <usize>codeStride);
+  queryCodeBytes = <usize>codeStride;
   queryBytes = heap.alloc(<usize>stride);
   memory.fill(queryBytes, 0, <usize>stride);
 }
@@ -152,16 +165,13 @@ export function setQueryCount(k: i32): usize {
     heap.free(query);
     query = heap.alloc(bytes);
     memory.fill(query, 0, bytes);
-    const codeBytes = <usize>n * <usize>codeStride;
-    heap.free(queryCodes);
-    queryCodes = heap.alloc(codeBytes);
-    memory.fill(queryCodes, 0, codeBytes);
+    queryCap = n;
+    sizeQueryCodes(true);
     heap.free(queryBytes);
     queryBytes = heap.alloc(<usize>n * <usize>stride);
     memory.fill(queryBytes, 0, <usize>n * <usize>stride);
     if (queryCorrs != 0) heap.free(queryCorrs);
     queryCorrs = heap.alloc(<usize>n << 2);
-    queryCap = n;
   }
   queryCount = k;
   return query;
@@ -197,8 +207,41 @@ export function setQueryCorr(c: f32): void { queryCorr = c; }
 /** Chooses the code form; call before the code regions are reserved. Binary codes are bit streams in 16-byte words. */
 export function setQuantMethod(m: i32): void {
   qMethod = m;
-  codeStride = m == QM_BINARY ? ((dim + 127) >> 7) << 4 : (dim + 15) & ~15;
+  codeStride = binaryCodes() ? ((binaryBits() + 127) >> 7) << 4 : (dim + 15) & ~15;
+  setQueryBits(queryBits);
 }
+
+/** Whether the codes are one of Qdrant's binary encodings (bit streams scored by XOR). */
+@inline export function binaryCodes(): bool {
+  return qMethod == QM_BINARY || qMethod == QM_BINARY2 || qMethod == QM_BINARY15;
+}
+
+/** Bits of one binary code before padding: dim, 2 dim, or dim + ceil(dim / 2). */
+export function binaryBits(): i32 {
+  if (qMethod == QM_BINARY2) return dim << 1;
+  if (qMethod == QM_BINARY15) return dim + ((dim + 1) >> 1);
+  return dim;
+}
+
+/** Query codes of `bits` planes per code word (1 = as stored); sizes the query codes region. */
+export function setQueryBits(bits: i32): void {
+  queryBits = bits;
+  queryCodeStride = codeStride * bits;
+  sizeQueryCodes(false);
+}
+
+/** Makes the queryCodes region hold queryCap query codes (`fresh`: reallocate and zero it anyway). */
+function sizeQueryCodes(fresh: bool): void {
+  const bytes = <usize>queryCap * <usize>queryCodeStride;
+  if (!fresh && bytes <= queryCodeBytes) return;
+  heap.free(queryCodes);
+  queryCodes = heap.alloc(bytes);
+  memory.fill(queryCodes, 0, bytes);
+  queryCodeBytes = bytes;
+}
+
+/** Sets the code size for a method whose codes setQuantMethod does not size (product quantization). */
+export function setCodeStride(bytes: i32): void { codeStride = bytes; }
 
 /** Grows `ptr` from `oldBytes` to `newBytes`, filling the new tail with `fill`. */
 function grow(ptr: usize, oldBytes: usize, newBytes: usize, fill: u8): usize {

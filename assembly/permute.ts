@@ -6,11 +6,12 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, qMethod, QM_BINARY,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
 import { codeSource, encode } from "./quantize";
+import { refit as refitProduct } from "./product-quant";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
@@ -107,12 +108,15 @@ export function maybeFitPermutation(): void {
   heap.free(changetype<usize>(byVariance));
   heap.free(mean);
   heap.free(sq);
+  // Fitted before the codes are redone: binary encodings that keep original order read it.
+  fitted = true;
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
     // Int8 codes move with their dimensions; a bit code is re-encoded from the permuted vector.
-    if (quantized && qMethod == QM_BINARY) encode(codeSource(vecPtr(id)), codePtr(id));
-    else if (quantized) forwardBytes(codePtr(id));
+    if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
+    else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
-  fitted = true;
+  // Product chunks are runs of stored dimensions: the new order makes new chunks, fitted anew.
+  if (quantized && qMethod == QM_PRODUCT) refitProduct();
 }

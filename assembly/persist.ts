@@ -1,7 +1,8 @@
 // Serialised index: a little-endian byte image, header then regions cut to `count` offsets.
 //
 //   header  u32[HEADER_WORDS]: MAGIC, VERSION, dim, metric, M, efConstruct, count, entryPoint,
-//           maxLevel, deletedCount, quantized (0 none, 1 int8, 2 binary), quantile (f32 bits), qAlpha (f32), qOffset (f32),
+//           maxLevel, deletedCount, quantized (0 none, else layout.ts QM_* + 1), quantile (f32 bits; for
+//           binary the query's bits per value, 1, 4 or 8), qAlpha (f32), qOffset (f32),
 //           trainedAt, rng low, rng high, permuted (0/1), pendingCount, datatype (layout.ts DT_*)
 //   levels  u8[count], padded to 4 bytes
 //   links0  u32[count * (M0 + 1)]
@@ -12,6 +13,10 @@
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
 //           binary, see layout.ts)
+//   stats   f32[dim] means then f32[dim] stddevs, only for two_bits / one_and_half_bits
+//           (binary-codes.ts)
+//   product only when quantized is product's (5): bucket u32, then the codebook f32[dim * 256]
+//           (product-quant.ts); it ends the image, so a reader finds it from the image's end.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
@@ -26,10 +31,12 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_BINARY, setQuantMethod, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_BINARY15, QM_PRODUCT, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
+import { binaryStats, binaryStatsBytes } from "./binary-codes";
+import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 6;
@@ -60,9 +67,9 @@ function measure(): usize {
   deletedBytes = ((n + 31) >> 5) << 2;
   vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : (n * <usize>stride) << elemShift;
   const coded = multi ? <usize>storedVectors() : n;
-  codesBytes = quantized ? coded * <usize>codeStride + coded * 4 : 0;
+  codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
-  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes;
+  return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes + productTailBytes();
 }
 
 /** Bytes of the upper-level block of `id` (0 for level-0 and empty offsets). */
@@ -79,7 +86,7 @@ export function serializedSize(): usize {
 /** Writes the image to `out` (serializedSize() bytes). */
 export function serialize(out: usize): void {
   headerBytes = HEADER_WORDS * 4;
-  measure();
+  const size = measure();
   store<u32>(out, MAGIC);
   store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
   store<u32>(out, dim, 8);
@@ -113,11 +120,13 @@ export function serialize(out: usize): void {
   if (multi) p = writeLists(p);
   else { memory.copy(p, vecs, vecsBytes); p += vecsBytes; }
   if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
-  if (quantized && multi) writeListCodes(p);
+  if (quantized && multi) p = writeListCodes(p);
   else if (quantized) {
     memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
-    memory.copy(p, codeCorr, <usize>count * 4);
+    memory.copy(p, codeCorr, <usize>count * 4); p += <usize>count * 4;
   }
+  if (binaryStatsBytes() != 0) memory.copy(p, binaryStats(), binaryStatsBytes());
+  if (productTailBytes() != 0) writeProductTail(out + size - productTailBytes());
 }
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
@@ -142,10 +151,19 @@ export function deserialize(src: usize, len: usize): bool {
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY + 1) return false;
-  if (quantWord != 0) {
+  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1) return false;
+  if (quantWord == <u32>QM_PRODUCT + 1) {
+    if (!readProductTail(src + len, len)) return false;
+  } else if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
+  }
+  if (quantWord != 0) {
     setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
+    if (binaryCodes()) {
+      const bits = <i32>load<f32>(src, 44);
+      if (bits != 1 && bits != 4 && bits != 8) return false;
+      setQueryBits(bits);
+    }
     reserveCodes();
   }
   let p = src + headerBytes;
@@ -177,11 +195,12 @@ export function deserialize(src: usize, len: usize): bool {
     // readLists laid the lists out contiguously in offset order, as their codes were written.
     const total = <usize>storedVectors();
     memory.copy(codes, p, total * codeStride); p += total * codeStride;
-    memory.copy(codeCorr, p, total * 4);
+    memory.copy(codeCorr, p, total * 4); p += total * 4;
   } else if (quantized) {
     memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
-    memory.copy(codeCorr, p, <usize>n * 4);
+    memory.copy(codeCorr, p, <usize>n * 4); p += <usize>n * 4;
   }
+  if (binaryStatsBytes() != 0) memory.copy(binaryStats(), p, binaryStatsBytes());
   return true;
 }
 
@@ -205,8 +224,8 @@ function writeLists(p: usize): usize {
   return p;
 }
 
-/** Writes the codes of every list in offset order, then their corrections. */
-function writeListCodes(p: usize): void {
+/** Writes the codes of every list in offset order, then their corrections; returns the end. */
+function writeListCodes(p: usize): usize {
   for (let id = 0; id < count; id++) {
     const k = <usize>load<u32>(mvCount + (<usize>id << 2));
     memory.copy(p, codeVecPtr(multiStart(id)), k * codeStride);
@@ -217,6 +236,7 @@ function writeListCodes(p: usize): void {
     memory.copy(p, codeCorr + (<usize>multiStart(id) << 2), k << 2);
     p += k << 2;
   }
+  return p;
 }
 
 /** Reads what writeLists wrote (counts already copied to mvCount); returns the end. */

@@ -6,7 +6,10 @@
 //
 // Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
-// (bigger is closer), so the distance kept here is its negation, 2 * xor - dim.
+// (bigger is closer), so the distance kept here is its negation, 2 * xor - dim. Its two_bits and
+// one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
+// with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts,
+// dispatched from here.
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
@@ -16,10 +19,12 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, setQuantMethod,
+  qMethod, QM_BINARY, QM_PRODUCT, setQuantMethod, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
-import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded } from "./distance";
+import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
+import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements, elementAt } from "./element";
+import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
 const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -64,10 +69,14 @@ export function codeSource(p: usize): usize {
   return elementAt(p, j) * codeScale(p);
 }
 
-/** Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or QM_BINARY. */
+/**
+ * Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or a binary encoding (with
+ * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings).
+ */
 export function enableQuantization(q: f32, method: i32): void {
   setQuantMethod(method);
   setQuantState(true, q, 1, 0, 0);
+  if (binaryCodes()) setQueryBits(<i32>q);
   reserveCodes();
   if (method == QM_BINARY) encodeAll();
   else if (count > 0) fit();
@@ -76,13 +85,22 @@ export function enableQuantization(q: f32, method: i32): void {
 /** Called after each insert: refits the codebook while the data set keeps doubling. */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
+  if (qMethod == QM_PRODUCT) {
+    productMaybeRefit();
+    return;
+  }
   if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fit();
 }
 
 /** Writes the codes of the f32 vector at `src` to `dst`; returns its dot-product correction (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
-  if (qMethod == QM_BINARY) {
-    encodeBits(src, dst);
+  if (binaryCodes()) {
+    if (qMethod == QM_BINARY) encodeBits(src, dst);
+    else encodeTwoBits(src, dst);
+    return 0;
+  }
+  if (qMethod == QM_PRODUCT) {
+    productEncode(src, dst);
     return 0;
   }
   const inv: f32 = 1 / qAlpha;
@@ -110,20 +128,40 @@ function encodeBits(src: usize, dst: usize): void {
   }
 }
 
-/** Binary distance between the bit codes at `q` and `p`: 2 * popcount(q XOR p) - dim. */
+/**
+ * Binary distance between the query codes at `q` and the bit code at `p`: -(zeros - xor) with
+ * zeros = dim - xor (Qdrant's score, negated), xor = popcount(q XOR p), or for a scalar query
+ * the plane-weighted popcount over 2^B - 1, in f32 as Qdrant computes it.
+ */
 @inline function bitsDist(q: usize, p: usize): f32 {
-  const xor = hammingBits(q, p, codeStride);
-  return <f32>(xor * 2 - dim);
+  const xor: f32 = queryBits == 1 ? <f32>hammingBits(q, p, codeStride)
+    : <f32>xorPopcntPlanes(p, q, codeStride, queryBits) / <f32>((1 << queryBits) - 1);
+  return -((<f32>dim - xor) - xor);
+}
+
+/** Writes the codes of the query vector at `src` to `dst`; returns its correction. */
+function encodeQueryVector(src: usize, dst: usize): f32 {
+  if (queryBits == 1) return encode(src, dst);
+  encodeScalarQuery(src, dst);
+  return 0;
 }
 
 export function encodeQuery(src: usize): void {
-  setQueryCorr(encode(src, queryCodes));
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, 1);
+    return;
+  }
+  setQueryCorr(encodeQueryVector(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
+  if (qMethod == QM_PRODUCT) {
+    productQuery(src, queryCount);
+    return;
+  }
   for (let i = 0; i < queryCount; i++) {
-    const c = encode(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>codeStride);
+    const c = encodeQueryVector(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>queryCodeStride);
     store<f32>(queryCorrs + (<usize>i << 2), c);
   }
 }
@@ -131,7 +169,7 @@ export function encodeQueryList(src: usize): void {
 /** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
 @inline function codePairDist(q: usize, qc: f32, v: i32): f32 {
   const p = codeVecPtr(v);
-  if (qMethod == QM_BINARY) return bitsDist(q, p);
+  if (binaryCodes()) return bitsDist(q, p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(q, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(q, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + load<f32>(codeCorr + (<usize>v << 2)));
@@ -139,11 +177,12 @@ export function encodeQueryList(src: usize): void {
 
 /** MaxSim distance on codes between the query list and stored offset `id`'s list. */
 export function codeMaxSimQuery(id: i32): f32 {
+  if (qMethod == QM_PRODUCT) return productMaxSim(id);
   const first = multiStart(id);
   const n = multiCount(id);
   let total: f32 = 0;
   for (let i = 0; i < queryCount; i++) {
-    const q = queryCodes + <usize>i * <usize>codeStride;
+    const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
     for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j));
@@ -155,7 +194,8 @@ export function codeMaxSimQuery(id: i32): f32 {
 /** Quantized distance between the query codes and stored offset `id`. */
 @inline export function codeDistQuery(id: i32): f32 {
   const p = codePtr(id);
-  if (qMethod == QM_BINARY) return bitsDist(queryCodes, p);
+  if (binaryCodes()) return bitsDist(queryCodes, p);
+  if (qMethod == QM_PRODUCT) return productDist(p);
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
   return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
@@ -164,7 +204,7 @@ export function codeMaxSimQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || qMethod == QM_BINARY) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -209,6 +249,13 @@ function encodeLists(): void {
 }
 
 function fit(): void {
+  if (binaryStatsBytes() != 0) {
+    // two_bits / one_and_half_bits: refit the statistics their thresholds come from.
+    fitBinaryStats();
+    setQuantState(true, quantile, 1, 0, max(count, 1));
+    encodeAll();
+    return;
+  }
   if (sample == 0) sample = heap.alloc(<usize>SAMPLE_LIMIT << 2);
   if (multi) {
     fitRange(sampleLists());
@@ -246,7 +293,7 @@ function fitRange(n: i32): void {
 }
 
 /** Encodes every stored vector (or every vector of every list) with the current codes. */
-function encodeAll(): void {
+export function encodeAll(): void {
   if (multi) {
     encodeLists();
     return;

@@ -1,7 +1,11 @@
 // Quiver's internal point model, shared by the API layer (which converts Qdrant's wire JSON
 // into it) and the shards (which store it).
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/**
+ * A payload value. An integer past 2^53 (in magnitude, within -2^63..2^64-1) is always a `bigint`,
+ * every other number a `number` (src/json/integers.ts): integers stay exact as Qdrant keeps them.
+ */
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
 export type Payload = { [key: string]: JsonValue };
 

@@ -4,6 +4,7 @@
 import { Ajv } from 'ajv';
 import t, { type Test } from 'tap';
 import { CONDITION_EXPECTED, filterSchema, toFilter, type WireFilter } from '../src/api/filter.js';
+import { I64_KEYWORD } from '../src/api/exact-integer-keywords.js';
 import { POINT_ID_KEYWORD } from '../src/api/point-id-keyword.js';
 import { FormatError, ValidationError } from '../src/errors.js';
 import type { FieldCondition, Filter, NestedCondition } from '../src/shard/filter/types.js';
@@ -12,8 +13,10 @@ const ajv = new Ajv({
   strict: true,
   logger: { log: () => {}, warn: (msg: unknown) => { throw new Error(`Ajv warning: ${String(msg)}`); }, error: (msg: unknown) => { throw new Error(String(msg)); } },
 });
-// has_id's items are point ids, judged by Quiver's own keyword (the one the validator registers).
+// has_id's items are point ids and integer match values i64s, judged by Quiver's own keywords
+// (the ones the validator registers).
 ajv.addKeyword(POINT_ID_KEYWORD);
+ajv.addKeyword(I64_KEYWORD);
 ajv.addSchema(filterSchema);
 // As request schemas use it: by reference, nullable.
 const validate = ajv.compile({ type: 'object', properties: { filter: { anyOf: [{ $ref: 'Filter' }, { type: 'null' }] } }, additionalProperties: false });

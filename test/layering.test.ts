@@ -14,8 +14,9 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
  */
 const LAYERS: string[][] = [
   ['errors.ts', 'model.ts', 'own-fields.ts', 'version.ts', 'write-queue.ts', 'engine', 'runtime'],
-  // Text analysis sits just above the bottom row rather than in it: it raises errors.ts's classes.
-  ['text'],
+  // Text analysis and JSON handling sit just above the bottom row rather than in it: they use
+  // errors.ts's classes and own-fields.ts.
+  ['text', 'json'],
   ['messages.ts', 'timeout.ts'],
   ['storage'],
   ['shard'],

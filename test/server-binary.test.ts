@@ -2,15 +2,14 @@
 // the real server and Qdrant's JS client: rescored answers (Qdrant's default for binary) equal an
 // exact reference once every point is a candidate, `rescore: false` gives Qdrant's binary scores
 // (dim - 2 * popcount(q XOR v), postprocessed per distance) computed here, `ignore` searches the
-// originals; the graphs persisted with their codes answer the same after a restart; the
-// encodings this server lacks are refused with Qdrant's error envelope, never served as one_bit.
+// originals; the graphs persisted with their codes answer the same after a restart (the other
+// encodings and query encodings: server-binary-encodings.test.ts).
 
 import t from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import type { Distance } from '../src/engine/index.js';
 import { startServer } from './helpers/server.js';
 import { brief, sameHits, type Hit } from './helpers/hits.js';
-import { assertError, call } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 
@@ -110,30 +109,6 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
   const query = queries[0];
   const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
   t.same(raw.points.map((p) => p.score), raw.points.map((p) => binaryScore('Dot', query, points[Number(p.id) - 1])), 'PATCH back to binary: binary scores again');
-});
-
-t.test('encodings this server lacks are refused, at collection and vector level and in PATCH', async (t) => {
-  const server = await startServer();
-  t.teardown(() => server.stop());
-  const refused = [
-    [{ encoding: 'two_bits' }, 'Wrong input: binary quantization encoding two_bits is not supported by this server; use one_bit'],
-    [{ encoding: 'one_and_half_bits' }, 'Wrong input: binary quantization encoding one_and_half_bits is not supported by this server; use one_bit'],
-    [{ query_encoding: 'scalar8bits' }, 'Wrong input: binary quantization query_encoding scalar8bits is not supported by this server; use default or binary'],
-    [{ query_encoding: 'scalar4bits' }, 'Wrong input: binary quantization query_encoding scalar4bits is not supported by this server; use default or binary'],
-  ] as const;
-  for (const [binary, message] of refused) {
-    const top = await call(server.url, 'PUT', '/collections/c', { vectors: { size: 4, distance: 'Dot' }, quantization_config: { binary } });
-    assertError(t, top, 400, message, `collection level ${JSON.stringify(binary)}`);
-    const named = await call(server.url, 'PUT', '/collections/c', { vectors: { v: { size: 4, distance: 'Dot', quantization_config: { binary } } } });
-    assertError(t, named, 400, message, `vector level ${JSON.stringify(binary)}`);
-    t.equal((await call(server.url, 'GET', '/collections/c')).status, 404, 'nothing was created');
-  }
-  const created = await call(server.url, 'PUT', '/collections/c', { vectors: { size: 4, distance: 'Dot' }, quantization_config: { binary: {} } });
-  t.equal(created.status, 200, '{binary: {}} is one_bit');
-  const patch = await call(server.url, 'PATCH', '/collections/c', { quantization_config: { binary: { encoding: 'two_bits' } } });
-  assertError(t, patch, 400, refused[0][1], 'PATCH');
-  const info = await call(server.url, 'GET', '/collections/c');
-  t.same((info.body as { result: { config: { quantization_config: unknown } } }).result.config.quantization_config, { binary: {} }, 'a refused PATCH changes nothing');
 });
 
 t.test('binary multivectors: MaxSim on per-row codes, rescored MaxSim on the stored rows', async (t) => {

@@ -15,7 +15,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import type { SchemaObject } from 'ajv';
 import { BODY_SCHEMAS, REFERENCED_SCHEMAS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, validateBody, type BodyName } from '../src/api/validator.js';
-import { routeTable, type RouteEntry } from '../src/server/query-params.js';
+import { routeCatalogue, type RouteEntry } from '../src/server/route-catalogue.js';
 import { startServer } from './helpers/server.js';
 import { stopAtEnd } from './helpers/api-http.js';
 import { NoAnswer, rawRequest } from './helpers/fuzz-http.js';
@@ -95,7 +95,7 @@ interface FuzzedRoute {
 
 const routes: FuzzedRoute[] = [];
 await t.test('every route of the table is served, and each body schema is found on a route', async (t) => {
-  for (const route of routeTable()) {
+  for (const route of routeCatalogue()) {
     const path = examplePath(route.url);
     const answer = await send(route.method, path, NOT_A_BODY);
     const message = errorMessage(answer);

@@ -65,14 +65,15 @@ export interface WireFieldCondition {
   is_null?: Opt<boolean>;
 }
 
+/** Integers past 2^53 are bigints once validated (the i64 keyword), as in payloads. */
 export type WireMatch =
-  | { value: string | number | boolean }
+  | { value: string | number | bigint | boolean }
   | { text: string }
   | { text_any: string }
   | { phrase: string }
   | { prefix: string }
-  | { any: string[] | number[] }
-  | { except: string[] | number[] };
+  | { any: string[] | (number | bigint)[] }
+  | { except: string[] | (number | bigint)[] };
 
 /** Numbers, or RFC 3339 datetimes (a DatetimeRange); never a mix. */
 export interface WireRange {
@@ -153,14 +154,15 @@ function object(properties: Record<string, SchemaObject>, required: string[] = [
 }
 
 const STRING: SchemaObject = { type: 'string' };
-const INTEGER: SchemaObject = { type: 'integer' };
 const NUMBER: SchemaObject = { type: 'number' };
+/** Qdrant's IntPayloadType (i64), exact past 2^53 (the i64 keyword, exact-integer-keywords.ts). */
+const I64: SchemaObject = { type: 'integer', i64: true };
 
 function bounds(value: SchemaObject): SchemaObject {
   return object({ lt: nullable(value), gt: nullable(value), gte: nullable(value), lte: nullable(value) });
 }
 
-const VALUE_LIST: SchemaObject = { anyOf: [{ type: 'array', items: STRING }, { type: 'array', items: INTEGER }] };
+const VALUE_LIST: SchemaObject = { anyOf: [{ type: 'array', items: STRING }, { type: 'array', items: I64 }] };
 
 const GEO_POINT = object({
   lon: { type: 'number', minimum: -180, maximum: 180 },
@@ -174,7 +176,7 @@ const FIELD_CONDITION = object({
   key: STRING,
   match: nullable({
     anyOf: [
-      object({ value: { anyOf: [STRING, INTEGER, { type: 'boolean' }] } }, ['value']),
+      object({ value: { anyOf: [STRING, I64, { type: 'boolean' }] } }, ['value']),
       object({ text: STRING }, ['text']),
       object({ text_any: STRING }, ['text_any']),
       object({ phrase: STRING }, ['phrase']),
@@ -326,8 +328,8 @@ function toMatch(wire: WireMatch): Match {
 }
 
 /** An empty list reads as a list of strings, the first variant Qdrant tries. */
-function toValueList(values: string[] | number[]): ValueList {
-  if (values.length > 0 && typeof values[0] === 'number') return { type: 'integers', values: new Set(values as number[]) };
+function toValueList(values: string[] | (number | bigint)[]): ValueList {
+  if (values.length > 0 && typeof values[0] !== 'string') return { type: 'integers', values: new Set(values as (number | bigint)[]) };
   return { type: 'strings', values: new Set(values as string[]) };
 }
 

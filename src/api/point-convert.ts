@@ -117,7 +117,7 @@ export interface WireRecord {
   payload?: Payload;
   vector?: number[] | number[][] | Record<string, WireVectorOutput>;
   shard_key?: string | number;
-  order_value?: number;
+  order_value?: number | bigint;
 }
 
 export function renderRecord(point: PointView): WireRecord {

@@ -212,7 +212,7 @@ export function renderScored(hit: ScoredView): WireScoredPoint {
 }
 
 export interface WirePointGroup {
-  id: string | number;
+  id: string | number | bigint;
   hits: WireScoredPoint[];
   lookup?: WireRecord;
 }

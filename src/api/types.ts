@@ -257,7 +257,7 @@ export interface WireUpdateOperations {
 export interface WireOrderBy {
   key: string;
   direction?: Opt<'asc' | 'desc'>;
-  start_from?: Opt<number | string>;
+  start_from?: Opt<number | bigint | string>;
 }
 
 export interface WireScrollRequest {

@@ -8,7 +8,8 @@ import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 
 import { filterSchema } from './filter.js';
 import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError, type RuleBreach } from './messages.js';
 import { parseDatetime } from '../shard/filter/datetime.js';
-import { printJson } from './json-print.js';
+import { printJson } from '../json/print.js';
+import { EXACT_INTEGERS_KEYWORD, I64_KEYWORD } from './exact-integer-keywords.js';
 import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION, VECTOR_NAME_CONFIG } from './schemas/collection.js';
@@ -159,6 +160,8 @@ ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
 // serde's `expecting` text of an untagged enum, reported instead of the generic one.
 ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
 ajv.addKeyword(POINT_ID_KEYWORD);
+ajv.addKeyword(EXACT_INTEGERS_KEYWORD);
+ajv.addKeyword(I64_KEYWORD);
 ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
 // A JsonPath or a datetime is a string that must parse; JsonPath's deserializer reports its own message.
 ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });

@@ -12,7 +12,7 @@ import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
 import { isExact, makeRunner, storesVectors, type EngineName } from './runners.js';
-import type { Datatype } from '../engine/index.js';
+import type { Compression, Datatype } from '../engine/index.js';
 import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
@@ -32,6 +32,8 @@ export interface EngineOptions extends SweepOptions {
   /** Element types Quiver's engines store vectors in: each Quiver engine runs once per datatype. */
   datatypes: Datatype[];
   clock: Clock;
+  /** quiver-pq: product quantization's compression ratios, each its own series. */
+  pqCompressions: Compression[];
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -53,7 +55,8 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     // Exact baselines have no graph parameters: they are measured once, with the first configuration.
     const engines = options.engines.filter((e) => !isExact(e) || i === 0);
     const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
-      .map((datatype) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype)));
+      .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
+        .map((compression) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression))));
     const built = [];
     try {
       for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress, options.clock));

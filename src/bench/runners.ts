@@ -4,7 +4,7 @@
 
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { VectorIndex, type Datatype, type Distance, type Quantization } from '../engine/index.js';
+import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -60,7 +60,23 @@ export interface RunnerParams {
   oversampling: number;
   /** Quiver's engines: the element type vectors are stored in. */
   datatype: Datatype;
+  /** quiver-pq: product quantization's ratio (Qdrant's x4 .. x64). */
+  compression: Compression;
 }
+
+/**
+ * Binary quantization engines beyond one_bit: Qdrant's two_bits / one_and_half_bits encodings,
+ * and ".s4" / ".s8" for its scalar4bits / scalar8bits query encodings.
+ */
+const BINARY_VARIANTS = {
+  'quiver-binary2': { encoding: 'two_bits' },
+  'quiver-binary1.5': { encoding: 'one_and_half_bits' },
+  'quiver-binary.s4': { queryEncoding: 'scalar4bits' },
+  'quiver-binary.s8': { queryEncoding: 'scalar8bits' },
+  'quiver-binary2.s8': { encoding: 'two_bits', queryEncoding: 'scalar8bits' },
+  'quiver-binary1.5.s8': { encoding: 'one_and_half_bits', queryEncoding: 'scalar8bits' },
+} as const satisfies Record<string, Omit<BinaryQuantization, 'method'>>;
+type BinaryVariant = keyof typeof BINARY_VARIANTS;
 
 interface EngineEntry {
   make(params: RunnerParams): AnnRunner;
@@ -70,14 +86,29 @@ interface EngineEntry {
   exact: boolean;
 }
 
-/** A Quiver engine: `label` names it ("quiver f32"), another datatype than float32 is added to the name. */
-function quiverEngine(label: string, quantization: Quantization | null, exact = false): EngineEntry {
+/**
+ * A Quiver engine whose name and quantization follow from the run's parameters (quiver-pq's
+ * compression); another datatype than float32 is added to the name.
+ */
+function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false): EngineEntry {
   return {
     storesVectors: true,
     exact,
-    make: ({ graph, oversampling, datatype }) => new QuiverRunner(datatype === 'float32' ? label : `${label} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype),
+    make: (params) => {
+      const { label, quantization } = config(params);
+      const { graph, oversampling, datatype } = params;
+      return new QuiverRunner(datatype === 'float32' ? label : `${label} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype);
+    },
   };
 }
+
+/** A Quiver engine: `label` names it ("quiver f32"), `quantization` is its config as the engine takes it. */
+function quiverEngine(label: string, quantization: Quantization | null, exact = false): EngineEntry {
+  return quiverEngineOf(() => ({ label, quantization }), exact);
+}
+
+const BINARY_ENGINES = Object.fromEntries((Object.keys(BINARY_VARIANTS) as BinaryVariant[])
+  .map((name) => [name, quiverEngine(`quiver ${name.slice('quiver-'.length)}`, { method: 'binary', ...BINARY_VARIANTS[name] })])) as Record<BinaryVariant, EngineEntry>;
 
 /**
  * Every engine `--engines` can name, one entry each: a quantization method of Quiver is one
@@ -91,10 +122,15 @@ const REGISTRY = {
   usearch: { storesVectors: false, exact: false, make: ({ graph }) => new UsearchRunner(graph) },
   'quiver-exact': quiverEngine('quiver exact (SIMD)', null, true),
   flat: { storesVectors: false, exact: true, make: ({ graph }) => new FlatRunner(graph.distance) },
+  'quiver-pq': quiverEngineOf(({ compression }) => ({ label: `quiver pq ${compression}`, quantization: { method: 'product', compression } })),
+  ...BINARY_ENGINES,
 } satisfies Record<string, EngineEntry>;
 
 export type EngineName = keyof typeof REGISTRY;
 export const ENGINES = Object.keys(REGISTRY) as EngineName[];
+
+/** Engines a run compares unless told otherwise (quiver-pq and the binary variants are asked for by name). */
+export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'usearch', 'quiver-exact', 'flat'];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
 export function storesVectors(engine: EngineName): boolean {
@@ -109,10 +145,11 @@ export function isExact(engine: EngineName): boolean {
 /**
  * `oversampling` applies to quantized engines only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
- * names the unquantized graph; another datatype is added to the name).
+ * names the unquantized graph; another datatype is added to the name). `compression` is product
+ * quantization's ratio (Qdrant's x4 .. x64).
  */
-export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32'): AnnRunner {
-  return REGISTRY[engine].make({ graph, oversampling, datatype });
+export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16'): AnnRunner {
+  return REGISTRY[engine].make({ graph, oversampling, datatype, compression });
 }
 
 /** Quiver's engine: graph search (over f32 vectors or quantization codes), or with `exact` its SIMD scan of every vector. */
@@ -148,7 +185,9 @@ class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { oversampling: this.oversampling } }).offsets;
+    // Rescored, whatever the method's default (product's is not to rescore), so every quantized
+    // engine is measured with the candidates its oversampling fetches scored again.
+    return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { rescore: true, oversampling: this.oversampling } }).offsets;
   }
 
   memoryBytes(): number {

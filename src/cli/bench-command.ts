@@ -9,9 +9,9 @@ import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
-import { ENGINES } from '../bench/runners.js';
+import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
 import { CLOCKS } from '../bench/sweep.js';
-import { DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
+import { COMPRESSIONS, DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
 import { choice, choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
@@ -36,7 +36,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
   { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
   { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
   { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
-  { name: 'oversampling', value: 'N', default: '2', help: 'int8 and binary: candidates per result rescored with the stored vectors' },
+  { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary and product: candidates per result rescored with the stored vectors' },
 ];
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
@@ -58,12 +58,13 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
     summary: 'Quiver\'s engine (f32 and int8), hnswlib-node and a flat exact scan in this process, one thread each:\nrecall@k, QPS, p50/p99 latency, build time and memory over the m x ef_construct x ef grid.',
     options: [
       ...DATA_OPTIONS,
-      { name: 'engines', value: 'LIST', default: ENGINES.join(','), help: `engines to compare (${ENGINES.join(', ')})` },
+      { name: 'engines', value: 'LIST', default: DEFAULT_ENGINES.join(','), help: `engines to compare (${ENGINES.join(', ')})` },
       ...GRAPH_OPTIONS,
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
       { name: 'clock', value: 'NAME', default: 'wall', help: 'what QPS is counted in: wall (elapsed time) or cpu (this process\'s CPU time, steadier on a shared machine)' },
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
+      { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
       ...OUTPUT_OPTIONS,
     ],
     epilog: [
@@ -194,7 +195,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const sweep = sweepOptions(values, mode);
   // Engine mode's own options, checked before the data set is loaded so a typo fails at once.
   const engine = mode === 'engine'
-    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS) }
+    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS) }
     : null;
   const data = await loadDataset(datasetOptions(values), progress);
   // One Quiver index keeps its vectors in one block of its linear memory, which AssemblyScript's

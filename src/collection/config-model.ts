@@ -95,20 +95,22 @@ function engineQuantization(config: QuantizationConfig | null): Quantization | n
   if (config === null) return null;
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
   if ('binary' in config) return binaryQuantization(config.binary);
-  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8 or binary quantization`);
+  if ('product' in config) return { method: 'product', compression: config.product.compression, alwaysRam: config.product.always_ram ?? undefined };
+  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8, binary or product quantization`);
 }
 
 /**
- * Binary quantization with the one_bit encoding and the query binarised as stored (null,
- * "default" or "binary"); the other encodings and the scalar query encodings are refused rather
- * than served as one_bit.
+ * Binary quantization: every encoding and query encoding of Qdrant's; null, "default" and
+ * "binary" query encodings binarise the query as the stored vectors are.
  */
 function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantization {
-  const encoding = config.encoding ?? 'one_bit';
-  if (encoding !== 'one_bit') throw new BadInput(`binary quantization encoding ${encoding} is not supported by this server; use one_bit`);
   const query = config.query_encoding ?? 'default';
-  if (query !== 'default' && query !== 'binary') throw new BadInput(`binary quantization query_encoding ${query} is not supported by this server; use default or binary`);
-  return { method: 'binary', alwaysRam: config.always_ram ?? undefined };
+  return {
+    method: 'binary',
+    encoding: config.encoding ?? 'one_bit',
+    ...(query === 'scalar4bits' || query === 'scalar8bits' ? { queryEncoding: query } : {}),
+    alwaysRam: config.always_ram ?? undefined,
+  };
 }
 
 /**

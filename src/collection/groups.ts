@@ -13,7 +13,8 @@ import { selectPayload, type PointView, type ReadShape } from '../shard/selector
 import { runQueries, type QueryScope } from './query-planner.js';
 import type { QueryNode, QueryRequest } from './query-tree.js';
 
-export type GroupId = string | number;
+/** A string or an integer (past 2^53 a bigint, exact as Qdrant's u64/i64 group ids). */
+export type GroupId = string | number | bigint;
 
 export interface PointGroup {
   id: GroupId;
@@ -40,7 +41,7 @@ const MAX_CANDIDATES = 1 << 20;
 /** Group ids are strings and integers; other values (floats, bools, objects) never form a group. */
 function groupIds(hit: ScoredView, path: JsonPath): GroupId[] {
   const values = flatten(valuesAt(path, hit.payload ?? {}));
-  return [...new Set(values.filter((v): v is GroupId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))))];
+  return [...new Set(values.filter((v): v is GroupId => typeof v === 'string' || typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))))];
 }
 
 /** Qdrant widens every prefetch by the number of groups asked, so that enough candidates reach the grouping. */
@@ -101,6 +102,8 @@ async function searchGroups(scope: QueryScope, request: QueryRequest, spec: Grou
 /** The point id a group id names in a lookup collection, if it is one (a UUID or a non-negative integer). */
 function lookupId(id: GroupId): PointId | undefined {
   if (typeof id === 'number') return Number.isSafeInteger(id) && id >= 0 ? id : undefined;
+  // A bigint group id is past 2^53, the form a point id takes there too.
+  if (typeof id === 'bigint') return id >= 0n ? id : undefined;
   return canonicalUuid(id);
 }
 

@@ -205,8 +205,17 @@ export class ShardReader implements QueryBackend {
   }
 }
 
-/** Values of one facet share a type (the index's); mixed types order booleans, numbers, strings. */
+/**
+ * Values of one facet share a type (the index's); mixed types order booleans, numbers, strings.
+ * Integers past 2^53 are bigints, which `<` compares with numbers exactly.
+ */
 function compareFacetValues(a: FacetValue, b: FacetValue): number {
-  if (typeof a !== typeof b) return typeof a < typeof b ? -1 : 1;
+  const kindA = facetKind(a);
+  const kindB = facetKind(b);
+  if (kindA !== kindB) return kindA < kindB ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function facetKind(value: FacetValue): string {
+  return typeof value === 'bigint' ? 'number' : typeof value;
 }

@@ -67,7 +67,7 @@ function matchNeeds(match: Match): Capability[] {
   switch (match.kind) {
     case 'value':
       if (typeof match.value === 'boolean') return ['bool_match'];
-      if (typeof match.value === 'number') return ['int_match'];
+      if (typeof match.value !== 'string') return ['int_match'];
       return canonicalUuid(match.value) !== undefined ? ['uuid_match', 'keyword_match'] : ['keyword_match'];
     case 'text':
     case 'textAny':

@@ -22,6 +22,9 @@ export interface EngineExports {
   distanceBetween(a: number, b: number): number;
   dimension(): number;
   enableQuantization(quantile: number, method: number): void;
+  enableProductQuantization(bucket: number): void;
+  productBucket(): number;
+  codebookPtr(): number;
   quantizationMethod(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;
@@ -43,8 +46,10 @@ export interface EngineExports {
   indexM(): number;
   indexEfConstruct(): number;
   indexQuantile(): number;
+  queryCodeBits(): number;
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
+  kernelBits(bits: number, a: number, b: number, n: number): number;
   indexDatatype(): number;
   vectorBytes(): number;
   enableMultivector(): void;

@@ -6,6 +6,7 @@ import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
 
 export interface ScalarQuantization {
   method?: 'int8';
@@ -14,19 +15,40 @@ export interface ScalarQuantization {
   alwaysRam?: boolean;
 }
 
+/** Qdrant's binary encodings: bits per dimension 1, 2 or 1.5 (see assembly/binary-codes.ts). */
+export type BinaryEncoding = 'one_bit' | 'two_bits' | 'one_and_half_bits';
+
+/** Qdrant's asymmetric query encodings: the query quantized to 4 or 8 bits per value. */
+export type BinaryQueryEncoding = 'scalar4bits' | 'scalar8bits';
+
 /**
- * Qdrant's binary quantization with the one_bit encoding: one bit per dimension (set iff the
- * value is > 0), scored dim - 2 * popcount(query XOR stored) and rescored by default.
+ * Qdrant's binary quantization: one_bit sets one bit per dimension iff the value is > 0;
+ * two_bits / one_and_half_bits add thresholds at 2/3 of each dimension's stddev around its mean.
+ * Scored dim - 2 * xor (xor = popcount(query XOR stored), or for a scalar query its
+ * plane-weighted form) and rescored by default.
  */
 export interface BinaryQuantization {
   method: 'binary';
+  /** Omitted = one_bit. */
+  encoding?: BinaryEncoding;
+  /** Omitted = the query binarised as the stored vectors are. */
+  queryEncoding?: BinaryQueryEncoding;
   alwaysRam?: boolean;
 }
 
-export type Quantization = ScalarQuantization | BinaryQuantization;
+export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization;
 
-/** Engine code of each quantization method (assembly/layout.ts QM_*). */
-const QUANTIZATION_METHODS = ['int8', 'binary'] as const;
+/** Engine code of each quantization method (assembly/layout.ts QM_*); binary encodings in Qdrant's order. */
+const QUANTIZATION_METHODS = ['int8', 'one_bit', 'two_bits', 'one_and_half_bits'] as const;
+
+/** Bits per value of the query codes of each query encoding (assembly/layout.ts queryBits). */
+const QUERY_BITS: Record<BinaryQueryEncoding, number> = { scalar4bits: 4, scalar8bits: 8 };
+
+/** The engine's enableQuantization arguments: int8's quantile or binary's query bits, and the method code. */
+function quantizationArgs(q: ScalarQuantization | BinaryQuantization): [number, number] {
+  if (q.method !== 'binary') return [q.quantile ?? 1, 0];
+  return [q.queryEncoding ? QUERY_BITS[q.queryEncoding] : 1, QUANTIZATION_METHODS.indexOf(q.encoding ?? 'one_bit')];
+}
 
 /**
  * Qdrant's multivector_config: each point holds a list of vectors of `dim`, scored against a
@@ -110,7 +132,12 @@ function bounded(value: number, min: number, max: number): number {
 
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
-  return QUANTIZATION_METHODS[wasm.quantizationMethod()] === 'binary' ? { method: 'binary' } : { quantile: wasm.indexQuantile() };
+  if (wasm.quantizationMethod() === PRODUCT_METHOD) return { method: 'product', compression: compressionOf(wasm.productBucket()) };
+  const method = QUANTIZATION_METHODS[wasm.quantizationMethod()];
+  if (method === 'int8') return { quantile: wasm.indexQuantile() };
+  const bits = wasm.queryCodeBits();
+  const queryEncoding = (Object.keys(QUERY_BITS) as BinaryQueryEncoding[]).find((e) => QUERY_BITS[e] === bits);
+  return { method: 'binary', ...(method !== 'one_bit' ? { encoding: method } : {}), ...(queryEncoding ? { queryEncoding } : {}) };
 }
 
 export class VectorIndex {
@@ -140,7 +167,8 @@ export class VectorIndex {
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q) wasm.enableQuantization(q.method === 'binary' ? 1 : q.quantile ?? 1, QUANTIZATION_METHODS.indexOf(q.method ?? 'int8'));
+    if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
+    else if (q) wasm.enableQuantization(...quantizationArgs(q));
     return new VectorIndex(wasm, full);
   }
 
@@ -222,11 +250,26 @@ export class VectorIndex {
     return this.wasm.isQuantized() !== 0;
   }
 
-  /** Offset `offset`'s quantization codes as stored (int8 codes or binary bit words, dimensions in stored order); dense indexes only. */
+  /**
+   * Offset `offset`'s quantization codes as stored (int8 codes, binary bit words or product
+   * centroid bytes, dimensions in stored order; two_bits / one_and_half_bits in original order,
+   * as Qdrant's); dense indexes only.
+   */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset);
     return this.views.u8.slice(at, at + this.wasm.codeBytes());
+  }
+
+  /**
+   * Product quantization's centroids: 256 per chunk, dimension-major (value of stored dimension j
+   * in centroid k at j * 256 + k; stored order is the original one unless Euclid or Manhattan
+   * reordered it, see assembly/permute.ts).
+   */
+  productCodebook(): Float32Array {
+    if (this.config.quantization?.method !== 'product') throw new RangeError('the codebook is read from a product-quantized index');
+    const at = this.wasm.codebookPtr() >>> 2;
+    return this.views.f32.slice(at, at + this.config.dim * 256);
   }
 
   get multivector(): boolean {
@@ -321,7 +364,8 @@ export class VectorIndex {
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
     const useCodes = this.quantized && !quant.ignore;
-    const rescore = quant.rescore ?? true;
+    // Qdrant's default_rescoring: product quantization is not rescored unless asked to.
+    const rescore = quant.rescore ?? this.config.quantization?.method !== 'product';
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());

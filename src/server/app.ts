@@ -6,11 +6,12 @@ import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
 import { parseJsonBody } from '../api/json-body.js';
-import { printJson } from '../api/json-print.js';
+import { printJson } from '../json/print.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
 import { registerQueryCheck } from './query-params.js';
+import { requireCatalogueEntries } from './route-catalogue.js';
 import { errorBody, markStart, sendError } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
@@ -66,10 +67,11 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   // JSON.stringify, except that point ids past 2^53 (bigints) are printed as JSON integers.
   app.setReplySerializer((payload) => printJson(payload));
   app.addHook('onRequest', async (request) => markStart(request));
-  // Before the routes: each route gets its access rule and its query parameters as it registers.
-  // Before any body is read: authentication, then the collection name in the path, then the
-  // query string (Qdrant reads most bodies before the query string; a request wrong in both gets
-  // the query string's error here).
+  // Before the routes: each route must have a catalogue entry, which gives it its access rule and
+  // its query parameters as it registers. Before any body is read: authentication, then the
+  // collection name in the path, then the query string (Qdrant reads most bodies before the query
+  // string; a request wrong in both gets the query string's error here).
+  requireCatalogueEntries(app);
   registerAuth(app, context);
   registerPathNameCheck(app);
   registerQueryCheck(app);

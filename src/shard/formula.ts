@@ -4,6 +4,7 @@
 
 import { displayF64, formulaVariableError, nonFiniteNumber } from '../messages.js';
 import type { JsonValue, Payload } from '../model.js';
+import { numberOf } from './filter/field-check.js';
 import { haversine } from './filter/geo.js';
 import { flatten, parseDatetime, valuesAt, type Filter, type JsonPath } from './filter/index.js';
 import { isJsonObject } from './filter/json-path.js';
@@ -158,9 +159,9 @@ function finite(value: number, expression: (shown: string) => string): number {
   throw nonFiniteNumber(expression(displayF64(value)));
 }
 
-/** serde_json's Value::as_f64. */
+/** serde_json's Value::as_f64 (an integer past 2^53, a bigint, as the nearest double). */
 function asNumber(value: JsonValue | undefined): number | undefined {
-  return typeof value === 'number' ? value : undefined;
+  return value === undefined ? undefined : numberOf(value);
 }
 
 /** Why a value could not be read as the type a formula step needs. */
@@ -196,8 +197,9 @@ function readGeoPoint(value: JsonValue): GeoPoint | Refused {
   const coordinates: Partial<GeoPoint> = {};
   for (const [key, v] of Object.entries(value)) {
     if (key !== 'lon' && key !== 'lat') continue;
-    if (typeof v !== 'number') return refused(`invalid type: ${serdeUnexpected(v)}, expected f64`);
-    coordinates[key] = v;
+    const coordinate = numberOf(v);
+    if (coordinate === undefined) return refused(`invalid type: ${serdeUnexpected(v)}, expected f64`);
+    coordinates[key] = coordinate;
   }
   const { lon, lat } = coordinates;
   if (lon === undefined) return refused('missing field `lon`');
@@ -213,6 +215,7 @@ function serdeUnexpected(value: JsonValue): string {
   if (value === null) return 'null';
   if (typeof value === 'boolean') return `boolean \`${value}\``;
   if (typeof value === 'number') return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  if (typeof value === 'bigint') return `integer \`${value}\``;
   if (typeof value === 'string') return `string ${JSON.stringify(value)}`;
   return Array.isArray(value) ? 'sequence' : 'map';
 }

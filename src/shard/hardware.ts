@@ -17,6 +17,7 @@
 // is counted into its own usage, carried with it, since a wait=false update is applied after its
 // task answered.
 
+import { printJson } from '../json/print.js';
 import { isMulti, isSparse, type NamedVectors, type Payload, type Vector } from '../model.js';
 import { parseJsonPath, valuesAt } from './filter/json-path.js';
 
@@ -69,9 +70,9 @@ export function namedVectorsBytes(vectors: NamedVectors): number {
   return Object.values(vectors).reduce((n, v) => n + vectorBytes(v), 0);
 }
 
-/** Bytes of a JSON value as stored. */
+/** Bytes of a JSON value as stored (integers past 2^53, bigints, with all their digits). */
 export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value ?? null));
+  return Buffer.byteLength(printJson(value ?? null));
 }
 
 /** A stored payload is never changed in place (an update stores a new object), so its size is kept. */

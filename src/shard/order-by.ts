@@ -8,11 +8,11 @@ import { parseDatetime } from './filter/index.js';
 import type { OrderBy } from './reads.js';
 import type { IndexSpec } from './shard.js';
 
-/** order_by as asked: the start may be a number or a datetime (RFC 3339 text). */
+/** order_by as asked: the start may be a number (an integer past 2^53 a bigint) or a datetime (RFC 3339 text). */
 export interface OrderByRequest {
   key: string;
   direction: OrderBy['direction'] | null;
-  startFrom: number | string | null;
+  startFrom: number | bigint | string | null;
 }
 
 const ORDERED_TYPES = new Set(['integer', 'float', 'datetime']);
@@ -24,12 +24,13 @@ function indexType(spec: IndexSpec): string {
 export function orderByOf(request: OrderByRequest, indexes: readonly IndexSpec[]): OrderBy {
   const index = indexes.find((i) => i.key === request.key);
   if (!index || !ORDERED_TYPES.has(indexType(index))) throw missingRangeIndexForOrderBy(request.key);
-  let startFrom: number | null = null;
-  if (typeof request.startFrom === 'number') startFrom = request.startFrom;
-  else if (typeof request.startFrom === 'string') {
+  let startFrom: number | bigint | null = null;
+  if (typeof request.startFrom === 'string') {
     const micros = parseDatetime(request.startFrom);
     if (micros === undefined) throw new BadInput(`Invalid datetime in order_by.start_from: ${request.startFrom}`);
     startFrom = micros;
+  } else {
+    startFrom = request.startFrom;
   }
   return { key: request.key, direction: request.direction ?? 'asc', startFrom };
 }

@@ -6,7 +6,13 @@
 // round-trip through decimal text. Multivectors are listed in `multi: [[name, dim, count], ...]`
 // and their count × dim f32 rows follow the sparse data. Records written before sparse vectors or
 // multivectors existed have no `sparse` or `multi` field and read the same.
+// Payload integers past 2^53 (bigints, src/json/integers.ts) are written with all their digits
+// and read back exactly from the header's text, which is scanned only when it holds a run of 16
+// digits (an integer of fewer is exact as a double).
 
+import { longIntegerLiterals, mayHoldLongIntegers } from '../json/integer-literals.js';
+import { withExactIntegers } from '../json/integers.js';
+import { printJson } from '../json/print.js';
 import { isMulti, isSparse, multiCount, type MultiVector, type NamedVectors, type Payload, type PointId, type SparseVector } from '../model.js';
 import { fromStoredId, toStoredId, type StoredId } from './stored-id.js';
 import type { PointRecord } from './write-ops.js';
@@ -42,7 +48,7 @@ export function encodePoint(record: PointRecord): Uint8Array {
   const header: Header = { id: toStoredId(record.id), version: record.version ?? 0, payload: record.payload, vectors: dense.map(([n, v]) => [n, v.length]) };
   if (sparse.length > 0) header.sparse = sparse.map(([n, v]) => [n, v.indices.length]);
   if (multi.length > 0) header.multi = multi.map(([n, v]) => [n, v.dim, multiCount(v)]);
-  const headerBytes = encoder.encode(JSON.stringify(header));
+  const headerBytes = encoder.encode(printJson(header));
   const words = dense.reduce((sum, [, v]) => sum + v.length, 0) + sparse.reduce((sum, [, v]) => sum + 2 * v.indices.length, 0)
     + multi.reduce((sum, [, v]) => sum + v.data.length, 0);
   const dataStart = (4 + headerBytes.length + 3) & ~3;
@@ -71,7 +77,7 @@ export function encodePoint(record: PointRecord): Uint8Array {
 export function decodePoint(bytes: Uint8Array): PointRecord {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(0, true);
-  const header = JSON.parse(decoder.decode(bytes.subarray(4, 4 + headerLength))) as Header;
+  const header = parseHeader(decoder.decode(bytes.subarray(4, 4 + headerLength)));
   const dataStart = (4 + headerLength + 3) & ~3;
   // The store may hand back an unaligned Node Buffer: one aligned copy, then each vector its own
   // slice of it (a view would take the whole record along wherever it is posted).
@@ -93,4 +99,13 @@ export function decodePoint(bytes: Uint8Array): PointRecord {
     at += dim * count;
   }
   return { id: fromStoredId(header.id), payload: header.payload, vectors, version: header.version ?? 0 };
+}
+
+function parseHeader(text: string): Header {
+  const header = JSON.parse(text) as Header;
+  if (header.payload !== null && mayHoldLongIntegers(text)) {
+    let literals: Map<string, bigint> | undefined;
+    withExactIntegers(header.payload, '/payload', (pointer) => (literals ??= longIntegerLiterals(text)).get(pointer));
+  }
+  return header;
 }

@@ -2,10 +2,11 @@
 // (scroll), in the order of an ordered payload index (scroll with order_by), and at random.
 
 import type { Bitset } from '../engine/index.js';
+import { compareNumeric } from '../json/integers.js';
 import { missingRangeIndexForOrderBy } from '../messages.js';
 import type { PointId } from '../model.js';
 import type { Filter } from './filter/index.js';
-import { isOrderedIndex } from './payload-index/types.js';
+import { isOrderedIndex, type OrderedEntry } from './payload-index/types.js';
 import { selectPayload, selectVectors, type PointView, type ReadShape } from './selectors.js';
 import { compareIds, type Shard } from './shard.js';
 
@@ -13,7 +14,8 @@ import { compareIds, type Shard } from './shard.js';
 export interface OrderBy {
   key: string;
   direction: 'asc' | 'desc';
-  startFrom: number | null;
+  /** A number, a bigint past 2^53 (an integer index's exact start), or a datetime's microseconds. */
+  startFrom: number | bigint | null;
 }
 
 function viewOf(shard: Shard, id: PointId, shape: ReadShape): PointView | null {
@@ -63,7 +65,7 @@ function scrollOrdered(shard: Shard, allowed: Bitset, orderBy: OrderBy, limit: n
   const index = shard.index(orderBy.key);
   if (!index || !isOrderedIndex(index)) throw missingRangeIndexForOrderBy(orderBy.key);
   const out: PointView[] = [];
-  let previous: { value: number; offset: number } | null = null;
+  let previous: OrderedEntry | null = null;
   for (const entry of index.ordered(orderBy.direction, orderBy.startFrom ?? undefined)) {
     if (out.length >= limit) break;
     // The same value held twice by one point is one pair, and pairs come sorted.
@@ -98,5 +100,5 @@ export function samplePoints(shard: Shard, filter: Filter | null, limit: number,
 /** How points read by order_by rank when shards' pages merge: by value in the direction asked, ties by id. */
 export function compareOrdered(direction: OrderBy['direction']): (a: PointView, b: PointView) => number {
   const sign = direction === 'desc' ? -1 : 1;
-  return (a, b) => sign * ((a.orderValue ?? 0) - (b.orderValue ?? 0)) || compareIds(a.id, b.id);
+  return (a, b) => sign * compareNumeric(a.orderValue ?? 0, b.orderValue ?? 0) || compareIds(a.id, b.id);
 }

@@ -23,7 +23,8 @@ export interface PointView {
   payload?: Payload;
   vectors?: NamedVectors;
   shardKey?: string | number;
-  orderValue?: number;
+  /** What order_by sorted by: an integer past 2^53 is a bigint (src/json/integers.ts). */
+  orderValue?: number | bigint;
 }
 
 /** The selected part of a stored payload; reading it (whole) is counted, as Qdrant counts it. */

@@ -17,8 +17,7 @@ export interface ShardStats {
 function payloadsBytes(shard: Shard): number {
   let bytes = 0;
   for (let offset = 0; offset < shard.size; offset++) {
-    const payload = shard.payload(offset);
-    if (payload !== undefined) bytes += Buffer.byteLength(JSON.stringify(payload));
+    if (shard.isLive(offset)) bytes += shard.payloadBytes(offset);
   }
   return bytes;
 }

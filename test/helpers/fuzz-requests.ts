@@ -5,7 +5,7 @@
 
 import fc from 'fast-check';
 import type { SchemaObject } from 'ajv';
-import type { RouteEntry } from '../../src/server/query-params.js';
+import type { RouteEntry } from '../../src/server/route-catalogue.js';
 import { parseQuery, type QueryParamSet } from '../../src/api/schemas/query.js';
 import { mutate, mutation } from './fuzz-mutate.js';
 import type { BodyGenerator } from './fuzz-schema.js';

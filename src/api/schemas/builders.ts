@@ -7,6 +7,7 @@
 //   rule      - a validator-crate rule (HTTP 422), checked only once the body has the right shape
 //   jsonPath  - on a string: Qdrant's JsonPath, whose deserializer refuses a key it cannot parse
 //   datetime  - on a string: a datetime as Qdrant parses one (a variant of StartFrom)
+//   exactIntegers, i64 - integers exact past 2^53 (src/api/exact-integer-keywords.ts)
 
 import type { SchemaObject } from 'ajv';
 import type { RuleSpec } from './rules.js';
@@ -67,6 +68,11 @@ export function map(values: Schema): SchemaObject {
 /** A JSON object of arbitrary values (Qdrant's Payload). */
 export function jsonObject(): SchemaObject {
   return map(true);
+}
+
+/** A JSON object whose integers are kept as serde_json keeps them (a payload and what stands for one). */
+export function exactObject(): SchemaObject {
+  return { ...jsonObject(), exactIntegers: true };
 }
 
 interface StructOptions {

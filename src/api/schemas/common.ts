@@ -2,7 +2,7 @@
 // and the vector forms a point may carry.
 
 import type { SchemaObject } from 'ajv';
-import { andRule, f32Seq, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
+import { andRule, exactObject, f32Seq, jsonObject, map, opt, seq, str, struct, uint, untagged, withRule, type Schema } from './builders.js';
 
 /** ExtendedPointId; a custom keyword, since Qdrant words a bad id in its own way. */
 export const POINT_ID: SchemaObject = { pointId: true };
@@ -28,7 +28,8 @@ export const WITH_PAYLOAD = untagged('WithPayloadInterface', [
 
 export const WITH_VECTOR = untagged('WithVector', [{ type: 'boolean' }, seq(str())]);
 
-export const PAYLOAD = jsonObject();
+/** Qdrant's Payload; its integers exact past 2^53 (the exactIntegers keyword, exact-integer-keywords.ts). */
+export const PAYLOAD = exactObject();
 
 /**
  * A dense vector, wherever one is sent: stored points, queries, examples. A component beyond the

@@ -2,7 +2,7 @@
 // nests itself, so it is registered on its own under the id "Expression" and referred to.
 
 import type { SchemaObject } from 'ajv';
-import { float, jsonObject, jsonPath, opt, seq, str, struct, tagged, untagged } from './builders.js';
+import { exactObject, float, jsonPath, opt, seq, str, struct, tagged, untagged } from './builders.js';
 
 const EXPRESSION: SchemaObject = { $ref: 'Expression' };
 
@@ -47,4 +47,4 @@ export const EXPRESSION_SCHEMA: SchemaObject = {
   $id: 'Expression',
 };
 
-export const FORMULA_QUERY = struct('FormulaQuery', { formula: EXPRESSION, defaults: jsonObject() }, { required: ['formula'] });
+export const FORMULA_QUERY = struct('FormulaQuery', { formula: EXPRESSION, defaults: exactObject() }, { required: ['formula'] });

@@ -154,7 +154,7 @@ export const ORDER_BY = untagged('OrderByInterface', [
     {
       key: jsonPath(),
       direction: opt(unitEnum(['asc', 'desc'])),
-      start_from: opt(untagged('StartFrom', [{ type: 'integer' }, { type: 'number' }, { type: 'string', datetime: true }])),
+      start_from: opt(untagged('StartFrom', [{ type: 'integer', i64: true }, { type: 'number' }, { type: 'string', datetime: true }])),
     },
     { required: ['key'] },
   ),

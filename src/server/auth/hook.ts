@@ -9,9 +9,14 @@ import { setAccess } from '../access.js';
 import { referencedCollections } from './body-collections.js';
 import { checkCollection, checkGlobal, requestAccess, type Grant } from './grant.js';
 import { NodeKeys } from './keys.js';
-import { isExemptPath, routeAccess, type RouteAccess } from './requirements.js';
+import { COLLECTION_PARAM, routeSpec } from '../route-catalogue.js';
+import { isExemptPath, type AccessRule } from './requirements.js';
 
-export type ProtectedRoute = RouteAccess & { method: string; url: string };
+export interface ProtectedRoute {
+  method: string;
+  url: string;
+  access: AccessRule;
+}
 
 const routesOf = new WeakMap<FastifyInstance, Map<string, ProtectedRoute>>();
 
@@ -27,18 +32,19 @@ export function registerAuth(app: FastifyInstance, { config, collections }: Serv
   const routes = new Map<string, ProtectedRoute>();
   routesOf.set(app, routes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.set(`${method} ${route.url}`, { ...routeAccess(method, route.url), method, url: route.url });
+    // The query parameter check (query-params.ts) has already refused a route without an entry.
+    for (const method of [route.method].flat()) routes.set(`${method} ${route.url}`, { method, url: route.url, access: routeSpec(method, route.url)!.access });
   });
 
   const keys = new NodeKeys(config, collections);
   if (!keys.enabled) return;
   const targetOf = (name: string): string | undefined => (collections.exists(name) ? collections.resolve(name) : undefined);
   // Matched routes only: an unknown path needs nothing beyond a valid key, its answer is a 404.
-  const ruleOf = (request: FastifyRequest): RouteAccess | undefined => {
+  const ruleOf = (request: FastifyRequest): AccessRule | undefined => {
     const url = request.routeOptions.url;
-    return url === undefined ? undefined : (routes.get(`${request.method} ${url}`) ?? routeAccess(request.method, url));
+    return url === undefined ? undefined : routes.get(`${request.method} ${url}`)?.access;
   };
-  const collectionOf = (request: FastifyRequest, param: string): string => (request.params as Record<string, string>)[param];
+  const collectionOf = (request: FastifyRequest): string => (request.params as Record<string, string>)[COLLECTION_PARAM];
 
   app.addHook('onRequest', async (request) => {
     if (isExemptPath(request.url.split('?')[0])) return;
@@ -49,7 +55,7 @@ export function registerAuth(app: FastifyInstance, { config, collections }: Serv
     if (route === undefined) return;
     if (route.scope === 'global') checkGlobal(grant, route.need);
     else if (route.scope === 'collection') {
-      const name = collectionOf(request, route.param);
+      const name = collectionOf(request);
       checkCollection(grant, name, targetOf(name), route.need);
     }
   });

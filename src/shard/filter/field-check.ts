@@ -7,7 +7,10 @@
 //   (OR-ed), those looking inside an array value one level deep (any element).
 // Type mismatches never match: a string range, a numeric match on "1", a float against an
 // integer match. JSON numbers arrive as JS numbers, so 1.0 in a payload counts as the integer 1.
+// Integers past 2^53 are bigints (src/json/integers.ts): a match compares them exactly, as
+// Qdrant compares i64s, and a range as the doubles they round to, as Qdrant's as_f64 does.
 
+import { isI64 } from '../../json/integers.js';
 import type { JsonValue } from '../../model.js';
 import { parseDatetime } from './datetime.js';
 import { inBoundingBox, inPolygon, inRadius } from './geo.js';
@@ -125,17 +128,20 @@ function matchElement(match: Match, e: JsonValue): boolean {
     case 'any':
       return match.list.type === 'strings'
         ? typeof e === 'string' && match.list.values.has(e)
-        : isInteger(e) && match.list.values.has(e);
+        : isI64(e) && match.list.values.has(e);
     case 'except':
       // Anything but null passes unless it is a listed value of the list's own type.
       if (e === null) return false;
       if (match.list.type === 'strings') return typeof e !== 'string' || !match.list.values.has(e);
-      return !isInteger(e) || !match.list.values.has(e);
+      return !isI64(e) || !match.list.values.has(e);
   }
 }
 
 function rangeElement(range: Range, e: JsonValue): boolean {
-  if (range.kind === 'number') return typeof e === 'number' && inBounds(range, e);
+  if (range.kind === 'number') {
+    const x = numberOf(e);
+    return x !== undefined && inBounds(range, x);
+  }
   if (typeof e !== 'string') return false;
   const micros = parseDatetime(e);
   return micros !== undefined && inBounds(range, micros);
@@ -149,13 +155,15 @@ export function inBounds(b: Bounds, x: number): boolean {
 /** A payload geo point: an object with numeric `lon` and `lat` (other keys ignored). */
 export function geoPointOf(e: JsonValue): GeoPoint | undefined {
   if (!isJsonObject(e)) return undefined;
-  const lon = ownValue(e, 'lon');
-  const lat = ownValue(e, 'lat');
-  return typeof lon === 'number' && typeof lat === 'number' ? { lon, lat } : undefined;
+  const lon = numberOf(ownValue(e, 'lon') ?? null);
+  const lat = numberOf(ownValue(e, 'lat') ?? null);
+  return lon !== undefined && lat !== undefined ? { lon, lat } : undefined;
 }
 
-export function isInteger(e: JsonValue): e is number {
-  return typeof e === 'number' && Number.isInteger(e);
+/** A numeric payload value as the double Qdrant's as_f64 makes of it (what ranges compare). */
+export function numberOf(e: JsonValue): number | undefined {
+  if (typeof e === 'number') return e;
+  return typeof e === 'bigint' ? Number(e) : undefined;
 }
 
 /** Rust's split_whitespace: runs of Unicode White_Space separate tokens. */

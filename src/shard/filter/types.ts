@@ -1,5 +1,6 @@
 // Quiver's internal filter: what src/api/filter.ts makes of Qdrant's wire Filter. Plain data only
-// (arrays, Sets, numbers, strings), because filters travel to shard workers by structured clone.
+// (arrays, Sets, numbers, bigints, strings), because filters travel to shard workers by structured
+// clone.
 //
 // Shapes differ from the wire where the wire is ambiguous or loose: one-or-many lists are always
 // lists, keys are parsed paths, UUIDs are canonical, datetimes are microseconds, and each
@@ -93,11 +94,15 @@ export interface FilterCondition {
   filter: Filter;
 }
 
-/** A list from `any`/`except`: typed by its elements; an empty list counts as strings, as in Qdrant. */
-export type ValueList = { type: 'strings'; values: Set<string> } | { type: 'integers'; values: Set<number> };
+/**
+ * A list from `any`/`except`: typed by its elements; an empty list counts as strings, as in Qdrant.
+ * Integers (Qdrant's i64) are numbers up to 2^53-1 in magnitude and bigints past it, as payload
+ * integers are (src/json/integers.ts), so that equal values are equal Set members.
+ */
+export type ValueList = { type: 'strings'; values: Set<string> } | { type: 'integers'; values: Set<number | bigint> };
 
 export type Match =
-  | { kind: 'value'; value: string | number | boolean }
+  | { kind: 'value'; value: string | number | bigint | boolean }
   | { kind: 'text'; text: string }
   | { kind: 'textAny'; text: string }
   | { kind: 'phrase'; text: string }

@@ -54,12 +54,19 @@ export interface GraphImages {
 export function graphParams(spec: VectorSpec): string {
   // A multivector graph and a float16/uint8 one say so; others keep the form graphs were stored
   // with before multivectors and datatypes.
-  // Binary quantization says so too (int8 keeps its quantile in the older slot).
+  // Binary and product quantization say so too (int8 keeps its quantile in the older slot).
   const datatype = spec.datatype && spec.datatype !== 'float32' ? [spec.datatype] : [];
   const q = spec.quantization;
-  const quantile = q && q.method !== 'binary' ? q.quantile ?? null : null;
-  const binary = q?.method === 'binary' ? ['binary'] : [];
-  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary]);
+  const quantile = q && 'quantile' in q ? q.quantile ?? null : null;
+  // A one_bit graph with the query binarised keeps its earlier form; other encodings and scalar
+  // query encodings add theirs (the query encoding is persisted with the codes).
+  const binary = q?.method !== 'binary' ? [] : [
+    'binary',
+    ...(q.encoding && q.encoding !== 'one_bit' ? [q.encoding] : []),
+    ...(q.queryEncoding ? [q.queryEncoding] : []),
+  ];
+  const product = q?.method === 'product' ? ['product', q.compression] : [];
+  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary, ...product]);
 }
 
 /** What a sparse index image depends on: one stored in another form is rebuilt, not loaded. */

@@ -1,10 +1,12 @@
-// Indexes ordered by a number: float (JSON numbers), datetime (strings Qdrant reads as datetimes,
-// as microseconds) and, extended in integer.ts, integer. They serve range conditions of their kind
-// and ordered iteration for order_by.
+// Indexes ordered by a number: float (JSON numbers; an integer past 2^53 as the double it rounds
+// to, as ranges compare it), datetime (strings Qdrant reads as datetimes, as microseconds) and,
+// extended in integer.ts, integer. They serve range conditions of their kind and ordered
+// iteration for order_by.
 
 import type { Bitset } from '../../engine/bitset.js';
 import type { JsonValue } from '../../model.js';
 import { parseDatetime } from '../filter/datetime.js';
+import { numberOf } from '../filter/field-check.js';
 import type { Range } from '../filter/types.js';
 import { BaseIndex, type SoleTest } from './base.js';
 import type { DatetimeIndexParams, FloatIndexParams, IntegerIndexParams } from './schema.js';
@@ -29,8 +31,8 @@ export class NumericIndex extends BaseIndex implements OrderedIndex {
     return this.holders.size;
   }
 
-  ordered(direction: Direction, startFrom?: number): Iterable<OrderedEntry> {
-    return this.sorted.ordered(direction, startFrom);
+  ordered(direction: Direction, startFrom?: number | bigint): Iterable<OrderedEntry> {
+    return this.sorted.ordered(direction, startFrom === undefined ? undefined : Number(startFrom));
   }
 
   protected insert(offset: number, elements: JsonValue[]): void {
@@ -53,10 +55,6 @@ export class NumericIndex extends BaseIndex implements OrderedIndex {
     if (!('range' in test) || test.range.kind !== this.rangeKind) return undefined;
     return this.sorted.select(test.range, size);
   }
-}
-
-export function numberOf(e: JsonValue): number | undefined {
-  return typeof e === 'number' ? e : undefined;
 }
 
 function datetimeOf(e: JsonValue): number | undefined {

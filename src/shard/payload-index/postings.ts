@@ -37,6 +37,11 @@ export class Postings<V extends FacetValue> {
     return this.byOffset.size;
   }
 
+  /** The distinct values of an offset. */
+  valuesOf(offset: number): readonly V[] {
+    return this.byOffset.get(offset) ?? [];
+  }
+
   values(): IterableIterator<V> {
     return this.byValue.keys();
   }

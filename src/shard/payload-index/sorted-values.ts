@@ -5,7 +5,13 @@
 import { Bitset } from '../../engine/bitset.js';
 import { inBounds } from '../filter/field-check.js';
 import type { Bounds } from '../filter/types.js';
-import type { Direction, OrderedEntry } from './types.js';
+import type { Direction } from './types.js';
+
+/** One (value, offset) pair, by the double value. */
+export interface SortedEntry {
+  value: number;
+  offset: number;
+}
 
 export class SortedValues {
   private values = new Float64Array(0);
@@ -40,7 +46,7 @@ export class SortedValues {
     return out;
   }
 
-  *ordered(direction: Direction, startFrom?: number): Iterable<OrderedEntry> {
+  *ordered(direction: Direction, startFrom?: number): Iterable<SortedEntry> {
     this.merge();
     const { values, offsets } = this;
     if (direction === 'asc') {
@@ -80,7 +86,7 @@ export class SortedValues {
 
   private merge(): void {
     if (this.pending.size === 0 && this.stale.size === 0) return;
-    const added: OrderedEntry[] = [];
+    const added: SortedEntry[] = [];
     for (const [offset, values] of this.pending) for (const value of values) added.push({ value, offset });
     added.sort(compareEntries);
     let kept = 0;
@@ -112,6 +118,6 @@ export class SortedValues {
   }
 }
 
-function compareEntries(a: OrderedEntry, b: OrderedEntry): number {
+function compareEntries(a: SortedEntry, b: SortedEntry): number {
   return a.value - b.value || a.offset - b.offset;
 }

@@ -26,7 +26,8 @@ export interface PayloadIndex {
   select(condition: IndexableCondition, size: number): Bitset | undefined;
 }
 
-export type FacetValue = string | number | boolean;
+/** A value facets count: integers past 2^53 are bigints, as in payloads (src/json/integers.ts). */
+export type FacetValue = string | number | bigint | boolean;
 
 export interface FacetIndex extends PayloadIndex {
   /** Per distinct value, how many points (of `allowed`, or all) hold it. */
@@ -37,7 +38,8 @@ export type Direction = 'asc' | 'desc';
 
 /** One (value, point) pair; a point with several values appears once per value. */
 export interface OrderedEntry {
-  value: number;
+  /** An integer index's integers past 2^53 are bigints, exact as Qdrant's i64 order values. */
+  value: number | bigint;
   offset: number;
 }
 
@@ -46,7 +48,7 @@ export interface OrderedIndex extends PayloadIndex {
    * Entries by value (ties by offset), from `startFrom` on (inclusive: at or above it ascending,
    * at or below it descending). Datetime values are microseconds since the epoch.
    */
-  ordered(direction: Direction, startFrom?: number): Iterable<OrderedEntry>;
+  ordered(direction: Direction, startFrom?: number | bigint): Iterable<OrderedEntry>;
 }
 
 /** An index whose kind defines how some matches compare (text, uuid). */

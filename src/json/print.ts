@@ -1,8 +1,9 @@
-// JSON text of a response. Point ids past 2^53 are bigints (see PointId), which JSON.stringify
-// refuses and which must be printed as bare integers, 18446744073709551615, as Qdrant prints
-// them. JSON.stringify does all the work for every response without one; only when it refuses a
-// bigint is the value printed again here, level by level, each subtree that holds no bigint
-// still by JSON.stringify (so a response's vectors and payloads keep native speed).
+// JSON text of a response or a stored record. Point ids and payload integers past 2^53 are
+// bigints (see PointId, src/json/integers.ts), which JSON.stringify refuses and which must be
+// printed as bare integers, 18446744073709551615, as Qdrant prints them. JSON.stringify does all
+// the work for every value without one; only when it refuses a bigint is the value printed again
+// here, level by level, each subtree that holds no bigint still by JSON.stringify (so a
+// response's vectors and payloads keep native speed).
 
 /** The JSON text of `value`, with each bigint written as a JSON integer. */
 export function printJson(value: unknown): string {
