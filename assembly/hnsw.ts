@@ -17,14 +17,14 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_INT8, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  qMethod, QM_INT8, binaryCodes, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeScoreQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -526,12 +526,15 @@ function prepareQuery(codes: bool, bits: usize): void {
   excluded = -1;
 }
 
-/** Keeps the `keep` best of `results` by exact f32 distance (rescoring of int8 candidates). */
-function rescore<K>(keep: i32): void {
+/**
+ * Keeps the `keep` best of `results` by exact f32 distance (rescoring of quantized candidates),
+ * or with `codes` by the quantized distance in the form Qdrant reports (see codeScoreQuery).
+ */
+function rescore<K>(keep: i32, codes: bool): void {
   while (results.size > 0) {
     const id = results.topId();
-    charge<K>(id, false);
-    const d = exactDist<K>(id);
+    if (!codes) charge<K>(id, false);
+    const d = codes && onCodes(id) ? codeScoreQuery(id) : exactDist<K>(id);
     ordered.push(-d, id);
     results.pop();
   }
@@ -565,7 +568,27 @@ function emit(k: i32): i32 {
   if (d < -results.topKey()) { results.pop(); results.push(-d, id); }
 }
 
-/** Adds the pending (unlinked) offsets to `results` by exact distance. */
+/**
+ * Whether stored offset `id` is measured on its codes. Qdrant keeps scalar (int8) codes off its
+ * appendable segments, whose points are scored on the originals: an unlinked (pending) vector of
+ * an int8 index is too. Binary codes exist for appendable segments as well (Qdrant 1.16+).
+ */
+@inline function onCodes(id: i32): bool {
+  return useCodes && (binaryCodes() || !isPending(id));
+}
+
+/** offer<K> for an offset reached by a scan rather than the graph: it may be pending (see onCodes). */
+@inline function offerScanned<K>(id: i32, pool: i32): void {
+  if (onCodes(id) || !useCodes) {
+    offer<K>(id, pool);
+    return;
+  }
+  useCodes = false;
+  offer<K>(id, pool);
+  useCodes = true;
+}
+
+/** Adds the pending (unlinked) offsets to `results` (by exact distance, or by codes, see onCodes). */
 function scanPending<K>(pool: i32): void {
   const words = (count + 31) >> 5;
   for (let w = 0; w < words; w++) {
@@ -573,7 +596,7 @@ function scanPending<K>(pool: i32): void {
     while (bits != 0) {
       const id = (w << 5) + <i32>ctz(bits);
       bits &= bits - 1;
-      if (scannable(id)) offer<K>(id, pool);
+      if (scannable(id)) offerScanned<K>(id, pool);
     }
   }
 }
@@ -594,7 +617,7 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
   const pool = useCodes && rescoreOn ? max(candidatesK, k) : k;
   if (exact) {
     for (let id = 0; id < count; id++) {
-      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offer<K>(id, pool);
+      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offerScanned<K>(id, pool);
     }
   } else {
     if (entryPoint >= 0) {
@@ -606,7 +629,8 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
     }
     if (pendingCount > 0) scanPending<K>(pool);
   }
-  if (useCodes && rescoreOn) rescore<K>(k);
+  if (useCodes && rescoreOn) rescore<K>(k, false);
+  else if (useCodes && restatesScores()) rescore<K>(k, true);
   return emit(k);
 }
 

@@ -9,12 +9,12 @@ import {
 } from "./layout";
 import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
-import { enableQuantization } from "./quantize";
+import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
-export { enableQuantization };
+export { enableQuantization, refitQuantization };
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
 /** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */

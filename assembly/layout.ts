@@ -103,7 +103,7 @@ export let codes: usize = 0;
 export let codeCorr: usize = 0;
 export let qAlpha: f32 = 1; // value = qAlpha * code + qOffset
 export let qOffset: f32 = 0;
-export let trainedAt: i32 = 0; // count when the codebook was last fitted; 0 = never
+export let trainedAt: i32 = 0; // vectors the int8 codebook was last fitted on; 0 = never
 // Quantization method: int8 scalar codes, or binary (Qdrant's one_bit encoding: bit i of a code
 // is set iff value i > 0, LSB first, the bit stream zero-padded to a multiple of 128 bits).
 export const QM_INT8: i32 = 0;

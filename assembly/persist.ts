@@ -24,23 +24,28 @@
 //
 // Images of versions 2 (dense) and 3 (multivector), written before datatypes, have a 19-word
 // header and float32 vectors; they still load, as do versions 4 and 5 (written before binary
-// quantization, their quantized word is 0 or 1).
+// quantization, their quantized word is 0 or 1) and 6 and 7. Images before 8 and 9 hold int8 codes
+// of an older codebook (codes -127..127 around a centred offset): their codebook is fitted again
+// on load, as Qdrant's is (quantize.ts), and every vector re-encoded from the stored vectors.
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_BINARY15, QM_PRODUCT, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 import { binaryStats, binaryStatsBytes } from "./binary-codes";
 import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
+import { fitCodebook } from "./quantize";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
-const VERSION: u32 = 6;
-const VERSION_MULTI: u32 = 7;
+const VERSION: u32 = 8;
+const VERSION_MULTI: u32 = 9;
+const PRE_PARITY_VERSION: u32 = 6;
+const PRE_PARITY_VERSION_MULTI: u32 = 7;
 const PRE_BINARY_VERSION: u32 = 4;
 const PRE_BINARY_VERSION_MULTI: u32 = 5;
 const HEADER_WORDS: usize = 20;
@@ -134,8 +139,8 @@ export function deserialize(src: usize, len: usize): bool {
   if (len < OLD_HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
   const version = word(src, 1);
   const old = version == OLD_VERSION || version == OLD_VERSION_MULTI;
-  const multiImage = version == VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
-  if (!old && !multiImage && version != VERSION && version != PRE_BINARY_VERSION) return false;
+  const multiImage = version == VERSION_MULTI || version == PRE_PARITY_VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
+  if (!old && !multiImage && version != VERSION && version != PRE_PARITY_VERSION && version != PRE_BINARY_VERSION) return false;
   headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
   if (len < headerBytes) return false;
   const datatype = old ? DT_F32 : <i32>word(src, 19);
@@ -201,6 +206,8 @@ export function deserialize(src: usize, len: usize): bool {
     memory.copy(codeCorr, p, <usize>n * 4); p += <usize>n * 4;
   }
   if (binaryStatsBytes() != 0) memory.copy(binaryStats(), p, binaryStatsBytes());
+  // Only int8 codes changed meaning at versions 8 and 9; product images were first written at 8/9.
+  if (quantized && qMethod == QM_INT8 && version != VERSION && version != VERSION_MULTI) fitCodebook();
   return true;
 }
 

@@ -1,8 +1,15 @@
-// Scalar int8 quantization. One affine codebook per index: value ~= qAlpha * code + qOffset with
-// code in [-127, 127], fitted to the [lo, hi] range holding the `quantile` share of sampled
-// values (1 = the whole range). The codebook is refitted whenever the number of stored vectors
-// doubles, up to REFIT_LIMIT, so early inserts do not freeze a poor range; each refit re-encodes
-// every vector, which keeps the total work linear.
+// Scalar int8 quantization, computed as Qdrant 1.19 computes it (lib/quantization's
+// encoded_vectors_u8 and quantile): one affine codebook per index, value ~= qAlpha * code +
+// qOffset with code in [0, 127] (u8 codes, stored in the i8 code region: every code is >= 0, so
+// the signed kernels read them unchanged), qAlpha = (hi - lo) / 127 and qOffset = lo. [lo, hi] is
+// the min and max of every live vector, or with a quantile < 1 (and at least 127 vectors) the
+// window Qdrant keeps of a sample of at most 5000 whole vectors (see fit). Codes are padded to
+// codeStride with the code of a placeholder (0 for Dot/Cosine, qOffset for Euclid/Manhattan), and
+// the padding counts in every sum, as in Qdrant. Each code carries Qdrant's additive correction.
+// The codebook is fitted when quantization is enabled, refitted whenever the number of stored
+// vectors doubles (up to REFIT_LIMIT, so early inserts do not freeze a poor range) and when the
+// optimizer has linked every vector (refitQuantization: Qdrant fits a segment when it builds it);
+// each refit re-encodes every vector.
 //
 // Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
@@ -18,18 +25,23 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, mvCount, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_PRODUCT, setQuantMethod, binaryCodes, setQueryBits, queryBits, queryCodeStride,
+  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
+  qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
-import { decodeElements, elementAt } from "./element";
+import { decodeElements } from "./element";
+import { Heap } from "./heap";
 import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
-const SAMPLE_LIMIT: i32 = 1 << 17;
 const REFIT_LIMIT: i32 = 1 << 17;
+// Qdrant's quantile window: a sample of at most QUANTILE_SAMPLE vectors, and no window below
+// QUANTILE_MIN_COUNT vectors (the whole range is used then).
+const QUANTILE_SAMPLE: i32 = 5000;
+const QUANTILE_MIN_COUNT: i32 = 127;
 
-let sample: usize = 0;
+const smallest = new Heap(); // quantile window: the lowest sampled values (negated keys)
+const largest = new Heap();  // quantile window: the highest sampled values
 let decoded: usize = 0; // f32[stride]: a stored vector in code space (codeSource)
 
 // Codes encode f32 values: a float32 vector as stored, a float16 or uint8 one widened. For uint8
@@ -39,17 +51,6 @@ let decoded: usize = 0; // f32[stride]: a stored vector in code space (codeSourc
 /** Whether code space is the stored vector divided by its norm (uint8 Cosine). */
 @inline function normalisedCodes(): bool {
   return dtype == DT_U8 && metric == METRIC_COSINE;
-}
-
-/** 1 / the norm of the stored vector at `p` when codes are normalised, else 1. */
-function codeScale(p: usize): f32 {
-  if (!normalisedCodes()) return 1;
-  let sum: f32 = 0;
-  for (let j = 0; j < dim; j++) {
-    const x = elementAt(p, j);
-    sum += x * x;
-  }
-  return sum > 0 ? 1 / Mathf.sqrt(sum) : 1;
 }
 
 /** The stored vector at `p` as the f32 vector its codes encode (`p` itself for float32). */
@@ -64,11 +65,6 @@ export function codeSource(p: usize): usize {
   return decoded;
 }
 
-/** Value `j` of the stored vector at `p` in code space (one read, plus its norm for uint8 Cosine). */
-@inline function codeValue(p: usize, j: i32): f32 {
-  return elementAt(p, j) * codeScale(p);
-}
-
 /**
  * Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or a binary encoding (with
  * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings).
@@ -79,20 +75,37 @@ export function enableQuantization(q: f32, method: i32): void {
   if (binaryCodes()) setQueryBits(<i32>q);
   reserveCodes();
   if (method == QM_BINARY) encodeAll();
-  else if (count > 0) fit();
+  else if (count > 0) fitCodebook();
 }
 
-/** Called after each insert: refits the codebook while the data set keeps doubling. */
+/**
+ * Called after each insert: refits the codebook while the data set keeps doubling. trainedAt is
+ * the number of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows
+ * stand for the stored ones here, a cheap upper bound.
+ */
 export function maybeRefit(): void {
   if (!quantized || qMethod == QM_BINARY) return;
   if (qMethod == QM_PRODUCT) {
     productMaybeRefit();
     return;
   }
-  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && count >= trainedAt * 2)) fit();
+  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && storedRows() >= trainedAt * 2)) fitCodebook();
 }
 
-/** Writes the codes of the f32 vector at `src` to `dst`; returns its dot-product correction (0 for binary). */
+/** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (binary statistics count offsets). */
+@inline function storedRows(): i32 {
+  return multi && !binaryCodes() ? arenaUsed : count;
+}
+
+/**
+ * Refits the int8 codebook to the live vectors when they changed in number since the last fit
+ * (the optimizer calls it once every vector is linked, where Qdrant builds a segment's codes).
+ */
+export function refitQuantization(): void {
+  if (quantized && qMethod == QM_INT8 && liveVectors() != trainedAt) fitCodebook();
+}
+
+/** Writes the codes of the f32 vector at `src` to `dst`; returns the correction stored with them (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
   if (binaryCodes()) {
     if (qMethod == QM_BINARY) encodeBits(src, dst);
@@ -103,17 +116,43 @@ export function encode(src: usize, dst: usize): f32 {
     productEncode(src, dst);
     return 0;
   }
-  const inv: f32 = 1 / qAlpha;
-  let sum: i32 = 0;
-  for (let i = 0; i < dim; i++) {
-    const c = i32(nearest<f32>((load<f32>(src + (<usize>i << 2)) - qOffset) * inv));
-    const code = min(max(c, -127), 127);
-    store<i8>(dst + <usize>i, <i8>code);
-    sum += code;
+  return encodeInt8(src, dst) + int8Shift();
+}
+
+/** Qdrant's int8 code of `x`: (x - offset) / alpha clamped to [0, 127], rounded half away from zero (NaN gives 0). */
+@inline function int8Code(x: f32): i32 {
+  const v = Mathf.min(Mathf.max((x - qOffset) / qAlpha, 0), 127);
+  if (!(v >= 0)) return 0;
+  const whole = Mathf.floor(v);
+  return <i32>whole + (v - whole >= 0.5 ? 1 : 0);
+}
+
+/**
+ * Writes the int8 codes of the f32 vector at `src` (then the padding codes) to `dst`; returns
+ * Qdrant's per-vector correction without the shared shift (what a query carries): alpha * offset
+ * * sum(c) for Dot/Cosine, -alpha^2 * sum(c^2) for Euclid, 0 for Manhattan. Sums run in f32 in
+ * dimension order, as Qdrant's.
+ */
+function encodeInt8(src: usize, dst: usize): f32 {
+  for (let i = 0; i < dim; i++) store<u8>(dst + <usize>i, <u8>int8Code(load<f32>(src + (<usize>i << 2))));
+  const pad = <u8>int8Code(metric == METRIC_EUCLID || metric == METRIC_MANHATTAN ? qOffset : 0);
+  for (let i = dim; i < codeStride; i++) store<u8>(dst + <usize>i, pad);
+  if (metric == METRIC_MANHATTAN) return 0;
+  let sum: f32 = 0;
+  if (metric == METRIC_EUCLID) {
+    for (let i = 0; i < codeStride; i++) {
+      const c = <f32>load<u8>(dst + <usize>i);
+      sum += c * c;
+    }
+    return -(sum * qAlpha * qAlpha);
   }
-  // x.y ~= a^2 sum(cx cy) + a o (sum cx + sum cy) + dim o^2: the terms of one side are stored
-  // with that side, each taking half of the shared dim o^2.
-  return qAlpha * qOffset * <f32>sum + <f32>dim * qOffset * qOffset * 0.5;
+  for (let i = 0; i < codeStride; i++) sum += <f32>load<u8>(dst + <usize>i);
+  return sum * qAlpha * qOffset;
+}
+
+/** Qdrant's shift, stored with each vector's correction: padded dim * offset^2 for Dot/Cosine, 0 for L2/L1. */
+@inline function int8Shift(): f32 {
+  return metric == METRIC_EUCLID || metric == METRIC_MANHATTAN ? 0 : <f32>codeStride * qOffset * qOffset;
 }
 
 /** One bit per dimension (value > 0; zero, -0 and NaN give 0), LSB first, padding bits 0. */
@@ -139,8 +178,9 @@ function encodeBits(src: usize, dst: usize): void {
   return -((<f32>dim - xor) - xor);
 }
 
-/** Writes the codes of the query vector at `src` to `dst`; returns its correction. */
+/** Writes the codes of the query vector at `src` to `dst`; returns its correction (an int8 query carries no shift, as in Qdrant). */
 function encodeQueryVector(src: usize, dst: usize): f32 {
+  if (!binaryCodes()) return encodeInt8(src, dst);
   if (queryBits == 1) return encode(src, dst);
   encodeScalarQuery(src, dst);
   return 0;
@@ -166,17 +206,44 @@ export function encodeQueryList(src: usize): void {
   }
 }
 
-/** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
-@inline function codePairDist(q: usize, qc: f32, v: i32): f32 {
-  const p = codeVecPtr(v);
-  if (binaryCodes()) return bitsDist(q, p);
+// Quantized int8 distances are Qdrant's internal scores negated. For Dot/Cosine and Manhattan
+// the expression is Qdrant's, operation for operation: multiplier * kernel + query correction +
+// stored correction (Manhattan's corrections are 0, and -(alpha * s) equals -alpha * s). Qdrant's
+// Euclid score is 2 alpha^2 dot - alpha^2 sum(cq^2) - alpha^2 sum(cv^2), the same integer
+// quantity as alpha^2 sum((cq - cv)^2); the graph ranks by the latter, whose SIMD kernel can stop
+// early, and int8EuclidScore restates a result in Qdrant's float form.
+
+/** Quantized distance between int8 codes at `q` (correction qc) and the codes at `p` (stored correction pc). */
+@inline function int8Dist(q: usize, qc: f32, p: usize, pc: f32): f32 {
   if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(q, p, codeStride);
   if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(q, p, codeStride);
-  return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + load<f32>(codeCorr + (<usize>v << 2)));
+  return -(qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + pc);
 }
 
-/** MaxSim distance on codes between the query list and stored offset `id`'s list. */
-export function codeMaxSimQuery(id: i32): f32 {
+/** Qdrant's Euclid distance (negated internal score) between int8 codes, as Qdrant's floats compute it. */
+@inline function int8EuclidScore(q: usize, qc: f32, p: usize, pc: f32): f32 {
+  return -(2 * qAlpha * qAlpha * <f32>dotI8(q, p, codeStride) + qc + pc);
+}
+
+/** Whether unrescored results need codeScoreQuery's form (int8 Euclid). */
+export function restatesScores(): bool {
+  return qMethod == QM_INT8 && metric == METRIC_EUCLID;
+}
+
+/** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
+@inline function codePairDist(q: usize, qc: f32, v: i32, qdrantForm: bool): f32 {
+  const p = codeVecPtr(v);
+  if (binaryCodes()) return bitsDist(q, p);
+  const pc = load<f32>(codeCorr + (<usize>v << 2));
+  if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
+  return int8Dist(q, qc, p, pc);
+}
+
+/**
+ * MaxSim distance on codes between the query list and stored offset `id`'s list; `qdrantForm`
+ * computes each pair as Qdrant's floats do (see int8EuclidScore).
+ */
+export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
   if (qMethod == QM_PRODUCT) return productMaxSim(id);
   const first = multiStart(id);
   const n = multiCount(id);
@@ -185,7 +252,7 @@ export function codeMaxSimQuery(id: i32): f32 {
     const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j));
+    for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j, qdrantForm));
     total += best;
   }
   return total;
@@ -196,10 +263,14 @@ export function codeMaxSimQuery(id: i32): f32 {
   const p = codePtr(id);
   if (binaryCodes()) return bitsDist(queryCodes, p);
   if (qMethod == QM_PRODUCT) return productDist(p);
-  if (metric == METRIC_EUCLID) return qAlpha * qAlpha * <f32>l2I8(queryCodes, p, codeStride);
-  if (metric == METRIC_MANHATTAN) return qAlpha * <f32>l1I8(queryCodes, p, codeStride);
-  return -(qAlpha * qAlpha * <f32>dotI8(queryCodes, p, codeStride) + queryCorr +
-    load<f32>(codeCorr + (<usize>id << 2)));
+  return int8Dist(queryCodes, queryCorr, p, load<f32>(codeCorr + (<usize>id << 2)));
+}
+
+/** The quantized distance of a result as Qdrant reports it (differs from codeDistQuery's float form for int8 Euclid only). */
+export function codeScoreQuery(id: i32): f32 {
+  if (multi) return codeMaxSimQuery(id, true);
+  if (qMethod != QM_INT8 || metric != METRIC_EUCLID) return codeDistQuery(id);
+  return int8EuclidScore(queryCodes, queryCorr, codePtr(id), load<f32>(codeCorr + (<usize>id << 2)));
 }
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
@@ -207,34 +278,6 @@ export function codeMaxSimQuery(id: i32): f32 {
   if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
-}
-
-/** Fills `sample` with values of the stored lists (all, or a random sample); returns how many. */
-function sampleLists(): i32 {
-  let total: i64 = 0;
-  for (let id = 0; id < count; id++) total += <i64>load<u32>(mvCount + (<usize>id << 2));
-  let n = 0;
-  if (total * dim <= <i64>SAMPLE_LIMIT) {
-    for (let id = 0; id < count; id++) {
-      const p = multiPtr(id);
-      // Vectors are stride apart; copy dim values of each.
-      for (let v = 0; v < multiCount(id); v++) {
-        const src = codeSource(p + ((<usize>v * <usize>stride) << elemShift));
-        for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(src + (<usize>j << 2)));
-      }
-    }
-    return n;
-  }
-  for (let s = 0; s < SAMPLE_LIMIT; s++) {
-    const r = nextRandom();
-    const id = <i32>((r & 0xffffffff) % <u64>count);
-    const k = multiCount(id);
-    if (k == 0) continue;
-    const v = <i32>(((r >> 32) & 0xffff) % <u64>k);
-    const j = <i32>((r >> 48) % <u64>dim);
-    store<f32>(sample + (<usize>(n++) << 2), codeValue(multiPtr(id) + ((<usize>v * <usize>stride) << elemShift), j));
-  }
-  return n;
 }
 
 /** Encodes every vector of every stored list with the current codebook. */
@@ -248,7 +291,53 @@ function encodeLists(): void {
   }
 }
 
-function fit(): void {
+// The vectors a fit reads: every live (not deleted) stored vector, each row of each list for
+// multivectors, in offset order; Qdrant fits a segment's codebook on its points' vectors.
+let cursorId: i32 = 0;
+let cursorRow: i32 = 0;
+
+/** The next live stored vector (in the datatype's elements), or 0 past the last. */
+function nextLive(): usize {
+  while (cursorId < count) {
+    const id = cursorId;
+    if (load<u8>(levels + <usize>id) == EMPTY || isDeleted(id)) {
+      cursorId++;
+      continue;
+    }
+    if (!multi) {
+      cursorId++;
+      return vecPtr(id);
+    }
+    if (cursorRow < multiCount(id)) return multiPtr(id) + ((<usize>(cursorRow++) * <usize>stride) << elemShift);
+    cursorId++;
+    cursorRow = 0;
+  }
+  return 0;
+}
+
+@inline function rewind(): void {
+  cursorId = 0;
+  cursorRow = 0;
+}
+
+/** Number of live stored vectors (rows, for multivectors). */
+function liveVectors(): i32 {
+  rewind();
+  let n = 0;
+  while (nextLive() != 0) n++;
+  return n;
+}
+
+/**
+ * Fits the int8 codebook to the live vectors as Qdrant does (or the binary two_bits statistics,
+ * see binary-codes.ts) and re-encodes every stored vector.
+ * Whole range: min and max of every value (alpha = offset = 0 with no vectors). Quantile q < 1
+ * with n >= 127 vectors: k = min(n, 5000) vectors drawn uniformly without replacement (every one
+ * when n <= 5000), their L = k * dim values, cut = max(1, min((L - 1) / 2, floor(k (1 - q) / 2))),
+ * Qdrant's cut counted in vectors, not values; the window is the sorted values s[cut + 1 ..
+ * L - cut - 1] (Qdrant's two selections), used if it holds at least 2 values.
+ */
+export function fitCodebook(): void {
   if (binaryStatsBytes() != 0) {
     // two_bits / one_and_half_bits: refit the statistics their thresholds come from.
     fitBinaryStats();
@@ -256,38 +345,60 @@ function fit(): void {
     encodeAll();
     return;
   }
-  if (sample == 0) sample = heap.alloc(<usize>SAMPLE_LIMIT << 2);
-  if (multi) {
-    fitRange(sampleLists());
-    return;
-  }
+  rewind();
+  let lo = F32.MAX_VALUE, hi = -F32.MAX_VALUE;
   let n = 0;
-  if (<i64>count * dim <= <i64>SAMPLE_LIMIT) {
-    for (let id = 0; id < count; id++) {
-      if (load<u8>(levels + <usize>id) == EMPTY) continue;
-      const src = codeSource(vecPtr(id));
-      for (let j = 0; j < dim; j++) store<f32>(sample + (<usize>(n++) << 2), load<f32>(src + (<usize>j << 2)));
+  for (let p = nextLive(); p != 0; p = nextLive()) {
+    const src = codeSource(p);
+    for (let j = 0; j < dim; j++) {
+      const x = load<f32>(src + (<usize>j << 2));
+      if (x < lo) lo = x;
+      if (x > hi) hi = x;
     }
-  } else {
-    for (let s = 0; s < SAMPLE_LIMIT; s++) {
-      const r = nextRandom();
-      const id = <i32>((r & 0xffffffff) % <u64>count);
-      if (load<u8>(levels + <usize>id) == EMPTY) continue;
-      const j = <i32>((r >> 32) % <u64>dim);
-      store<f32>(sample + (<usize>(n++) << 2), codeValue(vecPtr(id), j));
-    }
+    n++;
   }
-  fitRange(n);
+  if (n == 0) lo = hi = 0;
+  if (quantile < 1 && n >= QUANTILE_MIN_COUNT) quantileWindow(n, lo, hi);
+  else setCodebook(lo, hi, n);
 }
 
-/** Fits the codebook to the first `n` values of `sample` and re-encodes every stored vector. */
-function fitRange(n: i32): void {
-  if (n == 0) return;
-  const tail = <f64>(1 - quantile) * 0.5;
-  const lo = select(sample, n, <i32>Math.floor(tail * <f64>(n - 1)));
-  const hi = select(sample, n, <i32>Math.ceil((1 - tail) * <f64>(n - 1)));
-  const alpha: f32 = hi > lo ? (hi - lo) / 254 : 1;
-  setQuantState(true, quantile, alpha, lo + 127 * alpha, max(count, 1));
+/** Fits [lo, hi] to Qdrant's quantile window of a sample of the n live vectors (whole range [lo, hi] if the window is too small). */
+function quantileWindow(n: i32, lo: f32, hi: f32): void {
+  const k = min(n, QUANTILE_SAMPLE);
+  const values = <i64>k * <i64>dim;
+  const cut = <i32>max<i64>(1, min<i64>((values - 1) / 2, <i64>(<f32>k * (1 - quantile) / 2)));
+  if (values < 4 || values - 2 * <i64>cut - 1 < 2) {
+    setCodebook(lo, hi, n);
+    return;
+  }
+  // Only the cut + 2 lowest and cut + 1 highest values matter: s[cut + 1] is the (cut + 2)-th
+  // smallest and s[L - cut - 1] the (cut + 1)-th largest, so two small heaps replace a sort.
+  smallest.clear();
+  largest.clear();
+  rewind();
+  let left = k;
+  for (let t = 0; left > 0; t++) {
+    const p = nextLive();
+    // Selection sampling: vector t is taken with probability left / (n - t).
+    if (k < n && <f64>(nextRandom() >> 11) * (1.0 / 9007199254740992.0) * <f64>(n - t) >= <f64>left) continue;
+    left--;
+    const src = codeSource(p);
+    for (let j = 0; j < dim; j++) keepExtremes(load<f32>(src + (<usize>j << 2)), cut);
+  }
+  setCodebook(-smallest.topKey(), largest.topKey(), n);
+}
+
+/** Offers `x` to the heaps of the cut + 2 smallest and cut + 1 largest values. */
+@inline function keepExtremes(x: f32, cut: i32): void {
+  if (smallest.size < cut + 2) smallest.push(-x, 0);
+  else if (-x > smallest.topKey()) { smallest.pop(); smallest.push(-x, 0); }
+  if (largest.size < cut + 1) largest.push(x, 0);
+  else if (x > largest.topKey()) { largest.pop(); largest.push(x, 0); }
+}
+
+/** Sets alpha = (hi - lo) / 127 and offset = lo (fitted on n vectors) and re-encodes every stored vector. */
+function setCodebook(lo: f32, hi: f32, n: i32): void {
+  setQuantState(true, quantile, (hi - lo) / 127, lo, max(n, 1));
   reserveCodes();
   encodeAll();
 }
@@ -302,27 +413,4 @@ export function encodeAll(): void {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtr(id)));
   }
-}
-
-/** k-th smallest of buf[0..n) (quickselect, reorders buf). */
-function select(buf: usize, n: i32, k: i32): f32 {
-  let left = 0, right = n - 1;
-  while (left < right) {
-    const pivot = load<f32>(buf + (<usize>((left + right) >> 1) << 2));
-    let i = left, j = right;
-    while (i <= j) {
-      while (load<f32>(buf + (<usize>i << 2)) < pivot) i++;
-      while (load<f32>(buf + (<usize>j << 2)) > pivot) j--;
-      if (i <= j) {
-        const t = load<f32>(buf + (<usize>i << 2));
-        store<f32>(buf + (<usize>i << 2), load<f32>(buf + (<usize>j << 2)));
-        store<f32>(buf + (<usize>j << 2), t);
-        i++; j--;
-      }
-    }
-    if (k <= j) right = j;
-    else if (k >= i) left = i;
-    else break;
-  }
-  return load<f32>(buf + (<usize>k << 2));
 }

@@ -16,6 +16,7 @@ import { better, bruteForce, recall, score } from './helpers/reference.js';
 import {
   encodeVector, postprocess, queryScorer, scalarQueryCodes, scalarQueryPlanes, vectorStats, xorCount, scalarXor, QUERY_BITS, type Stats,
 } from './helpers/binary-reference.js';
+import { everyOffset } from './helpers/full-scan.js';
 
 const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const ENCODINGS: BinaryEncoding[] = ['one_bit', 'two_bits', 'one_and_half_bits'];
@@ -107,12 +108,12 @@ for (const encoding of ['two_bits', 'one_and_half_bits'] as const) {
           const query = uniform(DIM, 300 + q);
           const internal = codes.map(queryScorer(encoding, queryEncoding, DIM, stats, scoredForm(query)));
           const at = `${label(encoding, queryEncoding)} q${q}`;
-          const exactCodes = index.search(query, { limit: k, exact: true, quantization: { rescore: false } });
+          const exactCodes = index.search(query, { limit: k, filter: everyOffset(index), quantization: { rescore: false } });
           t.same(Array.from(exactCodes.scores), Array.from(exactCodes.offsets, (o) => postprocess(distance, internal[o])), `${at}: exact scan scores are Qdrant's`);
           t.same(Array.from(exactCodes.offsets, (o) => internal[o]), [...internal].sort((a, b) => b - a).slice(0, k), `${at}: the top-k by that score`);
           const graph = index.search(query, { limit: k, ef: 64, quantization: { rescore: false } });
           t.same(Array.from(graph.scores), Array.from(graph.offsets, (o) => postprocess(distance, internal[o])), `${at}: graph search scores are Qdrant's`);
-          const rescored = index.search(query, { limit: k, exact: true, quantization: { oversampling: N / k } });
+          const rescored = index.search(query, { limit: k, filter: everyOffset(index), quantization: { oversampling: N / k } });
           const exact = stored.map((v) => score(distance, query, v)).sort((x, y) => (better(distance, x, y) ? -1 : better(distance, y, x) ? 1 : 0));
           closeScores(t, rescored.scores, exact.slice(0, k), `${at}: rescored at full oversampling is the exact top-k`);
         }
@@ -136,7 +137,7 @@ t.test('float16 and uint8: codes of the stored (rounded or truncated) values', a
         t.equal(same, n, `${datatype} ${encoding} ${distance}: every code is Qdrant's encoding of the stored values`);
         const query = Float32Array.from(stored[3]); // a stored vector: the same values whichever conversion
         const internal = stored.map((v) => queryScorer(encoding, 'scalar8bits', dim, stats, query)(encodeVector(encoding, v, dim, stats)));
-        const found = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } });
+        const found = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
         t.same(Array.from(found.scores), Array.from(found.offsets, (o) => postprocess(distance, internal[o])), `${datatype} ${encoding} ${distance}: Qdrant's scores`);
       }
     }
@@ -153,7 +154,7 @@ t.test('one_bit with scalar query encodings: Qdrant\'s asymmetric scores', async
       const codes = Array.from({ length: n }, (_, i) => encodeVector('one_bit', index.vector(i), dim, null));
       const query = uniform(dim, 31);
       const internal = codes.map(queryScorer('one_bit', queryEncoding, dim, null, (await asScored(distance, dim))(query)));
-      const found = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } });
+      const found = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
       t.same(Array.from(found.scores), Array.from(found.offsets, (o) => postprocess(distance, internal[o])), `${queryEncoding} ${distance}: Qdrant's scores`);
     }
   }
@@ -233,9 +234,9 @@ t.test('multivectors: statistics over every row, MaxSim on per-row codes, rescor
         const scorers = Array.from({ length: query.length / dim }, (_, a) => queryScorer(encoding, queryEncoding, dim, stats, scoredForm(query.subarray(a * dim, (a + 1) * dim))));
         const internal = storedLists.map((codes) => scorers.reduce((sum, s) => Math.fround(sum + Math.max(...codes.map(s))), 0));
         const at = `${distance} ${label(encoding, queryEncoding)} q${q}`;
-        const raw = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } }, query.length / dim);
+        const raw = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } }, query.length / dim);
         closeScores(t, raw.scores, Array.from(raw.offsets, (o) => postprocess(distance, internal[o])), `${at}: unrescored MaxSim on codes`);
-        const full = index.search(query, { limit: 10, exact: true, quantization: { oversampling: points / 10 } }, query.length / dim);
+        const full = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { oversampling: points / 10 } }, query.length / dim);
         const exact = lists.map((list) => maxSimScore(distance, dim, query, list)).sort((x, y) => (better(distance, x, y) ? -1 : better(distance, y, x) ? 1 : 0));
         closeScores(t, full.scores, exact.slice(0, 10), `${at}: rescored MaxSim at full oversampling is exact`);
       }

@@ -9,6 +9,7 @@ import { engineModule } from '../src/runtime/wasm-module.js';
 import { syntheticMultivectors, listOf } from '../src/bench/multivector-data.js';
 import { clustered, row, uniform } from './helpers/data.js';
 import { buildIndex } from './helpers/engine.js';
+import { everyOffset } from './helpers/full-scan.js';
 import { maxSimScore } from './helpers/maxsim.js';
 import { better, bruteForce, recall, score } from './helpers/reference.js';
 
@@ -82,13 +83,13 @@ for (const datatype of DATATYPES) {
           const want = Array.from(found.offsets, (o) => postprocess(distance, internal[o]));
           t.same(Array.from(found.scores), want, `${what}: scores are Qdrant's binary scores`);
         };
-        const exactCodes = index.search(query, { limit: k, exact: true, quantization: { rescore: false } });
+        const exactCodes = index.search(query, { limit: k, filter: everyOffset(index), quantization: { rescore: false } });
         expectScore(exactCodes, 'exact scan on codes');
         t.same(Array.from(exactCodes.offsets, (o) => internal[o]), topInternal(internal, k), 'exact scan on codes: the top-k by binary score');
         expectScore(index.search(query, { limit: k, ef: 64, quantization: { rescore: false } }), 'graph search on codes');
 
         // Every point a candidate: the rescored answer is the exact top-k of the stored vectors.
-        const rescored = index.search(query, { limit: k, exact: true, quantization: { oversampling: N / k } });
+        const rescored = index.search(query, { limit: k, filter: everyOffset(index), quantization: { oversampling: N / k } });
         const exact = stored.map((v) => score(distance, query, v));
         const order = exact.map((s, i) => ({ s, i })).sort((x, y) => (better(distance, x.s, y.s) ? -1 : better(distance, y.s, x.s) ? 1 : x.i - y.i));
         closeScores(t, rescored.scores, order.slice(0, k).map((x) => x.s), 'rescored (default) at full oversampling: the exact top-k scores');
@@ -147,10 +148,10 @@ t.test('multivectors: MaxSim on per-row codes, rescored MaxSim on the stored row
         }
         return sum;
       });
-      const raw = index.search(query, { limit: 10, exact: true, quantization: { rescore: false } }, query.length / dim);
+      const raw = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } }, query.length / dim);
       t.same(Array.from(raw.scores), Array.from(raw.offsets, (o) => postprocess(distance, internal[o])), `${distance}: unrescored MaxSim scores on codes`);
       t.same(Array.from(raw.offsets, (o) => internal[o]), topInternal(internal, 10), `${distance}: the top 10 by binary MaxSim`);
-      const full = index.search(query, { limit: 10, exact: true, quantization: { oversampling: 30 } }, query.length / dim);
+      const full = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { oversampling: 30 } }, query.length / dim);
       const exact = lists.map((list) => maxSimScore(distance, dim, query, list)).sort((x, y) => (better(distance, x, y) ? -1 : better(distance, y, x) ? 1 : 0));
       closeScores(t, full.scores, exact.slice(0, 10), `${distance}: rescored MaxSim at full oversampling is exact`);
     }

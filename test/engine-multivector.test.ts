@@ -215,7 +215,7 @@ t.test('int8 quantization: every vector of every list gets codes; rescored searc
     t.ok(raw >= 0.8, `${distance}: recall@10 on codes alone ${raw.toFixed(4)}`);
     // Rescored results carry exact f32 MaxSim scores.
     const query = listOf(queries, 0);
-    const got = index.search(query, { limit: 5, ef: 64 });
+    const got = index.search(query, { limit: 5, ef: 64, quantization: { rescore: true } });
     const want = reference(distance, lists, query, lists.length);
     const byOffset = new Map(want.offsets.map((o, i) => [o, want.scores[i]]));
     t.ok([...got.offsets].every((o, i) => close(got.scores[i], byOffset.get(o)!)), `${distance}: rescored scores are exact`);
@@ -237,7 +237,7 @@ t.test('int8 quantization survives replacements, vacuum and a serialise round tr
   }
   index.vacuum();
   while (index.linkPending(256) > 0);
-  const r = meanRecall(index, 'Dot', lists, { ef: 64 });
+  const r = meanRecall(index, 'Dot', lists, { ef: 64, quantization: { rescore: true } });
   t.ok(r >= 0.95, `after replacements and vacuum: recall@10 ${r.toFixed(4)}`);
   const loaded = await VectorIndex.load(await engineModule(), index.serialize());
   t.equal(loaded.quantized, true);

@@ -12,6 +12,7 @@ import { startServer } from './helpers/server.js';
 import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const DIM = 20;
 const N = 200;
@@ -85,7 +86,9 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
         sameHits(t, brief(explicit.points), exactReference(distance, query), `${at}: rescore true`, 1e-5);
         const ignored = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { ignore: true } } });
         sameHits(t, brief(ignored.points), exactReference(distance, query), `${at}: ignore searches the originals`, 1e-5);
-        const raw = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+        const exactRaw = await client.query('bq', { query, using, limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+        sameHits(t, brief(exactRaw.points), exactReference(distance, query), `${at}: exact searches the originals whatever rescore says`, 1e-5);
+        const raw = await client.query('bq', { query, using, limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
         t.same(raw.points.map((p) => Math.fround(p.score)), raw.points.map((p) => binaryScore(distance, query, points[Number(p.id) - 1])), `${at}: rescore false gives Qdrant's binary scores`);
         t.same(raw.points.map((p) => DIM - 2 * xorCount(query, points[Number(p.id) - 1])).sort((a, b) => b - a), topInternal(query), `${at}: the top ${LIMIT} by binary score`);
       }
@@ -107,7 +110,7 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
   await client.updateCollection('bq', { quantization_config: { binary: { encoding: 'one_bit', query_encoding: 'binary' } } });
   await waitIndexed();
   const query = queries[0];
-  const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+  const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
   t.same(raw.points.map((p) => p.score), raw.points.map((p) => binaryScore('Dot', query, points[Number(p.id) - 1])), 'PATCH back to binary: binary scores again');
 });
 

@@ -271,7 +271,8 @@ t.test('HNSW over multivectors (f32, and int8 codes rescored) finds what the exa
     t.ok(indexed >= n - 300, `${name}: the optimizer linked ${indexed} of ${n} lists into the graph`);
     let overlap = 0;
     for (const query of queries) {
-      const graph = await client.query(name, { query, limit: 10, params: { hnsw_ef: 64 } });
+      // Scalar codes are not rescored unless asked (Qdrant's default for scalar quantization).
+      const graph = await client.query(name, { query, limit: 10, params: { hnsw_ef: 64, quantization: { rescore: true } } });
       const exact = await client.query(name, { query, limit: 10, params: { exact: true, quantization: { ignore: true } } });
       const truth = new Set(exact.points.map((p) => p.id));
       overlap += graph.points.filter((p) => truth.has(p.id)).length;

@@ -15,6 +15,7 @@ import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { assertError, call, formatErrorMessage } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const DIM = 20;
 const BUCKET = 4; // x16: five chunks of four dimensions
@@ -101,14 +102,16 @@ t.test('product quantization: unrescored by default, rescored, ignored, kept acr
       for (const distance of DISTANCES) {
         const using = name(distance);
         const at = `${what}, ${distance} q${qi}`;
-        const byDefault = await client.query('pq', { query, using, limit: LIMIT, params: { exact: true } });
+        const byDefault = await client.query('pq', { query, using, limit: LIMIT, filter: everyPoint(N + 1) });
         sameHits(t, brief(byDefault.points), productReference(distance, query), `${at}: not rescored by default, scores against the rebuilt vectors`, 1e-4);
         const graph = await client.query('pq', { query, using, limit: LIMIT, params: { hnsw_ef: N, quantization: { rescore: false } } });
         t.same(brief(graph.points).filter((h) => Math.abs(h.score - productScore(distance, query, h.id - 1)) > 1e-4 * Math.max(1, Math.abs(h.score))), [], `${at}: graph search on codes, rescore false`);
         const full = await client.query('pq', { query, using, limit: LIMIT, params: { hnsw_ef: N, quantization: { rescore: true, oversampling: N / LIMIT } } });
         sameHits(t, brief(full.points), exactReference(distance, query), `${at}: rescored with every point a candidate`, 1e-5);
-        const ignored = await client.query('pq', { query, using, limit: LIMIT, params: { exact: true, quantization: { ignore: true } } });
+        const ignored = await client.query('pq', { query, using, limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { ignore: true } } });
         sameHits(t, brief(ignored.points), exactReference(distance, query), `${at}: ignore searches the originals`, 1e-5);
+        const exact = await client.query('pq', { query, using, limit: LIMIT, params: { exact: true } });
+        sameHits(t, brief(exact.points), exactReference(distance, query), `${at}: params.exact searches the originals`, 1e-5);
       }
     }
   };
@@ -130,12 +133,12 @@ t.test('product quantization: unrescored by default, rescored, ignored, kept acr
   t.same((await client.getCollection('pq')).config.quantization_config, { product: { compression: 'x16' } }, 'PATCH to product is kept');
   const query = queries[1];
   for (const distance of DISTANCES) {
-    const raw = await client.query('pq', { query, using: name(distance), limit: LIMIT, params: { exact: true } });
+    const raw = await client.query('pq', { query, using: name(distance), limit: LIMIT, filter: everyPoint(N + 1) });
     sameHits(t, brief(raw.points), productReference(distance, query), `PATCH from int8 to product: ${distance} product scores`, 1e-4);
   }
   await client.updateCollection('pq', { quantization_config: { binary: {} } });
   await waitIndexed();
-  const binary = await client.query('pq', { query, using: 'dot', limit: LIMIT, params: { exact: true, quantization: { rescore: false } } });
+  const binary = await client.query('pq', { query, using: 'dot', limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
   const xor = (a: number[], b: number[]) => a.reduce((n, x, j) => n + ((x > 0) !== (b[j] > 0) ? 1 : 0), 0);
   t.same(binary.points.map((p) => p.score), binary.points.map((p) => DIM - 2 * xor(query, points[Number(p.id) - 1])), 'PATCH from product to binary: binary scores');
 });

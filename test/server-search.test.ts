@@ -7,6 +7,7 @@ import type { Distance } from '../src/engine/index.js';
 import { clustered, rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 import { startServer } from './helpers/server.js';
+import { everyPoint } from './helpers/full-scan.js';
 
 const N = 1500;
 const DIM = 16;
@@ -188,18 +189,27 @@ t.test('recommend: strategies reimplemented here, by id and by vector, v1.18 end
 
 t.test('PATCH of quantization_config and hnsw_config rebuilds the graphs with the data kept', async (t) => {
   const { server, client } = await serve(t);
-  await client.createCollection('p', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 2 });
+  // Indexed at once: Qdrant keeps scalar codes off segments the optimizer has not built.
+  await client.createCollection('p', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 2, optimizers_config: { indexing_threshold: 1 } });
   await client.upsert('p', { wait: true, points: Array.from({ length: N }, (_, i) => ({ id: i, vector: vectorOf(i) })) });
   const q = queries[4];
   const exactScores = (await client.query('p', { query: q, limit: 5, params: { exact: true } })).points.map((p) => p.score);
-  const raw = async () => (await client.query('p', { query: q, limit: 5, params: { exact: true, quantization: { rescore: false } } })).points.map((p) => p.score);
+  // A filter matching every point is scanned in full, on the codes when there are codes.
+  const raw = async () => (await client.query('p', { query: q, limit: 5, filter: everyPoint(N), params: { quantization: { rescore: false } } })).points.map((p) => p.score);
   t.same(await raw(), exactScores, 'without quantization the "no rescore" scores are the f32 scores');
 
   await client.updateCollection('p', { quantization_config: { scalar: { type: 'int8', quantile: 0.99 } }, hnsw_config: { m: 8, ef_construct: 64 } });
-  const info = await client.getCollection('p');
+  let info = await client.getCollection('p');
   t.equal(info.points_count, N, 'no point lost in the rebuild');
   t.same(info.config.quantization_config, { scalar: { type: 'int8', quantile: 0.99 } });
   t.equal(info.config.hnsw_config.m, 8);
+  for (let waited = 0; waited < 60_000 && !(info.status === 'green' && (info.indexed_vectors_count ?? 0) >= N); waited += 200) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    info = await client.getCollection('p');
+  }
+  t.equal(info.indexed_vectors_count, N, 'the graphs are built again');
+  const exactRaw = (await client.query('p', { query: q, limit: 5, params: { exact: true, quantization: { rescore: false } } })).points.map((p) => p.score);
+  t.same(exactRaw, exactScores, 'exact search reads the original vectors, whatever rescore says');
   const quantized = await raw();
   t.notSame(quantized, exactScores, 'now int8 codes answer when rescoring is off');
   t.ok(quantized.every((s, i) => Math.abs(s - exactScores[i]) / exactScores[i] < 0.05), 'and approximate the f32 scores');

@@ -134,8 +134,8 @@ t.test('beams, oversampling and limits past the graph size search an HNSW graph 
   const reference = GRAPH_REFERENCE;
 
   const params = [
-    `{"hnsw_ef":${U64_MAX}}`,
-    `{"hnsw_ef":${HUGE},"quantization":{"oversampling":1e300}}`,
+    `{"hnsw_ef":${U64_MAX},"quantization":{"rescore":true}}`,
+    `{"hnsw_ef":${HUGE},"quantization":{"oversampling":1e300,"rescore":true}}`,
     `{"quantization":{"oversampling":1e300,"rescore":true}}`,
   ];
   for (const p of params) {

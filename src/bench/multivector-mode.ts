@@ -52,7 +52,7 @@ function timedPass(index: VectorIndex, queries: MultivectorSet, n: number, k: nu
   const started = performance.now();
   for (let q = 0; q < n; q++) {
     const t = performance.now();
-    found.push(index.search(listOf(queries, q), { limit: k, ef, exact, quantization: { oversampling } }, queries.counts[q]).offsets);
+    found.push(index.search(listOf(queries, q), { limit: k, ef, exact, quantization: { rescore: true, oversampling } }, queries.counts[q]).offsets);
     latencies.push(performance.now() - t);
   }
   return { found, seconds: (performance.now() - started) / 1000, latencies };

@@ -185,8 +185,8 @@ class QuiverRunner implements AnnRunner {
   }
 
   search(prepared: unknown, k: number, ef: number): ArrayLike<number> {
-    // Rescored, whatever the method's default (product's is not to rescore), so every quantized
-    // engine is measured with the candidates its oversampling fetches scored again.
+    // Rescored, whatever the method's default (scalar's and product's is not to rescore), so every
+    // quantized engine is measured with the candidates its oversampling fetches scored again.
     return this.index!.search(prepared as Float32Array, { limit: k, ef, exact: this.exact, quantization: { rescore: true, oversampling: this.oversampling } }).offsets;
   }
 

@@ -10,7 +10,7 @@ import type { RankedList } from '../shard/fusion.js';
 import type { FormulaStep, PrefetchScores } from '../shard/formula-rescore.js';
 import type { StoredVectors } from '../shard/query-objective.js';
 import { evaluateQueries, type PagedSearch, type PointOrder, type QueryBackend, type ShardQuery } from '../shard/query-plan.js';
-import { rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
+import { mergeHits, rankHits, ranksLargerFirst, type ScoredView } from '../shard/search.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
 import { compareIds, type IndexSpec, type SparseVectorSpec, type VectorSpec } from '../shard/shard.js';
 import { orderByOf, type OrderByRequest } from '../shard/order-by.js';
@@ -132,7 +132,7 @@ export class ShardReader implements QueryBackend {
     const specs = searches.map((s) => ({ ...s.spec, top: s.limit + s.offset }));
     const perShard = await Promise.all(this.shards.map(async (sh) => (await this.run(sh, { type: 'search', searches: specs })).map((hits) => labelled(sh, hits))));
     return searches.map((s, i) => {
-      const hits = rankHits(perShard.flatMap((r) => r[i]), ranksLargerFirst(s.spec.query, this.distance(s.spec.using)));
+      const hits = mergeHits(perShard.map((r) => r[i]), ranksLargerFirst(s.spec.query, this.distance(s.spec.using)));
       return uniqueIds(hits).slice(s.offset, s.offset + s.limit);
     });
   }

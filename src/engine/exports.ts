@@ -25,6 +25,7 @@ export interface EngineExports {
   enableProductQuantization(bucket: number): void;
   productBucket(): number;
   codebookPtr(): number;
+  refitQuantization(): void;
   quantizationMethod(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;

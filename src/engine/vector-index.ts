@@ -82,6 +82,7 @@ export interface IndexConfig {
 
 export interface QuantizationSearchParams {
   ignore?: boolean;
+  /** Score the candidates again with the stored vectors; unset = Qdrant's default per method (int8 no, binary yes). */
   rescore?: boolean;
   oversampling?: number;
 }
@@ -128,6 +129,14 @@ const MAX_ENGINE_M = 1024;
 /** A count the engine can take: an integer from `min` to `max`. */
 function bounded(value: number, min: number, max: number): number {
   return Math.min(Math.max(Math.floor(value), min), max);
+}
+
+/**
+ * Whether a search that leaves `rescore` unset rescores, as Qdrant's default_rescoring decides
+ * per method: not for scalar int8 codes, for binary codes.
+ */
+function defaultRescoring(q: Quantization | null): boolean {
+  return q?.method === 'binary';
 }
 
 /** The quantization an image was written with. */
@@ -321,6 +330,14 @@ export class VectorIndex {
     return this.wasm.linkPending(Math.min(max, 0x7fffffff));
   }
 
+  /**
+   * Fits the int8 codebook again to the live vectors if their number changed since the last fit
+   * (Qdrant fits a segment's codebook when the optimizer builds it); binary codes need no fit.
+   */
+  refitQuantization(): void {
+    this.wasm.refitQuantization();
+  }
+
   /** Forgets deleted vectors and unlinks every live one, so linking them again rebuilds the graph without tombstones. */
   vacuum(): void {
     this.wasm.vacuum();
@@ -363,9 +380,9 @@ export class VectorIndex {
     if (!(limit >= 1)) return { offsets: new Uint32Array(0), scores: new Float32Array(0), cost: 0 };
     const bits = options.filter ? this.copyBits(options.filter) : 0;
     const quant = options.quantization ?? {};
-    const useCodes = this.quantized && !quant.ignore;
-    // Qdrant's default_rescoring: product quantization is not rescored unless asked to.
-    const rescore = quant.rescore ?? this.config.quantization?.method !== 'product';
+    // Qdrant searches the original vectors for params.exact, whatever the quantization params say.
+    const useCodes = this.quantized && !quant.ignore && options.exact !== true;
+    const rescore = quant.rescore ?? defaultRescoring(this.config.quantization);
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
     const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());

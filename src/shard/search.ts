@@ -341,5 +341,43 @@ function customScored(scorer: VectorScorer, objective: Objective, spec: SearchSp
 
 /** Hits best first (by score in the search's direction), ties by id: the order results merge in. */
 export function rankHits(hits: ScoredView[], largerFirst: boolean): ScoredView[] {
-  return hits.sort((a, b) => (largerFirst ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id));
+  return hits.sort((a, b) => compareHits(a, b, largerFirst));
+}
+
+function compareHits(a: ScoredView, b: ScoredView, largerFirst: boolean): number {
+  return (largerFirst ? b.score - a.score : a.score - b.score) || compareIds(a.id, b.id);
+}
+
+/**
+ * Merges the hit lists of several shards as Qdrant's collection does (a k-way merge by the
+ * distance's order of the scores shown): each list keeps its own order, the engine's by internal
+ * score, and the better of the lists' first hits is taken next. For lists already ranked by the
+ * score shown this is rankHits of their union; it differs only where postprocessing reorders a
+ * shard's answer (unrescored binary Euclid/Manhattan, whose sqrt(|s|) and |s| are not monotonic).
+ * Equal scores within a list are put in id order, as rankHits does.
+ */
+export function mergeHits(lists: ScoredView[][], largerFirst: boolean): ScoredView[] {
+  const ordered = lists.map((hits) => tiesById(hits));
+  const at = ordered.map(() => 0);
+  const out: ScoredView[] = [];
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < ordered.length; i++) {
+      if (at[i] < ordered[i].length && (best < 0 || compareHits(ordered[i][at[i]], ordered[best][at[best]], largerFirst) < 0)) best = i;
+    }
+    if (best < 0) return out;
+    out.push(ordered[best][at[best]++]);
+  }
+}
+
+/** `hits` with each run of equal scores in id order, the order otherwise kept. */
+function tiesById(hits: ScoredView[]): ScoredView[] {
+  const out = hits.slice();
+  for (let start = 0; start < out.length;) {
+    let end = start + 1;
+    while (end < out.length && out[end].score === out[start].score) end++;
+    if (end - start > 1) out.splice(start, end - start, ...out.slice(start, end).sort((a, b) => compareIds(a.id, b.id)));
+    start = end;
+  }
+  return out;
 }

@@ -6,7 +6,7 @@ import { checkDeadline } from './deadline.js';
 import { evaluateQueries, type QueryBackend, type ShardQuery } from './query-plan.js';
 import { orderByOf } from './order-by.js';
 import { compareOrdered, samplePoints, scrollPoints } from './reads.js';
-import { rankHits, ranksLargerFirst, searchShard } from './search.js';
+import { mergeHits, ranksLargerFirst, searchShard } from './search.js';
 import type { Shard } from './shard.js';
 import { vectorNameNotFound } from '../messages.js';
 import { formulaHits } from './formula-rescore.js';
@@ -28,7 +28,7 @@ function backendOf(shard: Shard): QueryBackend {
     search: async (searches) => searches.map(({ spec, limit, offset }) => {
       checkDeadline();
       const hits = searchShard(shard, { ...spec, top: offset + limit });
-      return rankHits(hits, ranksLargerFirst(spec.query, distance(spec.using))).slice(offset, offset + limit);
+      return mergeHits([hits], ranksLargerFirst(spec.query, distance(spec.using))).slice(offset, offset + limit);
     }),
     read: async (order, filter, limit, shape) => {
       if (order.kind === 'sample') return samplePoints(shard, filter, limit, shape).points;

@@ -155,7 +155,9 @@ export class ShardOptimizer {
     run.link.total = run.link.done! + index.pendingCount;
     run.report.progress.done = run.link.done;
     run.report.progress.total = run.link.total;
-    return index.pendingCount === 0;
+    if (index.pendingCount > 0) return false;
+    index.refitQuantization();
+    return true;
   }
 
   private persist(run: Running): void {
