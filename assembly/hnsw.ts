@@ -17,7 +17,7 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_INT8, binaryCodes, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -47,7 +47,7 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 // Qdrant's `cpu` hardware measure of the current search: bytes of vector data compared, one
 // stored vector (or, for lists, each pair of query and stored rows) at a time: dim times the
-// element size (4, 2 or 1 bytes by datatype), dim for int8 codes, codeStride for bit and product codes. Reset by search(); read by the
+// element size (4, 2 or 1 bytes by datatype), dim for int8 codes, codeStride for bit, product and TurboQuant codes. Reset by search(); read by the
 // host through searchCost().
 let cost: f64 = 0;
 
@@ -351,8 +351,9 @@ export function stash(id: i32): void {
     setBit(pending, id, true);
     setPendingCount(pendingCount + 1);
   }
-  maybeRefit();
+  // The dimension order is fitted first, so a codebook refitted at the same insert sees it.
   maybeFitPermutation();
+  maybeRefit();
 }
 
 /** Links pending offset `id` into the graph; false if it is not pending. */
@@ -569,12 +570,13 @@ function emit(k: i32): i32 {
 }
 
 /**
- * Whether stored offset `id` is measured on its codes. Qdrant keeps scalar (int8) codes off its
- * appendable segments, whose points are scored on the originals: an unlinked (pending) vector of
- * an int8 index is too. Binary codes exist for appendable segments as well (Qdrant 1.16+).
+ * Whether stored offset `id` is measured on its codes. Qdrant keeps scalar and product codes off
+ * its appendable segments, whose points are scored on the originals: an unlinked (pending) vector
+ * of such an index is too. Binary and TurboQuant codes exist for appendable segments as well
+ * (Qdrant 1.16+).
  */
 @inline function onCodes(id: i32): bool {
-  return useCodes && (binaryCodes() || !isPending(id));
+  return useCodes && (binaryCodes() || qMethod == QM_TURBO || !isPending(id));
 }
 
 /** offer<K> for an offset reached by a scan rather than the graph: it may be pending (see onCodes). */

@@ -15,6 +15,7 @@ import { readOriginal } from "./permute";
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
 export { enableQuantization, refitQuantization };
+export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
 /** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
@@ -77,7 +78,7 @@ export function entry(): i32 { return entryPoint; }
 export function topLevel(): i32 { return maxLevel; }
 export function deletedOffsets(): i32 { return deletedCount; }
 export function isQuantized(): bool { return quantized; }
-/** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 4 product); meaningful when quantized. */
+/** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 4 product, 5 turbo); meaningful when quantized. */
 export function quantizationMethod(): i32 { return qMethod; }
 /** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */
 export function codesPtr(id: i32): usize { return codePtr(id); }

@@ -114,6 +114,8 @@ export const QM_BINARY2: i32 = 2;
 export const QM_BINARY15: i32 = 3;
 // Product quantization (product-quant.ts): one centroid index byte per chunk of dimensions.
 export const QM_PRODUCT: i32 = 4;
+// TurboQuant (turbo-quant.ts): rotated Lloyd-Max codes plus per-vector f32 extras in each record.
+export const QM_TURBO: i32 = 5;
 export let qMethod: i32 = QM_INT8;
 // Bits per value of the query codes: 1 = binarised as stored; 4 or 8 = Qdrant's scalar4bits /
 // scalar8bits query encodings (binary only), `queryBits` bit planes per 16-byte code word.

@@ -6,11 +6,11 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
-import { codeSource, encode } from "./quantize";
+import { codeSource, encode, fitCodebook } from "./quantize";
 import { refit as refitProduct } from "./product-quant";
 
 const FIT_AT: i32 = 1024;
@@ -119,4 +119,6 @@ export function maybeFitPermutation(): void {
   }
   // Product chunks are runs of stored dimensions: the new order makes new chunks, fitted anew.
   if (quantized && qMethod == QM_PRODUCT) refitProduct();
+  // TurboQuant rotates the permuted vectors into other coordinates: calibrated and coded anew.
+  if (quantized && qMethod == QM_TURBO) fitCodebook();
 }

@@ -17,6 +17,8 @@
 //           (binary-codes.ts)
 //   product only when quantized is product's (5): bucket u32, then the codebook f32[dim * 256]
 //           (product-quant.ts); it ends the image, so a reader finds it from the image's end.
+//   turbo   only when quantized is TurboQuant's (6): its calibration and bits, last
+//           (turbo-quant.ts turboWriteTrailer), so a reader finds it from the image's end too.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
 // order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
@@ -33,13 +35,14 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 import { binaryStats, binaryStatsBytes } from "./binary-codes";
 import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 import { fitCodebook } from "./quantize";
+import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 8;
@@ -74,6 +77,7 @@ function measure(): usize {
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
+  if (quantized && qMethod == QM_TURBO) codesBytes += turboTrailerBytes();
   return headerBytes + levelsBytes + links0Bytes + upperBytes + deletedBytes * 2 + vecsBytes + orderBytes + codesBytes + productTailBytes();
 }
 
@@ -132,6 +136,7 @@ export function serialize(out: usize): void {
   }
   if (binaryStatsBytes() != 0) memory.copy(p, binaryStats(), binaryStatsBytes());
   if (productTailBytes() != 0) writeProductTail(out + size - productTailBytes());
+  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(out + size - turboTrailerBytes());
 }
 
 /** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
@@ -156,9 +161,12 @@ export function deserialize(src: usize, len: usize): bool {
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
   const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1) return false;
+  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return false;
   if (quantWord == <u32>QM_PRODUCT + 1) {
     if (!readProductTail(src + len, len)) return false;
+  } else if (quantWord == <u32>QM_TURBO + 1) {
+    setQuantMethod(QM_TURBO);
+    if (!turboRestoreBits(src, len)) return false;
   } else if (quantWord != 0) {
     setQuantMethod(<i32>quantWord - 1);
   }
@@ -206,7 +214,8 @@ export function deserialize(src: usize, len: usize): bool {
     memory.copy(codeCorr, p, <usize>n * 4); p += <usize>n * 4;
   }
   if (binaryStatsBytes() != 0) memory.copy(binaryStats(), p, binaryStatsBytes());
-  // Only int8 codes changed meaning at versions 8 and 9; product images were first written at 8/9.
+  if (quantized && qMethod == QM_TURBO) turboReadTrailer(src, len);
+  // Only int8 codes changed meaning at versions 8 and 9; product and turbo images were first written at 8/9.
   if (quantized && qMethod == QM_INT8 && version != VERSION && version != VERSION_MULTI) fitCodebook();
   return true;
 }

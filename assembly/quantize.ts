@@ -26,8 +26,9 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
+  qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
+import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
@@ -66,11 +67,13 @@ export function codeSource(p: usize): usize {
 }
 
 /**
- * Turns on quantization: `method` QM_INT8 (with `q`, the quantile) or a binary encoding (with
- * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings).
+ * Turns on quantization: `method` QM_INT8 (with `q`, the quantile), a binary encoding (with
+ * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings) or
+ * QM_TURBO (its bits set first).
  */
 export function enableQuantization(q: f32, method: i32): void {
   setQuantMethod(method);
+  if (method == QM_TURBO) turboConfigure();
   setQuantState(true, q, 1, 0, 0);
   if (binaryCodes()) setQueryBits(<i32>q);
   reserveCodes();
@@ -89,12 +92,13 @@ export function maybeRefit(): void {
     productMaybeRefit();
     return;
   }
-  if (trainedAt == 0 || (trainedAt < REFIT_LIMIT && storedRows() >= trainedAt * 2)) fitCodebook();
+  const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
+  if (trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2)) fitCodebook();
 }
 
-/** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (binary statistics count offsets). */
+/** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (the other methods count offsets). */
 @inline function storedRows(): i32 {
-  return multi && !binaryCodes() ? arenaUsed : count;
+  return multi && qMethod == QM_INT8 ? arenaUsed : count;
 }
 
 /**
@@ -114,6 +118,10 @@ export function encode(src: usize, dst: usize): f32 {
   }
   if (qMethod == QM_PRODUCT) {
     productEncode(src, dst);
+    return 0;
+  }
+  if (qMethod == QM_TURBO) {
+    turboEncode(src, dst);
     return 0;
   }
   return encodeInt8(src, dst) + int8Shift();
@@ -191,7 +199,8 @@ export function encodeQuery(src: usize): void {
     productQuery(src, 1);
     return;
   }
-  setQueryCorr(encodeQueryVector(src, queryCodes));
+  if (qMethod == QM_TURBO) turboPrepareQuery(src, 0, 1);
+  else setQueryCorr(encodeQueryVector(src, queryCodes));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
@@ -201,6 +210,10 @@ export function encodeQueryList(src: usize): void {
     return;
   }
   for (let i = 0; i < queryCount; i++) {
+    if (qMethod == QM_TURBO) {
+      turboPrepareQuery(src + ((<usize>i * <usize>stride) << 2), i, queryCount);
+      continue;
+    }
     const c = encodeQueryVector(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>queryCodeStride);
     store<f32>(queryCorrs + (<usize>i << 2), c);
   }
@@ -230,10 +243,11 @@ export function restatesScores(): bool {
   return qMethod == QM_INT8 && metric == METRIC_EUCLID;
 }
 
-/** Quantized distance between query vector codes at `q` (correction qc) and arena vector `v`. */
-@inline function codePairDist(q: usize, qc: f32, v: i32, qdrantForm: bool): f32 {
+/** Quantized distance between query vector `i` (codes at `q`, correction qc) and arena vector `v`. */
+@inline function codePairDist(i: i32, q: usize, qc: f32, v: i32, qdrantForm: bool): f32 {
   const p = codeVecPtr(v);
   if (binaryCodes()) return bitsDist(q, p);
+  if (qMethod == QM_TURBO) return turboDist(i, p);
   const pc = load<f32>(codeCorr + (<usize>v << 2));
   if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
   return int8Dist(q, qc, p, pc);
@@ -252,7 +266,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
     const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, codePairDist(q, qc, first + j, qdrantForm));
+    for (let j = 0; j < n; j++) best = min(best, codePairDist(i, q, qc, first + j, qdrantForm));
     total += best;
   }
   return total;
@@ -263,6 +277,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
   const p = codePtr(id);
   if (binaryCodes()) return bitsDist(queryCodes, p);
   if (qMethod == QM_PRODUCT) return productDist(p);
+  if (qMethod == QM_TURBO) return turboDist(0, p);
   return int8Dist(queryCodes, queryCorr, p, load<f32>(codeCorr + (<usize>id << 2)));
 }
 
@@ -275,7 +290,7 @@ export function codeScoreQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT || qMethod == QM_TURBO) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -330,7 +345,8 @@ function liveVectors(): i32 {
 
 /**
  * Fits the int8 codebook to the live vectors as Qdrant does (or the binary two_bits statistics,
- * see binary-codes.ts) and re-encodes every stored vector.
+ * see binary-codes.ts, or TurboQuant's calibration, see turbo-quant.ts) and re-encodes every
+ * stored vector.
  * Whole range: min and max of every value (alpha = offset = 0 with no vectors). Quantile q < 1
  * with n >= 127 vectors: k = min(n, 5000) vectors drawn uniformly without replacement (every one
  * when n <= 5000), their L = k * dim values, cut = max(1, min((L - 1) / 2, floor(k (1 - q) / 2))),
@@ -338,6 +354,12 @@ function liveVectors(): i32 {
  * L - cut - 1] (Qdrant's two selections), used if it holds at least 2 values.
  */
 export function fitCodebook(): void {
+  if (qMethod == QM_TURBO) {
+    turboFit();
+    setQuantState(true, quantile, qAlpha, qOffset, max(count, 1));
+    encodeAll();
+    return;
+  }
   if (binaryStatsBytes() != 0) {
     // two_bits / one_and_half_bits: refit the statistics their thresholds come from.
     fitBinaryStats();
@@ -413,4 +435,27 @@ export function encodeAll(): void {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtr(id)));
   }
+}
+
+/** k-th smallest of buf[0..n) (quickselect, reorders buf). */
+export function select(buf: usize, n: i32, k: i32): f32 {
+  let left = 0, right = n - 1;
+  while (left < right) {
+    const pivot = load<f32>(buf + (<usize>((left + right) >> 1) << 2));
+    let i = left, j = right;
+    while (i <= j) {
+      while (load<f32>(buf + (<usize>i << 2)) < pivot) i++;
+      while (load<f32>(buf + (<usize>j << 2)) > pivot) j--;
+      if (i <= j) {
+        const t = load<f32>(buf + (<usize>i << 2));
+        store<f32>(buf + (<usize>i << 2), load<f32>(buf + (<usize>j << 2)));
+        store<f32>(buf + (<usize>j << 2), t);
+        i++; j--;
+      }
+    }
+    if (k <= j) right = j;
+    else if (k >= i) left = i;
+    else break;
+  }
+  return load<f32>(buf + (<usize>k << 2));
 }

@@ -12,7 +12,7 @@ import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
 import { isExact, makeRunner, storesVectors, type EngineName } from './runners.js';
-import type { Compression, Datatype } from '../engine/index.js';
+import type { Compression, Datatype, TurboBits } from '../engine/index.js';
 import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
@@ -34,6 +34,8 @@ export interface EngineOptions extends SweepOptions {
   clock: Clock;
   /** quiver-pq: product quantization's compression ratios, each its own series. */
   pqCompressions: Compression[];
+  /** Bit widths quiver-turbo runs with, once each. */
+  turboBits: TurboBits[];
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -56,7 +58,8 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     const engines = options.engines.filter((e) => !isExact(e) || i === 0);
     const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
       .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
-        .map((compression) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression))));
+        .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
+          .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));
     const built = [];
     try {
       for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress, options.clock));

@@ -4,7 +4,7 @@
 
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization } from '../engine/index.js';
+import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
@@ -62,6 +62,8 @@ export interface RunnerParams {
   datatype: Datatype;
   /** quiver-pq: product quantization's ratio (Qdrant's x4 .. x64). */
   compression: Compression;
+  /** quiver-turbo: TurboQuant's bit width. */
+  turboBits: TurboBits;
 }
 
 /**
@@ -123,13 +125,14 @@ const REGISTRY = {
   'quiver-exact': quiverEngine('quiver exact (SIMD)', null, true),
   flat: { storesVectors: false, exact: true, make: ({ graph }) => new FlatRunner(graph.distance) },
   'quiver-pq': quiverEngineOf(({ compression }) => ({ label: `quiver pq ${compression}`, quantization: { method: 'product', compression } })),
+  'quiver-turbo': quiverEngineOf(({ turboBits }) => ({ label: `quiver turbo ${turboBits}`, quantization: { method: 'turbo', bits: turboBits } })),
   ...BINARY_ENGINES,
 } satisfies Record<string, EngineEntry>;
 
 export type EngineName = keyof typeof REGISTRY;
 export const ENGINES = Object.keys(REGISTRY) as EngineName[];
 
-/** Engines a run compares unless told otherwise (quiver-pq and the binary variants are asked for by name). */
+/** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
 export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'usearch', 'quiver-exact', 'flat'];
 
 /** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
@@ -147,9 +150,10 @@ export function isExact(engine: EngineName): boolean {
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
  * names the unquantized graph; another datatype is added to the name). `compression` is product
  * quantization's ratio (Qdrant's x4 .. x64).
+ * `turboBits` is quiver-turbo's bit width.
  */
-export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16'): AnnRunner {
-  return REGISTRY[engine].make({ graph, oversampling, datatype, compression });
+export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
+  return REGISTRY[engine].make({ graph, oversampling, datatype, compression, turboBits });
 }
 
 /** Quiver's engine: graph search (over f32 vectors or quantization codes), or with `exact` its SIMD scan of every vector. */

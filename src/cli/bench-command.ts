@@ -11,7 +11,7 @@ import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
 import { CLOCKS } from '../bench/sweep.js';
-import { COMPRESSIONS, DATATYPES, DISTANCES, type Distance } from '../engine/index.js';
+import { COMPRESSIONS, DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
 import { choice, choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
@@ -36,7 +36,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
   { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
   { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
   { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
-  { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary and product: candidates per result rescored with the stored vectors' },
+  { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary, product and turbo: candidates per result rescored with the stored vectors' },
 ];
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
@@ -65,11 +65,13 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'clock', value: 'NAME', default: 'wall', help: 'what QPS is counted in: wall (elapsed time) or cpu (this process\'s CPU time, steadier on a shared machine)' },
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
+      { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
       ...OUTPUT_OPTIONS,
     ],
     epilog: [
       'Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64',
       'Example: npx quiver bench engine --engines quiver-f32,quiver-int8 --datatype float32,float16,uint8',
+      'Example: npx quiver bench engine --engines quiver-f32,quiver-turbo --turbo-bits bits4,bits2,bits1_5,bits1',
     ],
   },
   server: {
@@ -195,7 +197,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const sweep = sweepOptions(values, mode);
   // Engine mode's own options, checked before the data set is loaded so a typo fails at once.
   const engine = mode === 'engine'
-    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS) }
+    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }
     : null;
   const data = await loadDataset(datasetOptions(values), progress);
   // One Quiver index keeps its vectors in one block of its linear memory, which AssemblyScript's

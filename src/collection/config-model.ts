@@ -96,7 +96,8 @@ function engineQuantization(config: QuantizationConfig | null): Quantization | n
   if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
   if ('binary' in config) return binaryQuantization(config.binary);
   if ('product' in config) return { method: 'product', compression: config.product.compression, alwaysRam: config.product.always_ram ?? undefined };
-  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8, binary or product quantization`);
+  if ('turbo' in config) return { method: 'turbo', bits: config.turbo.bits ?? 'bits4', alwaysRam: config.turbo.always_ram ?? undefined };
+  throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8, binary, product or turbo quantization`);
 }
 
 /**

@@ -27,6 +27,13 @@ export interface EngineExports {
   codebookPtr(): number;
   refitQuantization(): void;
   quantizationMethod(): number;
+  setTurboBits(halfBits: number): void;
+  turboBits(): number;
+  turboPadded(): number;
+  turboCentroid(i: number): number;
+  turboRotate(ptr: number): void;
+  turboShiftPtr(): number;
+  turboScalePtr(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;
   serialize(out: number): void;

@@ -7,6 +7,7 @@ import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
 import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
+import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo.js';
 
 export interface ScalarQuantization {
   method?: 'int8';
@@ -36,7 +37,7 @@ export interface BinaryQuantization {
   alwaysRam?: boolean;
 }
 
-export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization;
+export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization | TurboQuantization;
 
 /** Engine code of each quantization method (assembly/layout.ts QM_*); binary encodings in Qdrant's order. */
 const QUANTIZATION_METHODS = ['int8', 'one_bit', 'two_bits', 'one_and_half_bits'] as const;
@@ -133,14 +134,17 @@ function bounded(value: number, min: number, max: number): number {
 
 /**
  * Whether a search that leaves `rescore` unset rescores, as Qdrant's default_rescoring decides
- * per method: not for scalar int8 codes, for binary codes.
+ * per method: for binary codes and TurboQuant below 4 bits, not for scalar int8, product or
+ * TurboQuant bits4.
  */
 function defaultRescoring(q: Quantization | null): boolean {
+  if (q?.method === 'turbo') return turboRescoresByDefault(q.bits);
   return q?.method === 'binary';
 }
 
 /** The quantization an image was written with. */
 function loadedQuantization(wasm: EngineExports): Quantization {
+  if (wasm.quantizationMethod() === TURBO_METHOD) return { method: 'turbo', bits: turboBitsOf(wasm.turboBits()) };
   if (wasm.quantizationMethod() === PRODUCT_METHOD) return { method: 'product', compression: compressionOf(wasm.productBucket()) };
   const method = QUANTIZATION_METHODS[wasm.quantizationMethod()];
   if (method === 'int8') return { quantile: wasm.indexQuantile() };
@@ -177,7 +181,10 @@ export class VectorIndex {
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
     if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
-    else if (q) wasm.enableQuantization(...quantizationArgs(q));
+    else if (q?.method === 'turbo') {
+      wasm.setTurboBits(turboHalfBits(q.bits));
+      wasm.enableQuantization(1, TURBO_METHOD);
+    } else if (q) wasm.enableQuantization(...quantizationArgs(q));
     return new VectorIndex(wasm, full);
   }
 
@@ -260,7 +267,7 @@ export class VectorIndex {
   }
 
   /**
-   * Offset `offset`'s quantization codes as stored (int8 codes, binary bit words or product
+   * Offset `offset`'s quantization codes as stored (int8 codes, binary bit words, TurboQuant records or product
    * centroid bytes, dimensions in stored order; two_bits / one_and_half_bits in original order,
    * as Qdrant's); dense indexes only.
    */

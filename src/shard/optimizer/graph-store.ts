@@ -54,7 +54,7 @@ export interface GraphImages {
 export function graphParams(spec: VectorSpec): string {
   // A multivector graph and a float16/uint8 one say so; others keep the form graphs were stored
   // with before multivectors and datatypes.
-  // Binary and product quantization say so too (int8 keeps its quantile in the older slot).
+  // Binary, product and turbo quantization say so too (int8 keeps its quantile in the older slot).
   const datatype = spec.datatype && spec.datatype !== 'float32' ? [spec.datatype] : [];
   const q = spec.quantization;
   const quantile = q && 'quantile' in q ? q.quantile ?? null : null;
@@ -66,7 +66,8 @@ export function graphParams(spec: VectorSpec): string {
     ...(q.queryEncoding ? [q.queryEncoding] : []),
   ];
   const product = q?.method === 'product' ? ['product', q.compression] : [];
-  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary, ...product]);
+  const turbo = q?.method === 'turbo' ? ['turbo', q.bits ?? 'bits4'] : [];
+  return JSON.stringify([spec.size, spec.distance, spec.m, spec.efConstruct, quantile, q !== null, ...(spec.multivector ? ['max_sim'] : []), ...datatype, ...binary, ...product, ...turbo]);
 }
 
 /** What a sparse index image depends on: one stored in another form is rebuilt, not loaded. */

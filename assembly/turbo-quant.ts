@@ -1,0 +1,466 @@
+// TurboQuant (Qdrant 1.18+ `turbo` quantization; docs/research/quantization.md section 3).
+//
+// A stored vector (as its codes encode it: quantize.ts codeSource) is zero-padded to P
+// coordinates, rotated by Qdrant's deterministic randomized Hadamard transform, rescaled to
+// length sqrt(P) (so each coordinate is about N(0,1)), calibrated per coordinate (TQ+:
+// (x + shift) * scale, fitted on the stored vectors) and each coordinate replaced by the nearest
+// Lloyd-Max centroid for N(0,1) at 4, 2 or 1 bits (1.5 bits: 1 bit over P = 3d/2 coordinates).
+// A code record is the packed indices (LSB first, zero-padded to 16-byte blocks) followed by
+// f32 extras: `scaling` = length / norm of the TQ+-reverted centroids (the length is 1 for Cosine;
+// Manhattan keeps the length itself), then for Euclid the length. The per-vector `xm` term Qdrant
+// also stores serves only its symmetric (code-to-code) scoring, which Quiver never does: graphs
+// are linked with the stored f32 vectors.
+//
+// Scoring is asymmetric, as in Qdrant: the query is rotated the same way, divided by the TQ+
+// scales, and dot = sum q_i * centroid(idx_i) + qm (qm = sum q_i * -shift_i) estimates the dot
+// product with the reverted centroids. As Qdrant's SIMD kernels do, the rotated query is held as
+// i16 (|q| <= 8127) and the centroids as i8 (scale 127 / the outermost centroid), so one 16-byte
+// load of codes feeds i8x16.swizzle (the centroid table) and i32x4.dot_i16x8_s. Manhattan
+// dequantizes, rotates back and takes L1, as Qdrant does.
+//
+// Bits are counted in halves (2: bits1, 3: bits1_5, 4: bits2, 8: bits4), so 1.5 fits an integer.
+
+import {
+  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, stride, elemShift,
+  vecPtr, multiPtr, multiCount, setCodeStride,
+} from "./layout";
+import { codeSource, select } from "./quantize";
+
+// Qdrant's rotation: three permutations (Fisher-Yates driven by Knuth's MMIX LCG), each followed by
+// the chunked Walsh-Hadamard transform.
+const SEED_0: u64 = 654605292835415893;
+const SEED_1: u64 = 8636605637963351413;
+const SEED_2: u64 = 1775280196666917949;
+const LCG_A: u64 = 6364136223846793005;
+const LCG_C: u64 = 1442695040888963407;
+
+// Lloyd-Max centroids for N(0, 1), ascending (Qdrant's tables).
+const CENTROIDS_1: StaticArray<f32> = [-0.7978846, 0.7978846];
+const CENTROIDS_2: StaticArray<f32> = [-1.510, -0.4528, 0.4528, 1.510];
+const CENTROIDS_4: StaticArray<f32> = [
+  -2.733, -2.069, -1.618, -1.256, -0.9424, -0.6568, -0.3881, -0.1284,
+  0.1284, 0.3881, 0.6568, 0.9424, 1.256, 1.618, 2.069, 2.733,
+];
+
+// Query and centroid integer ranges of the SIMD kernel (Qdrant's x86 query range; i8 centroids).
+const QUERY_RANGE: f32 = 8127;
+const CENTROID_RANGE: f32 = 127;
+// Blocks of 16 code bytes summed in i32 before flushing to f32: at most 4096 coordinates, so a
+// lane's sum (1024 products of at most 127 * 8127) stays inside i32.
+const FLUSH_BLOCKS: i32 = 32;
+
+// Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value
+// budget: 1 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
+// shrinks), at the price of fewer vectors when P > 26.
+const FIT_VECTORS: i32 = 10000;
+const FIT_VALUES: i32 = 1 << 18;
+
+/** How many stored vectors the calibration is fitted on: refitting past that count changes nothing. */
+export function turboFitLimit(): i32 { return min(FIT_VECTORS, max(FIT_VALUES / padded, 1)); }
+
+let halfBits: i32 = 8;
+let bitsPer: i32 = 4;     // stored bits per coordinate
+let padded: i32 = 0;      // P
+let codeBytes: i32 = 0;   // packed indices, padded to 16-byte blocks
+let coords: i32 = 0;      // coordinates the code blocks hold (>= P)
+let perms: usize = 0;     // u32[3 * P]: the permutations, as gathers x'[i] = x[perm[i]]
+let shift: usize = 0;     // f32[P]: TQ+ shift
+let scale: usize = 0;     // f32[P]: TQ+ scale
+let work: usize = 0;      // f32[coords]: the vector being rotated
+let spare: usize = 0;     // f32[coords]: gather target
+let lut: v128 = i8x16.splat(0); // centroids as i8 (CENTROID_RANGE / outermost centroid)
+let lutScale: f32 = 1;
+
+// Prepared queries, one slot each: f32 factor (1 / the two integer scales), f32 qm, f32 |q|^2,
+// u32 where the f32 query row is (Manhattan), then i16[coords] grouped as the kernel reads them.
+const SLOT_HEADER: usize = 16;
+let slots: usize = 0;
+let slotCap: i32 = 0;
+
+export function setTurboBits(h: i32): void { halfBits = h; }
+export function turboBits(): i32 { return halfBits; }
+export function turboPadded(): i32 { return padded; }
+export function turboShiftPtr(): usize { return shift; }
+export function turboScalePtr(): usize { return scale; }
+
+@inline function centroids(): StaticArray<f32> {
+  return bitsPer == 4 ? CENTROIDS_4 : bitsPer == 2 ? CENTROIDS_2 : CENTROIDS_1;
+}
+
+/** Centroid `i` of the configured bit width. */
+export function turboCentroid(i: i32): f32 { return centroids()[i]; }
+
+/** Qdrant's padded dimension for the bit width. */
+function paddedDim(d: i32, h: i32): i32 {
+  if (h == 8) return (d + 1) & ~1;
+  if (h == 4) return (d + 3) & ~3;
+  if (h == 2) return (d + 7) & ~7;
+  return ((3 * d) / 2 + 7) & ~7;
+}
+
+/** Sets up the rotation, codebook and code layout for the index's dim and the configured bits. */
+export function turboConfigure(): void {
+  bitsPer = halfBits == 8 ? 4 : halfBits == 4 ? 2 : 1;
+  padded = paddedDim(dim, halfBits);
+  codeBytes = (((padded * bitsPer) >> 3) + 15) & ~15;
+  coords = (codeBytes << 3) / bitsPer;
+  setCodeStride(codeBytes + (metric == METRIC_EUCLID ? 8 : 4));
+  if (perms != 0) { heap.free(perms); heap.free(shift); heap.free(scale); heap.free(work); heap.free(spare); }
+  perms = heap.alloc(<usize>padded * 12);
+  buildPermutation(perms, SEED_0);
+  buildPermutation(perms + (<usize>padded << 2), SEED_1);
+  buildPermutation(perms + (<usize>padded << 3), SEED_2);
+  shift = heap.alloc(<usize>padded << 2);
+  scale = heap.alloc(<usize>padded << 2);
+  resetCalibration();
+  work = heap.alloc(<usize>coords << 2);
+  spare = heap.alloc(<usize>coords << 2);
+  const table = centroids();
+  lutScale = CENTROID_RANGE / table[table.length - 1];
+  const bytes = heap.alloc(16);
+  memory.fill(bytes, 0, 16);
+  for (let i = 0; i < table.length; i++) store<i8>(bytes + <usize>i, <i8>nearest<f32>(table[i] * lutScale));
+  lut = v128.load(bytes);
+  heap.free(bytes);
+}
+
+function resetCalibration(): void {
+  for (let i = 0; i < padded; i++) {
+    store<f32>(shift + (<usize>i << 2), 0);
+    store<f32>(scale + (<usize>i << 2), 1);
+  }
+}
+
+/** Fisher-Yates with the MMIX LCG, replayed on indices: x'[i] = x[perm[i]]. */
+function buildPermutation(perm: usize, seed: u64): void {
+  for (let i = 0; i < padded; i++) store<u32>(perm + (<usize>i << 2), i);
+  let state = seed;
+  for (let i = padded - 1; i >= 1; i--) {
+    state = state * LCG_A + LCG_C;
+    const j = <i32>((state >> 32) % <u64>(i + 1));
+    const a = load<u32>(perm + (<usize>i << 2));
+    store<u32>(perm + (<usize>i << 2), load<u32>(perm + (<usize>j << 2)));
+    store<u32>(perm + (<usize>j << 2), a);
+  }
+}
+
+/** Unnormalised in-place Walsh-Hadamard transform of the n (a power of two) floats at p, then * 1/sqrt(n). */
+function wht(p: usize, n: i32): void {
+  for (let h = 1; h < n; h <<= 1) {
+    if (h >= 4) {
+      for (let i = 0; i < n; i += h << 1) {
+        for (let j = i; j < i + h; j += 4) {
+          const pa = p + (<usize>j << 2);
+          const pb = pa + (<usize>h << 2);
+          const a = v128.load(pa);
+          const b = v128.load(pb);
+          v128.store(pa, f32x4.add(a, b));
+          v128.store(pb, f32x4.sub(a, b));
+        }
+      }
+    } else {
+      for (let i = 0; i < n; i += h << 1) {
+        for (let j = i; j < i + h; j++) {
+          const pa = p + (<usize>j << 2);
+          const pb = pa + (<usize>h << 2);
+          const a = load<f32>(pa);
+          const b = load<f32>(pb);
+          store<f32>(pa, a + b);
+          store<f32>(pb, a - b);
+        }
+      }
+    }
+  }
+  const norm: f32 = 1 / Mathf.sqrt(<f32>n);
+  if (n >= 4) {
+    const s = f32x4.splat(norm);
+    for (let i = 0; i < n; i += 4) v128.store(p + (<usize>i << 2), f32x4.mul(v128.load(p + (<usize>i << 2)), s));
+  } else {
+    for (let i = 0; i < n; i++) store<f32>(p + (<usize>i << 2), load<f32>(p + (<usize>i << 2)) * norm);
+  }
+}
+
+/** The WHT over P's chunks: its binary decomposition, largest power of two first. */
+function whtChunks(p: usize): void {
+  let at = 0;
+  for (let b = 31; b >= 0; b--) {
+    const n = 1 << b;
+    if ((padded & n) == 0) continue;
+    wht(p + (<usize>at << 2), n);
+    at += n;
+  }
+}
+
+function permute(p: usize, k: i32): void {
+  const perm = perms + (<usize>(k * padded) << 2);
+  for (let i = 0; i < padded; i++) store<f32>(spare + (<usize>i << 2), load<f32>(p + (<usize>load<u32>(perm + (<usize>i << 2)) << 2)));
+  memory.copy(p, spare, <usize>padded << 2);
+}
+
+function unpermute(p: usize, k: i32): void {
+  const perm = perms + (<usize>(k * padded) << 2);
+  for (let i = 0; i < padded; i++) store<f32>(spare + (<usize>load<u32>(perm + (<usize>i << 2)) << 2), load<f32>(p + (<usize>i << 2)));
+  memory.copy(p, spare, <usize>padded << 2);
+}
+
+/** Qdrant's rotation of the P floats at p, in place: W, then (permute, W) for each seed. */
+export function turboRotate(p: usize): void {
+  whtChunks(p);
+  for (let k = 0; k < 3; k++) {
+    permute(p, k);
+    whtChunks(p);
+  }
+}
+
+/** The inverse rotation (each normalised W is its own inverse). */
+export function turboRotateBack(p: usize): void {
+  for (let k = 2; k >= 0; k--) {
+    whtChunks(p);
+    unpermute(p, k);
+  }
+  whtChunks(p);
+}
+
+/** Copies the dim floats at src to `work`, zero-padded, and rotates them. */
+function rotateInto(src: usize): void {
+  memory.copy(work, src, <usize>dim << 2);
+  memory.fill(work + (<usize>dim << 2), 0, <usize>(coords - dim) << 2);
+  turboRotate(work);
+}
+
+/** sqrt of the sum of squares of the P floats at p, summed in f64. */
+function length(p: usize): f32 {
+  let sum: f64 = 0;
+  for (let i = 0; i < padded; i++) {
+    const x = <f64>load<f32>(p + (<usize>i << 2));
+    sum += x * x;
+  }
+  return <f32>Math.sqrt(sum);
+}
+
+/** `work` rescaled to length sqrt(P) (Cosine vectors have length 1 as stored); returns the length used. */
+function rescaleWork(): f32 {
+  const l2: f32 = metric == METRIC_COSINE ? 1 : length(work);
+  if (l2 > 0) {
+    const f = f32x4.splat(Mathf.sqrt(<f32>padded) / l2);
+    for (let i = 0; i < padded; i += 4) v128.store(work + (<usize>i << 2), f32x4.mul(v128.load(work + (<usize>i << 2)), f));
+  }
+  return l2;
+}
+
+/** Index of the centroid for x: the number of midpoints x is above (a tie goes to the lower one). */
+@inline function nearestCentroid(x: f32, table: StaticArray<f32>): i32 {
+  let idx = 0;
+  for (let i = 1; i < table.length; i++) if (x > (table[i - 1] + table[i]) * 0.5) idx = i;
+  return idx;
+}
+
+/** Writes the code record of the f32 vector at src (dim values, as the codes encode it) to dst. */
+export function turboEncode(src: usize, dst: usize): void {
+  rotateInto(src);
+  const l2 = rescaleWork();
+  let zero = true;
+  for (let i = 0; i < padded && zero; i++) if (load<f32>(work + (<usize>i << 2)) != 0) zero = false;
+  const table = centroids();
+  memory.fill(dst, 0, <usize>codeBytes);
+  let cnSq: f64 = 0;
+  for (let i = 0; i < padded; i++) {
+    const sh = load<f32>(shift + (<usize>i << 2));
+    const sc = load<f32>(scale + (<usize>i << 2));
+    let x = load<f32>(work + (<usize>i << 2));
+    if (!zero) x = (x + sh) * sc;
+    const idx = nearestCentroid(x, table);
+    const c = <f64>(table[idx] / sc - sh);
+    cnSq += c * c;
+    const bit = i * bitsPer;
+    const at = dst + <usize>(bit >> 3);
+    store<u8>(at, load<u8>(at) | <u8>(idx << (bit & 7)));
+  }
+  const cn: f32 = metric == METRIC_COSINE && zero ? Mathf.sqrt(<f32>padded) : <f32>Math.sqrt(cnSq);
+  const extras = dst + <usize>codeBytes;
+  if (metric == METRIC_MANHATTAN) {
+    store<f32>(extras, l2);
+    return;
+  }
+  store<f32>(extras, cn > 0 ? l2 / cn : 0);
+  if (metric == METRIC_EUCLID) store<f32>(extras, l2, 4);
+}
+
+/** Makes room for `k` prepared queries. */
+function ensureSlots(k: i32): void {
+  if (k <= slotCap && slots != 0) return;
+  if (slots != 0) heap.free(slots);
+  slotCap = max(k, 1);
+  slots = heap.alloc(<usize>slotCap * slotBytes());
+}
+
+@inline function slotBytes(): usize { return SLOT_HEADER + (<usize>coords << 1); }
+@inline function slotPtr(i: i32): usize { return slots + <usize>i * slotBytes(); }
+
+/** Prepares query vector `i` (dim f32 values at src, as preprocessed for the stored vectors) for turboDist. */
+export function turboPrepareQuery(src: usize, i: i32, total: i32): void {
+  ensureSlots(total);
+  const slot = slotPtr(i);
+  store<u32>(slot, <u32>src, 12);
+  rotateInto(src);
+  const ql2 = length(work);
+  let qm: f64 = 0;
+  let peak: f32 = 0;
+  for (let j = 0; j < padded; j++) {
+    const p = work + (<usize>j << 2);
+    const x = load<f32>(p);
+    qm -= <f64>x * <f64>load<f32>(shift + (<usize>j << 2));
+    const y = x / load<f32>(scale + (<usize>j << 2));
+    store<f32>(p, y);
+    peak = max(peak, Mathf.abs(y));
+  }
+  const qScale: f32 = peak > 0 ? QUERY_RANGE / peak : 0;
+  store<f32>(slot, qScale > 0 ? 1 / (qScale * lutScale) : 0);
+  store<f32>(slot, <f32>qm, 4);
+  store<f32>(slot, ql2 * ql2, 8);
+  // The kernel reads, per 16-byte block of codes and per position s of a coordinate in its byte,
+  // the 16 coordinates (block * 16 + lane) * perByte + s, lane 0..15.
+  const perByte = 8 / bitsPer;
+  const q16 = slot + SLOT_HEADER;
+  for (let j = 0; j < coords; j++) {
+    const lane = (j / perByte) & 15;
+    const block = j / (perByte << 4);
+    const s = j % perByte;
+    const v: i16 = j < padded ? <i16>nearest<f32>(load<f32>(work + (<usize>j << 2)) * qScale) : 0;
+    store<i16>(q16 + (<usize>(((block * perByte + s) << 4) + lane) << 1), v);
+  }
+}
+
+/** sum q_i * centroid(idx_i) over the codes at rec, in the integer form (scaled back by the caller). */
+function dotCodes(q16: usize, rec: usize): f32 {
+  const perByte = 8 / bitsPer;
+  const mask = i8x16.splat(<i8>(<i32>(1 << bitsPer) - 1));
+  const blocks = codeBytes >> 4;
+  let total: f32 = 0;
+  let q = q16;
+  for (let b0 = 0; b0 < blocks; b0 += FLUSH_BLOCKS) {
+    let acc = i32x4.splat(0);
+    const end = min(blocks, b0 + FLUSH_BLOCKS);
+    for (let b = b0; b < end; b++) {
+      const bytes = v128.load(rec + (<usize>b << 4));
+      for (let s = 0; s < perByte; s++) {
+        const idx = v128.and(i8x16.shr_u(bytes, <u32>(s * bitsPer)), mask);
+        const c = i8x16.swizzle(lut, idx);
+        acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(c), v128.load(q)));
+        acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(c), v128.load(q, 16)));
+        q += 32;
+      }
+    }
+    total += <f32>(i32x4.extract_lane(acc, 0) + i32x4.extract_lane(acc, 1) + i32x4.extract_lane(acc, 2) + i32x4.extract_lane(acc, 3));
+  }
+  return total;
+}
+
+/** Quantized distance (smaller is closer) between prepared query `i` and the code record at rec. */
+export function turboDist(i: i32, rec: usize): f32 {
+  const slot = slotPtr(i);
+  const extras = rec + <usize>codeBytes;
+  if (metric == METRIC_MANHATTAN) return manhattan(<usize>load<u32>(slot, 12), rec, load<f32>(extras));
+  const dot = dotCodes(slot + SLOT_HEADER, rec) * load<f32>(slot) + load<f32>(slot, 4);
+  const scaling = load<f32>(extras);
+  if (metric == METRIC_EUCLID) {
+    const l2 = load<f32>(extras, 4);
+    return load<f32>(slot, 8) + l2 * l2 - 2 * dot * scaling;
+  }
+  return -(dot * scaling);
+}
+
+/** L1 between the query row at q and the dequantized, rotated-back vector of the record at rec. */
+function manhattan(q: usize, rec: usize, l2: f32): f32 {
+  const table = centroids();
+  const mask = (1 << bitsPer) - 1;
+  const f: f32 = l2 / Mathf.sqrt(<f32>padded);
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(rec + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    const c = table[idx] / load<f32>(scale + (<usize>i << 2)) - load<f32>(shift + (<usize>i << 2));
+    store<f32>(work + (<usize>i << 2), c * f);
+  }
+  turboRotateBack(work);
+  let sum: f32 = 0;
+  for (let j = 0; j < dim; j++) sum += Mathf.abs(load<f32>(q + (<usize>j << 2)) - load<f32>(work + (<usize>j << 2)));
+  return sum;
+}
+
+/**
+ * Fits TQ+ (Qdrant's median / stddev version): over the first turboFitLimit() stored vectors,
+ * rotated and rescaled, shift_i = -median and
+ * scale_i = 1 / the population stddev of coordinate i; a flat coordinate keeps 0 and 1.
+ */
+export function turboFit(): void {
+  const limit = turboFitLimit();
+  const sample = heap.alloc(<usize>limit * <usize>padded << 2);
+  let n = 0;
+  for (let id = 0; id < count && n < limit; id++) {
+    if (multi) {
+      const p = multiPtr(id);
+      for (let v = 0; v < multiCount(id) && n < limit; v++) n = addSample(sample, n, p + ((<usize>v * <usize>stride) << elemShift));
+    } else if (load<u8>(levels + <usize>id) != EMPTY) {
+      n = addSample(sample, n, vecPtr(id));
+    }
+  }
+  resetCalibration();
+  if (n > 0) {
+    const column = heap.alloc(<usize>n << 2);
+    for (let i = 0; i < padded; i++) {
+      let sum: f64 = 0;
+      for (let r = 0; r < n; r++) {
+        const x = load<f32>(sample + ((<usize>r * <usize>padded + <usize>i) << 2));
+        store<f32>(column + (<usize>r << 2), x);
+        sum += <f64>x;
+      }
+      const mean = sum / <f64>n;
+      let sq: f64 = 0;
+      for (let r = 0; r < n; r++) {
+        const d = <f64>load<f32>(column + (<usize>r << 2)) - mean;
+        sq += d * d;
+      }
+      const sigma = <f32>Math.sqrt(sq / <f64>n);
+      if (sigma <= f32.EPSILON) continue;
+      store<f32>(shift + (<usize>i << 2), -select(column, n, n >> 1));
+      store<f32>(scale + (<usize>i << 2), 1 / sigma);
+    }
+    heap.free(column);
+  }
+  heap.free(sample);
+}
+
+function addSample(sample: usize, n: i32, p: usize): i32 {
+  rotateInto(codeSource(p));
+  rescaleWork();
+  memory.copy(sample + (<usize>n * <usize>padded << 2), work, <usize>padded << 2);
+  return n + 1;
+}
+
+// Persisted form (a trailing section of the image, only for turbo): shift f32[P], scale f32[P],
+// then the half-bits word last, so a reader finds it from the image's end.
+
+export function turboTrailerBytes(): usize { return (<usize>padded << 3) + 4; }
+
+export function turboWriteTrailer(p: usize): void {
+  memory.copy(p, shift, <usize>padded << 2);
+  memory.copy(p + (<usize>padded << 2), scale, <usize>padded << 2);
+  store<u32>(p + (<usize>padded << 3), halfBits);
+}
+
+/** Configures from the half-bits word ending an image of `len` bytes at src; false if it is not one. */
+export function turboRestoreBits(src: usize, len: usize): bool {
+  if (len < 4) return false;
+  const h = <i32>load<u32>(src + len - 4);
+  if (h != 2 && h != 3 && h != 4 && h != 8) return false;
+  setTurboBits(h);
+  turboConfigure();
+  return len >= turboTrailerBytes();
+}
+
+/** Reads the calibration of the trailer ending at src + len. */
+export function turboReadTrailer(src: usize, len: usize): void {
+  const p = src + len - turboTrailerBytes();
+  memory.copy(shift, p, <usize>padded << 2);
+  memory.copy(scale, p + (<usize>padded << 2), <usize>padded << 2);
+}
