@@ -19,6 +19,8 @@ import type { Progress } from '../src/bench/progress.js';
 import { ENGINES, makeRunner } from '../src/bench/runners.js';
 import { buildTimed } from '../src/bench/sweep.js';
 import { terminalProgress } from '../src/cli/progress.js';
+import { qpsAtRecall } from '../src/cli/targets.js';
+import { fillEmbeddings } from '../src/bench/embeddings.js';
 import { startServer } from './helpers/server.js';
 
 const CLI = new URL('../src/cli/quiver.js', import.meta.url).pathname;
@@ -115,6 +117,9 @@ t.test('--help of every command', async (t) => {
   }
   const engine = await quiver(['bench', 'engine', '--help']);
   for (const flag of ['--dataset', '--engines', '--m', '--ef-construct', '--ef', '--out']) t.match(engine.stdout, flag, `engine help lists ${flag}`);
+  const clock = await quiver(['bench', 'engine', '--clock', 'gpu']);
+  t.equal(clock.code, 2, 'an unknown --clock exits 2');
+  t.match(clock.stderr, '--clock: unknown value "gpu" (one or more of wall, cpu)', 'and names the clocks');
   const bad = await quiver(['bench', 'engine', '--nope']);
   t.equal(bad.code, 2, 'an unknown flag exits 2');
   t.match(bad.stderr, /--nope/, 'and names the flag');
@@ -147,7 +152,7 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
   t.equal(result.concurrency, null, 'engine mode has no request concurrency');
   t.same(result.dataset, { name: 'synthetic-2000x24-cosine', dim: 24, distance: 'Cosine', base: 2000, queries: 40 });
   t.equal(result.k, 10);
-  const graph = ['quiver f32', 'quiver int8', 'quiver binary', 'hnswlib-node'];
+  const graph = ['quiver f32', 'quiver int8', 'quiver binary', 'hnswlib-node', 'usearch'];
   checkStructure(t, result, [...graph, 'quiver exact (SIMD)', 'flat (exact, JS)', ...graph, ...graph, ...graph]);
   const built = (m: number, efc: number) => graph.map(() => [m, efc]);
   t.same(result.series.map((s) => [s.m, s.efConstruct]), [
@@ -159,7 +164,11 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
   // quantization measured), so binary is held to less than the graph engines over full vectors.
   t.ok(result.series.filter((s) => s.m !== null && s.engine !== 'quiver binary').every((s) => s.points[1].recall >= 0.9), 'graph engines reach recall 0.9 at ef 64');
   t.ok(result.series.filter((s) => s.engine === 'quiver binary').every((s) => s.points[1].recall >= 0.3), `quiver binary finds some of the neighbours at ef 64 (${result.series.filter((s) => s.engine === 'quiver binary').map((s) => s.points[1].recall).join(', ')})`);
-  t.ok(result.series.filter((s) => s.engine !== 'hnswlib-node').every((s) => s.memoryBytes! > 0), 'memory measured for every engine (hnswlib-node: RSS growth, may round to 0 on a set this small)');
+  t.ok(result.series.filter((s) => s.engine !== 'hnswlib-node' && s.engine !== 'usearch').every((s) => s.memoryBytes! > 0), 'memory measured for every engine (hnswlib-node, usearch: RSS growth, may round to 0 on a set this small)');
+  for (const s of result.series) {
+    t.equal(s.indexBytes!.vectors, 2000 * 24 * 4, `${s.engine}: its full-precision vectors are accounted`);
+    t.ok(s.engine === 'flat (exact, JS)' ? s.indexBytes!.total === s.indexBytes!.vectors : s.indexBytes!.total > s.indexBytes!.vectors, `${s.engine}: index bytes hold the vectors and, but for the flat scan, more (${s.indexBytes!.total})`);
+  }
   const all = clusteredVectors(2040, 24, 32, seededRandom(3));
   await checkGroundTruth(t, result, rows(all.subarray(0, 2000 * 24), 24), rows(all.subarray(2000 * 24), 24), 'Cosine');
 
@@ -172,8 +181,17 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
   ]));
   t.same(table.rows, expected, 'table rows equal the JSON result');
   t.match(run.stdout, /^engine mode on this process: synthetic-2000x24-cosine, 2000 x 24 Cosine, 40 queries, k=10$/m, 'heading names the mode and data set');
-  t.match(run.stdout, /^quiver f32 \(m=8, efc=40\) \/ hnswlib-node \(m=8, efc=40\): build time \d+\.\d\dx, memory \d+\.\d\dx$/m, 'build-time and memory ratio against hnswlib-node');
-  t.match(run.stdout, /^quiver int8 \(m=16, efc=100\) \/ hnswlib-node \(m=16, efc=100\): QPS at recall@10 >= 0\.9: \d+\.\d\dx \(\d+ at ef \d+, recall [01]\.\d{4} vs \d+ at ef \d+, recall [01]\.\d{4}\)$/m, 'QPS ratio at equal recall');
+  // The targets table: a row per graph series, in the numbers of the JSON file.
+  const targets = tableRows(run.stdout.slice(run.stdout.indexOf('recall@10 targets')));
+  t.same(targets.rows.map((r) => r[0]), result.series.filter((s) => s.m !== null).map((s) => `${s.engine} (m=${s.m}, efc=${s.efConstruct})`), 'targets: a row per graph series');
+  const int8 = result.series.findIndex((s) => s.engine === 'quiver int8' && s.m === 16 && s.efConstruct === 100);
+  const peer = result.series.find((s) => s.engine === 'hnswlib-node' && s.m === 16 && s.efConstruct === 100)!;
+  const row = targets.rows[result.series.filter((s, i) => s.m !== null && i < int8).length];
+  const s = result.series[int8];
+  t.same(row.slice(1, 6), [s.buildSeconds.toFixed(1), `${(s.buildSeconds / peer.buildSeconds).toFixed(2)}x`, (s.indexBytes!.total / 2000).toFixed(0), (s.indexBytes!.total / 2000 / (24 * 4)).toFixed(3), ((s.indexBytes!.total - s.indexBytes!.vectors) / 2000).toFixed(0)], 'targets: build time, its ratio, bytes per vector, over f32, besides the vectors');
+  const at09 = qpsAtRecall(s.points, 0.9)!;
+  const peer09 = qpsAtRecall(peer.points, 0.9)!;
+  t.same(row.slice(6, 9), [at09.qps.toFixed(0), at09.efs.join('-'), `${(at09.qps / peer09.qps).toFixed(2)}x`], 'targets: QPS at recall 0.90 and its ratio to hnswlib-node');
   t.match(run.stdout, /^quiver exact \(SIMD\): scans \d+\.\d GB\/s of f32 vectors \(one thread\)$/m, 'exact scan bandwidth');
   t.match(run.stdout, `results: ${files.find((f) => f.endsWith('.json'))}`, 'names the JSON result file');
 
@@ -286,6 +304,7 @@ t.test('progress on stderr: bars on a terminal, lines on a pipe, nothing when qu
     };
     const built = await buildTimed(makeRunner(engine, { m: 8, efConstruct: 32, distance: 'Euclid' }, 2), base, 8, recorder);
     t.same(ticks.map(({ total, count, done }) => ({ total, count, done })), [{ total: 300, count: 300, done: true }], `${built.runner.name}: build progress counts all 300 vectors`);
+    await built.runner.close?.();
   }
 
   const run = (await bench(['bench', 'engine', '--dataset', 'synthetic', '--size', '500', '--dim', '8', '--queries', '10', '--engines', 'quiver-f32,hnswlib', '--ef', '16', '--repeats', '1'], { progress: true })).run;
@@ -338,6 +357,24 @@ t.test('engine mode with --datatype: each Quiver engine per datatype, memory per
   t.match(run.stdout, /^quiver exact \(SIMD\) \[uint8\]: scans \d+\.\d GB\/s of uint8 vectors \(one thread\)$/m, 'scan bandwidth in the datatype');
   const bad = await quiver(['bench', 'engine', '--dataset', join(dir, 'pixels.json'), '--datatype', 'float64']);
   t.equal(bad.code, 2, 'an unknown datatype exits 2');
+});
+
+t.test('the embedding-like set: generated once into the cache, then reused, ground truth exact', async (t) => {
+  const cacheDir = await mkdtemp(join(tmpdir(), 'quiver-emb-cache-'));
+  const args = ['bench', 'engine', '--dataset', 'embeddings', '--size', '1500', '--dim', '64', '--clusters', '12', '--queries', '20', '--engines', 'quiver-f32,usearch', '--ef', '64', '--repeats', '1'];
+  const first = await bench(args, { cacheDir, progress: true });
+  t.match(first.run.stderr, 'embeddings: generating 1520 x 64 (12 topics, seed 7)', 'the first run generates base and queries');
+  t.same(first.result.dataset, { name: 'embeddings-1500x64-cosine', dim: 64, distance: 'Cosine', base: 1500, queries: 20 }, 'Cosine, the last rows held out as queries');
+  const second = await bench([...args, '--clock', 'cpu'], { cacheDir, progress: true });
+  t.equal(second.result.clock, 'cpu', 'the result names the clock QPS was counted in');
+  t.match(second.run.stdout, /^engine mode on this process: embeddings-1500x64-cosine, 1500 x 64 Cosine, 20 queries, k=10, QPS by CPU time$/m, 'and so does the heading');
+  t.match(second.run.stderr, /embeddings: reusing .*embeddings-v1-1520x64-c12-s7\.f32/, 'a second run reuses the cached set');
+  t.notMatch(second.run.stderr, 'embeddings: generating', 'without generating it again');
+  t.same(second.result.series.map((s) => s.points[0].recall), first.result.series.map((s) => s.points[0].recall), 'the same data: the same recall');
+  t.ok(second.result.series.every((s) => s.points[0].recall >= 0.9), `both engines reach recall 0.9 at ef 64 (${second.result.series.map((s) => s.points[0].recall).join(', ')})`);
+  const all = new Float32Array(1520 * 64);
+  fillEmbeddings({ rows: 1520, dim: 64, clusters: 12, seed: 7 }, all);
+  await checkGroundTruth(t, second.result, rows(all.subarray(0, 1500 * 64), 64), rows(all.subarray(1500 * 64), 64), 'Cosine');
 });
 
 t.test('user vector files: .fvecs, .npy and .json', async (t) => {

@@ -1,10 +1,13 @@
-// The data a benchmark runs on: base vectors to index and queries, with their distance. Three
-// sources: Fashion-MNIST from Debian, seeded synthetic clusters, or a user's vector file.
+// The data a benchmark runs on: base vectors to index and queries, with their distance. Four
+// sources: Fashion-MNIST from Debian, seeded synthetic clusters, a seeded embedding-like set
+// (cached on disk), or a user's vector file.
 
 import { basename } from 'node:path';
 import { DISTANCES, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
+import { loadEmbeddings } from './embeddings.js';
 import { loadFashionMnist } from './fashion-mnist.js';
+import type { Progress } from './progress.js';
 import { clusteredVectors, seededRandom } from './synthetic.js';
 import { readVectorFile } from './vector-file.js';
 
@@ -19,13 +22,13 @@ export interface Dataset {
 }
 
 export interface DatasetOptions {
-  /** "fashion-mnist", "synthetic", or a path to a .fvecs/.npy/.json file. */
+  /** "fashion-mnist", "synthetic", "embeddings", or a path to a .fvecs/.npy/.json file. */
   source: string;
   /** How many queries to use (Fashion-MNIST: the first N of 10000; files: the last N rows held out unless a query file is given). */
   queries?: number;
   /** Overrides the source's own distance (Fashion-MNIST is Euclid, files default to Euclid). */
   distance?: Distance;
-  /** Synthetic sets: number of base vectors, dimension, clusters, seed. */
+  /** Synthetic and embedding sets: number of base vectors, dimension, clusters, seed (defaults per source). */
   size?: number;
   dim?: number;
   clusters?: number;
@@ -34,9 +37,14 @@ export interface DatasetOptions {
   queryFile?: string;
   /** Fashion-MNIST: the directory of Debian's IDX files. */
   fashionMnistDir: string;
+  /** Where generated embedding sets are cached. */
+  cacheDir: string;
 }
 
-export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
+/** Sizes of the embedding-like set when not given: OpenAI's 1536-d, 200000 of them in 256 topics. */
+export const EMBEDDING_DEFAULTS = { size: 200000, dim: 1536, clusters: 256 };
+
+export async function loadDataset(options: DatasetOptions, progress: Progress): Promise<Dataset> {
   if (options.distance && !DISTANCES.includes(options.distance)) throw new CommandError(`unknown distance "${options.distance}" (one of ${DISTANCES.join(', ')})`);
   if (options.source === 'fashion-mnist') {
     const data = await loadFashionMnist(options.fashionMnistDir);
@@ -51,6 +59,15 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     const distance = options.distance ?? 'Cosine';
     const all = clusteredVectors(size + nq, dim, options.clusters ?? 32, seededRandom(options.seed ?? 7));
     return { name: `synthetic-${size}x${dim}-${distance.toLowerCase()}`, dim, distance, base: all.slice(0, size * dim), queries: all.slice(size * dim) };
+  }
+  if (options.source === 'embeddings') {
+    const size = options.size ?? EMBEDDING_DEFAULTS.size;
+    const dim = options.dim ?? EMBEDDING_DEFAULTS.dim;
+    const nq = options.queries ?? 1000;
+    const distance = options.distance ?? 'Cosine';
+    const all = await loadEmbeddings({ rows: size + nq, dim, clusters: options.clusters ?? EMBEDDING_DEFAULTS.clusters, seed: options.seed ?? 7 }, options.cacheDir, progress);
+    // Views, not copies: the full set is 1.2 GB.
+    return { name: `embeddings-${size}x${dim}-${distance.toLowerCase()}`, dim, distance, base: all.subarray(0, size * dim), queries: all.subarray(size * dim) };
   }
   const table = await readVectorFile(options.source);
   const distance = options.distance ?? 'Euclid';

@@ -11,9 +11,9 @@ import { httpSweepPoint, type QueryParams } from './http-search.js';
 import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
-import { makeRunner, storesVectors, type EngineName } from './runners.js';
+import { isExact, makeRunner, storesVectors, type EngineName } from './runners.js';
 import type { Compression, Datatype, TurboBits } from '../engine/index.js';
-import { buildTimed, sweep } from './sweep.js';
+import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
 
 export interface SweepOptions {
@@ -31,6 +31,7 @@ export interface EngineOptions extends SweepOptions {
   exactQueries: number;
   /** Element types Quiver's engines store vectors in: each Quiver engine runs once per datatype. */
   datatypes: Datatype[];
+  clock: Clock;
   /** quiver-pq: product quantization's compression ratios, each its own series. */
   pqCompressions: Compression[];
   /** Bit widths quiver-turbo runs with, once each. */
@@ -54,31 +55,38 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
   const configs = grid(options);
   for (const [i, { m, efConstruct }] of configs.entries()) {
     // Exact baselines have no graph parameters: they are measured once, with the first configuration.
-    const engines = options.engines.filter((e) => (e !== 'flat' && e !== 'quiver-exact') || i === 0);
+    const engines = options.engines.filter((e) => !isExact(e) || i === 0);
     const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
       .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
         .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
           .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));
     const built = [];
-    for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress));
-    const points = sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge }, progress);
-    built.forEach((b, j) => series.push({
-      engine: b.runner.name,
-      m: b.runner.tunable ? m : null,
-      efConstruct: b.runner.tunable ? efConstruct : null,
-      buildSeconds: b.buildSeconds,
-      memoryBytes: b.memoryBytes,
-      ...(b.runner.datatype ? { datatype: b.runner.datatype } : {}),
-      points: points[j],
-    }));
+    try {
+      for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress, options.clock));
+      const points = await sweep(built.map((b) => b.runner), { queries: data.queries, dim: data.dim, k: options.k, efs: options.efs, repeats: options.repeats, exactQueries: options.exactQueries, judge, clock: options.clock }, progress);
+      built.forEach((b, j) => series.push({
+        engine: b.runner.name,
+        m: b.runner.tunable ? m : null,
+        efConstruct: b.runner.tunable ? efConstruct : null,
+        buildSeconds: b.buildSeconds,
+        memoryBytes: b.memoryBytes,
+        indexBytes: b.indexBytes,
+        ...(b.runner.datatype ? { datatype: b.runner.datatype } : {}),
+        points: points[j],
+      }));
+    } finally {
+      for (const runner of runners) await runner.close?.();
+    }
   }
   return series;
 }
 
 const COLLECTION = 'quiver_bench';
+/** The engines server mode can stand for with a collection's config and search params. */
+const SERVER_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int8', 'flat'];
 
 export async function serverMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HttpOptions, progress: Progress): Promise<Series[]> {
-  if (options.engines.some((e) => e === 'hnswlib' || e === 'quiver-exact' || e.startsWith('quiver-binary') || e === 'quiver-turbo')) throw new CommandError('server mode measures a server over HTTP: choose --engines among quiver-f32, quiver-int8, flat');
+  if (options.engines.some((e) => !SERVER_ENGINES.includes(e))) throw new CommandError(`server mode measures a server over HTTP: choose --engines among ${SERVER_ENGINES.join(', ')}`);
   const judge = new RecallJudge(data, truth, options.k);
   const nq = data.queries.length / data.dim;
   const series: Series[] = [];

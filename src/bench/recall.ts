@@ -9,6 +9,9 @@ import type { GroundTruth } from './ground-truth.js';
 
 const EPSILON = 1e-3;
 
+/** The recall levels engines are compared at (tables and plot guides). */
+export const RECALL_TARGETS = [0.9, 0.95, 0.99];
+
 export class RecallJudge {
   /** Per query, the score of its k-th true neighbour. */
   private readonly kth: Float64Array;

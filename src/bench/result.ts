@@ -1,7 +1,8 @@
 // The shape of a benchmark's JSON result file (and of what the CLI prints and plots).
 
 import type { Datatype, Distance } from '../engine/index.js';
-import type { SweepPoint } from './sweep.js';
+import type { IndexBytes } from './runners.js';
+import type { Clock, SweepPoint } from './sweep.js';
 
 export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
 
@@ -14,6 +15,8 @@ export interface Series {
   buildSeconds: number;
   /** Bytes the index holds (engine mode), null when not measurable (server mode). */
   memoryBytes: number | null;
+  /** Engine mode: the index's data as its library accounts for it, and the full-precision vectors' share of it. */
+  indexBytes?: IndexBytes;
   /** Engine mode, Quiver's engines: the element type vectors were stored in. */
   datatype?: Datatype;
   points: SweepPoint[];
@@ -40,6 +43,8 @@ export interface BenchResult {
   startedAt: string;
   machine: { node: string; platform: string; arch: string; cpus: number; cpuModel: string };
   target: string;
+  /** Engine mode: what QPS was counted in (wall clock, or this process's CPU time). */
+  clock?: Clock;
   /** Requests in flight at once against the target (server and ingest modes); null in engine mode. */
   concurrency: number | null;
   dataset: { name: string; dim: number; distance: Distance; base: number; queries: number };

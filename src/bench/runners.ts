@@ -2,11 +2,15 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
 import { CommandError } from '../errors.js';
 import { bruteForce } from './exact.js';
 import type { ProgressTask } from './progress.js';
+import { withScratchDir } from './scratch.js';
+import { UsearchRunner } from './usearch-runner.js';
 
 export interface AnnRunner {
   readonly name: string;
@@ -16,17 +20,50 @@ export interface AnnRunner {
   prepare(vector: Float32Array): unknown;
   /** Indexes `points` (prepared), ticking `task` once per point indexed. */
   build(points: unknown[], dim: number, task: ProgressTask): Promise<void>;
+  /**
+   * Readies searches at `ef` before a timed pass over the queries, for a library whose ef is
+   * fixed when its index is opened (usearch): the reopening stays out of the timings.
+   */
+  useEf?(ef: number): Promise<void>;
   search(prepared: unknown, k: number, ef: number): ArrayLike<number>;
   /** Bytes the built index holds, or null when the library cannot tell (the caller measures RSS growth). */
   memoryBytes(): number | null;
+  /** The index's data as its library accounts for it (vectors, codes, graph), see IndexBytes. */
+  indexBytes(): Promise<IndexBytes>;
+  /** Releases what the runner keeps outside the JavaScript heap (files). */
+  close?(): Promise<void>;
   /** The element type vectors are stored in, for Quiver's engines. */
   readonly datatype?: Datatype;
+}
+
+/**
+ * An index's size as its library accounts for it: Quiver's engine image (vectors, codes, graph),
+ * hnswlib's and usearch's saved index. `vectors` is the share of `total` that is the stored
+ * full-precision vectors, so `total - vectors` is what a quantized index keeps besides them
+ * (codes and graph) and what an unquantized one adds to them (graph).
+ */
+export interface IndexBytes {
+  total: number;
+  vectors: number;
 }
 
 export interface GraphParams {
   m: number;
   efConstruct: number;
   distance: Distance;
+}
+
+/** What each engine of the registry is made from. */
+export interface RunnerParams {
+  graph: GraphParams;
+  /** Quantized engines: candidates per result rescored with the stored vectors. */
+  oversampling: number;
+  /** Quiver's engines: the element type vectors are stored in. */
+  datatype: Datatype;
+  /** quiver-pq: product quantization's ratio (Qdrant's x4 .. x64). */
+  compression: Compression;
+  /** quiver-turbo: TurboQuant's bit width. */
+  turboBits: TurboBits;
 }
 
 /**
@@ -43,53 +80,83 @@ const BINARY_VARIANTS = {
 } as const satisfies Record<string, Omit<BinaryQuantization, 'method'>>;
 type BinaryVariant = keyof typeof BINARY_VARIANTS;
 
-/** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
-export const DEFAULT_ENGINES = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'quiver-exact', 'flat'] as const;
-export const ENGINES = [...DEFAULT_ENGINES, 'quiver-pq', 'quiver-turbo', ...(Object.keys(BINARY_VARIANTS) as BinaryVariant[])] as const;
-export type EngineName = (typeof ENGINES)[number];
-
-/** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
-export function storesVectors(engine: EngineName): boolean {
-  return engine.startsWith('quiver');
+interface EngineEntry {
+  make(params: RunnerParams): AnnRunner;
+  /** Stores vectors in Quiver's engine, so a run repeats it per --datatype. */
+  storesVectors: boolean;
+  /** Exact search: no graph parameters, measured once per run. */
+  exact: boolean;
 }
 
 /**
- * `oversampling` applies to int8, binary, product and turbo only: how many candidates per result are rescored with the
+ * A Quiver engine whose name and quantization follow from the run's parameters (quiver-pq's
+ * compression); another datatype than float32 is added to the name.
+ */
+function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false): EngineEntry {
+  return {
+    storesVectors: true,
+    exact,
+    make: (params) => {
+      const { label, quantization } = config(params);
+      const { graph, oversampling, datatype } = params;
+      return new QuiverRunner(datatype === 'float32' ? label : `${label} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype);
+    },
+  };
+}
+
+/** A Quiver engine: `label` names it ("quiver f32"), `quantization` is its config as the engine takes it. */
+function quiverEngine(label: string, quantization: Quantization | null, exact = false): EngineEntry {
+  return quiverEngineOf(() => ({ label, quantization }), exact);
+}
+
+const BINARY_ENGINES = Object.fromEntries((Object.keys(BINARY_VARIANTS) as BinaryVariant[])
+  .map((name) => [name, quiverEngine(`quiver ${name.slice('quiver-'.length)}`, { method: 'binary', ...BINARY_VARIANTS[name] })])) as Record<BinaryVariant, EngineEntry>;
+
+/**
+ * Every engine `--engines` can name, one entry each: a quantization method of Quiver is one
+ * `quiverEngine` line (its quantization config, as the engine takes it).
+ */
+const REGISTRY = {
+  'quiver-f32': quiverEngine('quiver f32', null),
+  'quiver-int8': quiverEngine('quiver int8', { quantile: 1 }),
+  'quiver-binary': quiverEngine('quiver binary', { method: 'binary' }),
+  hnswlib: { storesVectors: false, exact: false, make: ({ graph }) => new HnswlibRunner(graph) },
+  usearch: { storesVectors: false, exact: false, make: ({ graph }) => new UsearchRunner(graph) },
+  'quiver-exact': quiverEngine('quiver exact (SIMD)', null, true),
+  flat: { storesVectors: false, exact: true, make: ({ graph }) => new FlatRunner(graph.distance) },
+  'quiver-pq': quiverEngineOf(({ compression }) => ({ label: `quiver pq ${compression}`, quantization: { method: 'product', compression } })),
+  'quiver-turbo': quiverEngineOf(({ turboBits }) => ({ label: `quiver turbo ${turboBits}`, quantization: { method: 'turbo', bits: turboBits } })),
+  ...BINARY_ENGINES,
+} satisfies Record<string, EngineEntry>;
+
+export type EngineName = keyof typeof REGISTRY;
+export const ENGINES = Object.keys(REGISTRY) as EngineName[];
+
+/** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
+export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'usearch', 'quiver-exact', 'flat'];
+
+/** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
+export function storesVectors(engine: EngineName): boolean {
+  return REGISTRY[engine].storesVectors;
+}
+
+/** Exact engines: measured once per run, with no graph parameters. */
+export function isExact(engine: EngineName): boolean {
+  return REGISTRY[engine].exact;
+}
+
+/**
+ * `oversampling` applies to quantized engines only: how many candidates per result are rescored with the
  * stored vectors. `datatype` is the element type Quiver's engines store vectors in ("quiver f32"
  * names the unquantized graph; another datatype is added to the name). `compression` is product
  * quantization's ratio (Qdrant's x4 .. x64).
  * `turboBits` is quiver-turbo's bit width.
  */
-export function makeRunner(engine: EngineName, params: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
-  const stored = datatype === 'float32' ? '' : ` [${datatype}]`;
-  switch (engine) {
-    case 'quiver-f32':
-      return new QuiverRunner(`quiver f32${stored}`, params, null, 1, false, datatype);
-    case 'quiver-int8':
-      return new QuiverRunner(`quiver int8${stored}`, params, { quantile: 1 }, oversampling, false, datatype);
-    case 'quiver-binary':
-      return new QuiverRunner(`quiver binary${stored}`, params, { method: 'binary' }, oversampling, false, datatype);
-    case 'quiver-pq':
-      return new QuiverRunner(`quiver pq ${compression}${stored}`, params, { method: 'product', compression }, oversampling, false, datatype);
-    case 'quiver-turbo':
-      return new QuiverRunner(`quiver turbo ${turboBits}${stored}`, params, { method: 'turbo', bits: turboBits }, oversampling, false, datatype);
-    case 'quiver-exact':
-      return new QuiverRunner(`quiver exact (SIMD)${stored}`, params, null, 1, true, datatype);
-    case 'quiver-binary2':
-    case 'quiver-binary1.5':
-    case 'quiver-binary.s4':
-    case 'quiver-binary.s8':
-    case 'quiver-binary2.s8':
-    case 'quiver-binary1.5.s8':
-      return new QuiverRunner(`quiver ${engine.slice('quiver-'.length)}${stored}`, params, { method: 'binary', ...BINARY_VARIANTS[engine] }, oversampling, false, datatype);
-    case 'hnswlib':
-      return new HnswlibRunner(params);
-    case 'flat':
-      return new FlatRunner(params.distance);
-  }
+export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
+  return REGISTRY[engine].make({ graph, oversampling, datatype, compression, turboBits });
 }
 
-/** Quiver's engine: graph search (f32, int8, binary or product codes), or with `exact` its SIMD scan of every vector. */
+/** Quiver's engine: graph search (over f32 vectors or quantization codes), or with `exact` its SIMD scan of every vector. */
 class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
@@ -130,6 +197,11 @@ class QuiverRunner implements AnnRunner {
   memoryBytes(): number {
     return this.index!.memoryBytes;
   }
+
+  async indexBytes(): Promise<IndexBytes> {
+    const index = this.index!;
+    return { total: index.imageBytes, vectors: index.size * index.vectorBytes };
+  }
 }
 
 interface HnswlibIndex {
@@ -137,6 +209,7 @@ interface HnswlibIndex {
   addPoint(point: number[], label: number): void;
   setEf(ef: number): void;
   searchKnn(query: number[], k: number): { neighbors: number[]; distances: number[] };
+  writeIndex(file: string): Promise<boolean>;
 }
 
 const HNSWLIB_SPACE: Record<Distance, string | null> = { Euclid: 'l2', Dot: 'ip', Cosine: 'cosine', Manhattan: null };
@@ -145,6 +218,8 @@ class HnswlibRunner implements AnnRunner {
   readonly name = 'hnswlib-node';
   readonly tunable = true;
   private index: HnswlibIndex | undefined;
+  private size = 0;
+  private dim = 0;
 
   constructor(private readonly params: GraphParams) {
     if (!HNSWLIB_SPACE[params.distance]) throw new CommandError(`hnswlib-node has no ${params.distance} space; leave it out with --engines`);
@@ -164,6 +239,8 @@ class HnswlibRunner implements AnnRunner {
       task.tick();
     }
     this.index = index;
+    this.size = points.length;
+    this.dim = dim;
   }
 
   prepare(query: Float32Array): unknown {
@@ -177,6 +254,15 @@ class HnswlibRunner implements AnnRunner {
 
   memoryBytes(): null {
     return null;
+  }
+
+  /** hnswlib-node reports no size: its index written to a file is (vectors, links and labels, no slack). */
+  async indexBytes(): Promise<IndexBytes> {
+    return withScratchDir(async (dir) => {
+      const file = join(dir, 'hnswlib.bin');
+      await this.index!.writeIndex(file);
+      return { total: (await stat(file)).size, vectors: this.size * this.dim * 4 };
+    });
   }
 }
 
@@ -203,5 +289,10 @@ class FlatRunner implements AnnRunner {
 
   memoryBytes(): number {
     return this.base.reduce((sum, v) => sum + v.byteLength, 0);
+  }
+
+  async indexBytes(): Promise<IndexBytes> {
+    const bytes = this.memoryBytes();
+    return { total: bytes, vectors: bytes };
   }
 }

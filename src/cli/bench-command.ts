@@ -3,29 +3,31 @@
 
 import { cpus } from 'node:os';
 import { defaultFashionMnistDir } from '../bench/fashion-mnist.js';
-import { loadDataset, type Dataset } from '../bench/dataset.js';
+import { EMBEDDING_DEFAULTS, loadDataset, type Dataset } from '../bench/dataset.js';
 import { DEFAULT_CACHE_DIR, groundTruth } from '../bench/ground-truth.js';
 import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
 import { multivectorMode } from '../bench/multivector-mode.js';
 import type { BenchMode, BenchResult } from '../bench/result.js';
 import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
+import { CLOCKS } from '../bench/sweep.js';
 import { COMPRESSIONS, DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
-import { choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
+import { choice, choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
 import { comparisons, heading, resultTable, writeResult } from './report.js';
+import { PEER, targetsTable } from './targets.js';
 import { sparseBenchCommand } from './bench-sparse.js';
 
 const DATA_OPTIONS: OptionSpec[] = [
-  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, or a .fvecs/.npy/.json file of vectors' },
+  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, embeddings (normalised 1536-d topics, cached), or a .fvecs/.npy/.json file of vectors' },
   { name: 'query-file', value: 'FILE', help: 'queries for a file data set (else its last --queries rows are held out)' },
-  { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic; 10% of a file, at most 1000)' },
-  { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic: Cosine)` },
-  { name: 'size', value: 'N', default: '10000', help: 'synthetic: base vectors' },
-  { name: 'dim', value: 'N', default: '128', help: 'synthetic: dimension' },
-  { name: 'clusters', value: 'N', default: '32', help: 'synthetic: gaussian clusters' },
-  { name: 'seed', value: 'N', default: '7', help: 'synthetic: random seed' },
+  { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic and embeddings; 10% of a file, at most 1000)' },
+  { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic and embeddings: Cosine)` },
+  { name: 'size', value: 'N', help: `synthetic, embeddings: base vectors (default: 10000; embeddings ${EMBEDDING_DEFAULTS.size})` },
+  { name: 'dim', value: 'N', help: `synthetic, embeddings: dimension (default: 128; embeddings ${EMBEDDING_DEFAULTS.dim})` },
+  { name: 'clusters', value: 'N', help: `synthetic: gaussian clusters, embeddings: topics (default: 32; embeddings ${EMBEDDING_DEFAULTS.clusters})` },
+  { name: 'seed', value: 'N', default: '7', help: 'synthetic, embeddings: random seed' },
   { name: 'fashion-mnist-dir', value: 'DIR', default: defaultFashionMnistDir(), help: 'Debian\'s dataset-fashion-mnist files (env QUIVER_FASHION_MNIST_DIR)' },
   { name: 'k', value: 'N', default: '10', help: 'neighbours per query (recall@k)' },
 ];
@@ -39,7 +41,7 @@ const GRAPH_OPTIONS: OptionSpec[] = [
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
   { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
-  { name: 'cache-dir', value: 'DIR', default: DEFAULT_CACHE_DIR, help: 'where exact ground truth is cached' },
+  { name: 'cache-dir', value: 'DIR', default: DEFAULT_CACHE_DIR, help: 'where exact ground truth and generated embedding sets are cached' },
   { name: 'quiet', help: 'no progress on stderr' },
 ];
 
@@ -60,6 +62,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       ...GRAPH_OPTIONS,
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
+      { name: 'clock', value: 'NAME', default: 'wall', help: 'what QPS is counted in: wall (elapsed time) or cpu (this process\'s CPU time, steadier on a shared machine)' },
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
       { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
@@ -147,11 +150,12 @@ function datasetOptions(values: ParsedOptions): Parameters<typeof loadDataset>[0
     queryFile: values['query-file'] as string | undefined,
     queries: optionalInt(values, 'queries'),
     distance,
-    size: int(values, 'size'),
-    dim: int(values, 'dim'),
-    clusters: int(values, 'clusters'),
+    size: optionalInt(values, 'size'),
+    dim: optionalInt(values, 'dim'),
+    clusters: optionalInt(values, 'clusters'),
     seed: int(values, 'seed'),
     fashionMnistDir: String(values['fashion-mnist-dir']),
+    cacheDir: String(values['cache-dir']),
   };
 }
 
@@ -191,7 +195,14 @@ export async function benchCommand(args: string[]): Promise<number> {
   const progress = terminalProgress(process.stderr, values.quiet === true);
   if (mode === 'multivector') return multivectorCommand(args, values, progress);
   const sweep = sweepOptions(values, mode);
-  const data = await loadDataset(datasetOptions(values));
+  // Engine mode's own options, checked before the data set is loaded so a typo fails at once.
+  const engine = mode === 'engine'
+    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }
+    : null;
+  const data = await loadDataset(datasetOptions(values), progress);
+  // One Quiver index keeps its vectors in one block of its linear memory, which AssemblyScript's
+  // allocator caps at 1 GiB; the ground truth's exact scan runs in the engine too.
+  if (data.base.byteLength >= 2 ** 30) throw new CommandError(`${data.name}: ${(data.base.byteLength / 2 ** 30).toFixed(2)} GiB of float32 vectors exceed the 1 GiB one Quiver index holds; use a smaller --size`);
   if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
   const truth = await groundTruth(data, sweep.k, String(values['cache-dir']), progress);
   const startedAt = new Date().toISOString();
@@ -209,8 +220,9 @@ export async function benchCommand(args: string[]): Promise<number> {
     series: [],
     ingest: [],
   };
-  if (mode === 'engine') {
-    result.series = await engineMode(data, truth, { ...sweep, repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }, progress);
+  if (engine) {
+    result.clock = engine.clock;
+    result.series = await engineMode(data, truth, { ...sweep, ...engine }, progress);
   } else {
     const concurrency = int(values, 'concurrency');
     const http = await openTarget((values.url as string | undefined) ?? null, concurrency, int(values, 'workers'), values['api-key'] as string | undefined);
@@ -231,6 +243,7 @@ export async function benchCommand(args: string[]): Promise<number> {
 async function report(result: BenchResult, values: ParsedOptions): Promise<number> {
   console.log(`\n${heading(result)}\n`);
   console.log(resultTable(result));
+  if (result.mode === 'engine' && result.series.some((s) => s.m !== null)) console.log(`\nrecall@${result.k} targets (QPS interpolated on each sweep, ratios to ${PEER} with the same m and ef_construct):\n\n${targetsTable(result)}`);
   const ratios = comparisons(result);
   if (ratios.length > 0) console.log(`\n${ratios.join('\n')}`);
   const files = await writeResult(result, String(values.out));

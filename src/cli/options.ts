@@ -69,3 +69,9 @@ export function choices<T extends string>(values: ParsedOptions, name: string, a
   if (bad !== undefined) throw new CommandError(`--${name}: unknown value "${bad}" (one or more of ${allowed.join(', ')})`);
   return list as T[];
 }
+
+export function choice<T extends string>(values: ParsedOptions, name: string, allowed: readonly T[]): T {
+  const list = choices(values, name, allowed);
+  if (list.length !== 1) throw new CommandError(`--${name} takes one of ${allowed.join(', ')}, got "${values[name]}"`);
+  return list[0];
+}

@@ -2,6 +2,7 @@
 // x, QPS on a log y axis, each series reduced to its Pareto frontier (no point shown that
 // another point of the series beats on both axes), up and to the right is better.
 
+import { RECALL_TARGETS } from '../bench/recall.js';
 import type { Series } from '../bench/result.js';
 import type { SweepPoint } from '../bench/sweep.js';
 
@@ -68,6 +69,10 @@ export function recallQpsSvg(title: string, k: number, series: Series[]): string
       out.push(`<line x1="${PAD.left}" y1="${y(v).toFixed(1)}" x2="${PAD.left + plotW}" y2="${y(v).toFixed(1)}" stroke="${f === 1 ? '#d0d0d0' : '#eeeeee'}"/>`);
       out.push(`<text x="${PAD.left - 8}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v >= 1 ? v.toLocaleString('en-US') : v}</text>`);
     }
+  }
+  // The recall targets engines are compared at (the targets table), as dashed guides.
+  for (const r of RECALL_TARGETS.filter((t) => t > xMin)) {
+    out.push(`<line x1="${x(r).toFixed(1)}" y1="${PAD.top}" x2="${x(r).toFixed(1)}" y2="${PAD.top + plotH}" stroke="#999" stroke-dasharray="4 4"/>`);
   }
   out.push(`<rect x="${PAD.left}" y="${PAD.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`);
   out.push(`<text x="${PAD.left + plotW / 2}" y="${HEIGHT - 18}" text-anchor="middle">Recall@${k}</text>`);

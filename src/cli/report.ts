@@ -1,16 +1,13 @@
-// What a benchmark run leaves behind: the table on stdout (with the ratios against
-// hnswlib-node), the JSON result file, and the recall-vs-QPS plot as SVG (and PNG).
+// What a benchmark run leaves behind: the table on stdout (engine mode: and the recall targets
+// table, see targets.ts), the JSON result file, and the recall-vs-QPS plot as SVG (and PNG).
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchResult, Series } from '../bench/result.js';
-import type { SweepPoint } from '../bench/sweep.js';
-import { recallQpsSvg, seriesLabel } from './plot.js';
+import { recallQpsSvg } from './plot.js';
 import { svgToPng } from './png.js';
 import { renderTable, type Column } from './table.js';
 import { elementBytes } from '../engine/index.js';
-
-const RECALL_TARGETS = [0.9, 0.95, 0.99];
 
 const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(1));
 
@@ -39,29 +36,9 @@ export function resultTable(result: BenchResult): string {
   return renderTable(columns, rows);
 }
 
-/** Fastest point of a series reaching `recall`, or null. */
-export function fastestAt(series: Series, recall: number): SweepPoint | null {
-  let best: SweepPoint | null = null;
-  for (const p of series.points) if (p.recall >= recall && (!best || p.qps > best.qps)) best = p;
-  return best;
-}
-
-/** Each Quiver series against hnswlib-node with the same m and ef_construct: build time and QPS at equal recall. */
+/** Throughput lines under the table: the exact scans' bandwidth, multivector graphs against their exact scan. */
 export function comparisons(result: BenchResult): string[] {
   const lines: string[] = [];
-  for (const peer of result.series.filter((s) => s.engine === 'hnswlib-node')) {
-    for (const ours of result.series.filter((s) => s.engine.startsWith('quiver') && s.m === peer.m && s.efConstruct === peer.efConstruct)) {
-      const name = `${seriesLabel(ours, result.series)} / ${seriesLabel(peer, result.series)}`;
-      lines.push(`${name}: build time ${(ours.buildSeconds / peer.buildSeconds).toFixed(2)}x${ours.memoryBytes !== null && peer.memoryBytes ? `, memory ${(ours.memoryBytes / peer.memoryBytes).toFixed(2)}x` : ''}`);
-      for (const target of RECALL_TARGETS) {
-        const a = fastestAt(ours, target);
-        const b = fastestAt(peer, target);
-        lines.push(a && b
-          ? `${name}: QPS at recall@${result.k} >= ${target}: ${(a.qps / b.qps).toFixed(2)}x (${a.qps.toFixed(0)} at ef ${a.ef}, recall ${a.recall.toFixed(4)} vs ${b.qps.toFixed(0)} at ef ${b.ef}, recall ${b.recall.toFixed(4)})`
-          : `${name}: QPS at recall@${result.k} >= ${target}: n/a (${a ? 'hnswlib-node' : 'quiver'} does not reach it)`);
-      }
-    }
-  }
   if (result.mode === 'multivector' && result.multivector) {
     const bytesPerQuery = result.multivector.vectors * result.dataset.dim * 4;
     for (const s of result.series.filter((o) => o.m === null)) lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of f32 vectors, ${((s.points[0].qps * bytesPerQuery * result.multivector.queryK) / (result.dataset.dim * 4) / 1e9).toFixed(2)} G vector pairs/s (one thread)`);
@@ -87,7 +64,8 @@ export function heading(result: BenchResult): string {
     const per = mv.minK === mv.maxK ? `${mv.maxK}` : `${mv.minK}..${mv.maxK}`;
     return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} points x ${per} vectors (${mv.vectors} in all) x ${d.dim} ${d.distance} MaxSim, ${d.queries} queries of ${mv.queryK} vectors, k=${result.k}`;
   }
-  return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}`;
+  const clock = result.clock === 'cpu' ? ', QPS by CPU time' : '';
+  return `${result.mode} mode on ${result.target}: ${d.name}, ${d.base} x ${d.dim} ${d.distance}, ${d.queries} queries, k=${result.k}${clock}`;
 }
 
 export interface WrittenFiles {

@@ -252,6 +252,11 @@ export class VectorIndex {
     return this.wasm.vectorBytes();
   }
 
+  /** Bytes of the index's data (vectors, codes, graph, as serialize() writes them): its memory without the allocator's slack. */
+  get imageBytes(): number {
+    return this.wasm.serializedSize();
+  }
+
   /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
   get memoryBytes(): number {
     return this.wasm.memory.buffer.byteLength;
