@@ -15,16 +15,15 @@ import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 import { encodeVector, postprocess, queryScorer, vectorStats } from './helpers/binary-reference.js';
 import { everyPoint } from './helpers/full-scan.js';
+import { vectorName, uniformVectors, createPerDistance, waitIndexed } from './helpers/quantized-collection.js';
 
 const DIM = 20;
 const N = 256; // a power of two: the engine's last statistics refit saw every point
 const LIMIT = 10;
 const DISTANCES: Distance[] = ['Dot', 'Euclid', 'Manhattan'];
 const next = rng(43);
-const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 * next() - 1));
-const points = Array.from({ length: N }, vector);
-const queries = Array.from({ length: 4 }, vector);
-const name = (d: Distance): string => d.toLowerCase();
+const points = uniformVectors(next, N, DIM);
+const queries = uniformVectors(next, 4, DIM);
 
 function exactReference(distance: Distance, query: number[]): Hit[] {
   const scored = points.map((p, i) => ({ id: i + 1, score: score(distance, query, p) }));
@@ -43,29 +42,13 @@ t.test('encodings and query encodings: echoed, Qdrant\'s scores, exact when resc
   const server = await startServer();
   let client = new QdrantClient({ url: server.url, checkCompatibility: false });
   const first = { binary: { encoding: 'two_bits', query_encoding: 'scalar4bits', always_ram: true } } as const;
-  await client.createCollection('enc', {
-    vectors: Object.fromEntries(DISTANCES.map((d) => [name(d), { size: DIM, distance: d }])),
-    quantization_config: first,
-    // One shard: unrescored Euclid/Manhattan scores shown are not in internal order (README).
-    shard_number: 1,
-    optimizers_config: { indexing_threshold: 1 },
-  });
-  await client.upsert('enc', { wait: true, points: points.map((p, i) => ({ id: i + 1, vector: Object.fromEntries(DISTANCES.map((d) => [name(d), p])) })) });
-
-  const waitIndexed = async (): Promise<void> => {
-    for (let waited = 0; waited < 60_000; waited += 200) {
-      const info = await client.getCollection('enc');
-      if ((info.indexed_vectors_count ?? 0) >= DISTANCES.length * N && info.status === 'green') return;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    t.fail('the graphs were not built');
-  };
+  await createPerDistance(client, 'enc', DIM, first, points, DISTANCES);
 
   const check = async (t: Test, what: string, config: unknown, encoding: BinaryEncoding, queryEncoding?: BinaryQueryEncoding): Promise<void> => {
     t.same((await client.getCollection('enc')).config.quantization_config, config, `${what}: the config is echoed as given`);
     for (const [qi, query] of queries.entries()) {
       for (const distance of DISTANCES) {
-        const using = name(distance);
+        const using = vectorName(distance);
         const at = `${what}, ${distance} q${qi}`;
         const full = await client.query('enc', { query, using, limit: LIMIT, params: { hnsw_ef: N, quantization: { oversampling: N / LIMIT } } });
         sameHits(t, brief(full.points), exactReference(distance, query), `${at}: rescored by default`, 1e-5);
@@ -76,23 +59,23 @@ t.test('encodings and query encodings: echoed, Qdrant\'s scores, exact when resc
     }
   };
 
-  await waitIndexed();
+  await waitIndexed(client, 'enc', DISTANCES.length * N);
   await check(t, 'two_bits/scalar4bits', first, 'two_bits', 'scalar4bits');
   await server.stop();
   const again = await startServer({ storage: server.storage });
   t.teardown(() => again.stop());
   client = new QdrantClient({ url: again.url, checkCompatibility: false });
-  await waitIndexed();
+  await waitIndexed(client, 'enc', DISTANCES.length * N);
   await check(t, 'after a restart', first, 'two_bits', 'scalar4bits');
 
   const second = { binary: { encoding: 'one_and_half_bits', query_encoding: 'default' } } as const;
   await client.updateCollection('enc', { quantization_config: second });
-  await waitIndexed();
+  await waitIndexed(client, 'enc', DISTANCES.length * N);
   await check(t, 'PATCH to one_and_half_bits', second, 'one_and_half_bits');
 
   const third = { binary: { encoding: 'one_bit', query_encoding: 'scalar8bits' } } as const;
   await client.updateCollection('enc', { quantization_config: third });
-  await waitIndexed();
+  await waitIndexed(client, 'enc', DISTANCES.length * N);
   await check(t, 'PATCH to one_bit/scalar8bits', third, 'one_bit', 'scalar8bits');
 });
 

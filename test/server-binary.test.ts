@@ -13,16 +13,14 @@ import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { rng } from './helpers/data.js';
 import { better, score } from './helpers/reference.js';
 import { everyPoint } from './helpers/full-scan.js';
+import { DISTANCES, vectorName, uniformVectors, createPerDistance, waitIndexed } from './helpers/quantized-collection.js';
 
 const DIM = 20;
 const N = 200;
 const LIMIT = 10;
-const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const next = rng(41);
-const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 * next() - 1));
-const points = Array.from({ length: N }, vector);
-const queries = Array.from({ length: 6 }, vector);
-const name = (d: Distance): string => d.toLowerCase();
+const points = uniformVectors(next, N, DIM);
+const queries = uniformVectors(next, 6, DIM);
 
 /** Qdrant's one_bit bits of a vector (value > 0), as a bit count of disagreements with another. */
 function xorCount(a: number[], b: number[]): number {
@@ -52,32 +50,14 @@ function topInternal(query: number[]): number[] {
 t.test('binary quantization: rescored, unrescored and ignored searches, kept across a restart', async (t) => {
   const server = await startServer();
   let client = new QdrantClient({ url: server.url, checkCompatibility: false });
-  await client.createCollection('bq', {
-    vectors: Object.fromEntries(DISTANCES.map((d) => [name(d), { size: DIM, distance: d }])),
-    quantization_config: { binary: { always_ram: true } },
-    // One shard: shard answers are merged by the score shown, which for unrescored binary
-    // Euclid/Manhattan (sqrt(|d - 2 xor|), |d - 2 xor|) is not the order of the internal score
-    // (see README, quantization).
-    shard_number: 1,
-    optimizers_config: { indexing_threshold: 1 },
-  });
-  await client.upsert('bq', { wait: true, points: points.map((p, i) => ({ id: i + 1, vector: Object.fromEntries(DISTANCES.map((d) => [name(d), p])) })) });
-
-  const waitIndexed = async (): Promise<void> => {
-    for (let waited = 0; waited < 60_000; waited += 200) {
-      const info = await client.getCollection('bq');
-      if ((info.indexed_vectors_count ?? 0) >= 4 * N && info.status === 'green') return;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    t.fail('the graphs were not built');
-  };
+  await createPerDistance(client, 'bq', DIM, { binary: { always_ram: true } }, points);
 
   const check = async (what: string): Promise<void> => {
     const info = await client.getCollection('bq');
     t.same(info.config.quantization_config, { binary: { always_ram: true } }, `${what}: the config is echoed as given`);
     for (const [qi, query] of queries.entries()) {
       for (const distance of DISTANCES) {
-        const using = name(distance);
+        const using = vectorName(distance);
         const at = `${what}, ${distance} q${qi}`;
         // Every point a candidate (oversampling N / LIMIT): the rescored top-k is the exact one.
         const full = await client.query('bq', { query, using, limit: LIMIT, params: { hnsw_ef: N, quantization: { oversampling: N / LIMIT } } });
@@ -95,20 +75,20 @@ t.test('binary quantization: rescored, unrescored and ignored searches, kept acr
     }
   };
 
-  await waitIndexed();
+  await waitIndexed(client, 'bq', 4 * N);
   await check('indexed');
   await server.stop();
   const again = await startServer({ storage: server.storage });
   t.teardown(() => again.stop());
   client = new QdrantClient({ url: again.url, checkCompatibility: false });
-  await waitIndexed();
+  await waitIndexed(client, 'bq', 4 * N);
   await check('after a restart');
 
   // PATCH to binary on an int8 collection, and back: both answer with their own codes.
   await client.updateCollection('bq', { quantization_config: { scalar: { type: 'int8' } } });
   t.same((await client.getCollection('bq')).config.quantization_config, { scalar: { type: 'int8' } }, 'PATCH to int8 is kept');
   await client.updateCollection('bq', { quantization_config: { binary: { encoding: 'one_bit', query_encoding: 'binary' } } });
-  await waitIndexed();
+  await waitIndexed(client, 'bq', 4 * N);
   const query = queries[0];
   const raw = await client.query('bq', { query, using: 'dot', limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
   t.same(raw.points.map((p) => p.score), raw.points.map((p) => binaryScore('Dot', query, points[Number(p.id) - 1])), 'PATCH back to binary: binary scores again');

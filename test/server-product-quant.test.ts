@@ -14,20 +14,18 @@ import { startServer } from './helpers/server.js';
 import { brief, sameHits, type Hit } from './helpers/hits.js';
 import { assertError, call, formatErrorMessage } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
-import { better, score } from './helpers/reference.js';
+import { score } from './helpers/reference.js';
 import { everyPoint } from './helpers/full-scan.js';
+import { DISTANCES, vectorName, uniformVectors, createPerDistance, waitIndexed, ranked } from './helpers/quantized-collection.js';
 
 const DIM = 20;
 const BUCKET = 4; // x16: five chunks of four dimensions
 const N = 200;
 const FITTED = 128; // fitted at 1, 2, 4, ..., 128 stored points
 const LIMIT = 10;
-const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const next = rng(43);
-const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 * next() - 1));
-const points = Array.from({ length: N }, vector);
-const queries = Array.from({ length: 5 }, vector);
-const name = (d: Distance): string => d.toLowerCase();
+const points = uniformVectors(next, N, DIM);
+const queries = uniformVectors(next, 5, DIM);
 const PRODUCT = { product: { compression: 'x16', always_ram: true } } as const;
 
 /** The vector as the engine stores it: normalised for Cosine (in f32). */
@@ -67,40 +65,20 @@ function productScore(distance: Distance, query: number[], i: number): number {
   return distance === 'Cosine' ? score('Dot', stored('Cosine', query), REBUILT[distance][i]) : score(distance, query, REBUILT[distance][i]);
 }
 
-function ranked(distance: Distance, scored: Hit[]): Hit[] {
-  return scored.sort((x, y) => (better(distance, x.score, y.score) ? -1 : better(distance, y.score, x.score) ? 1 : x.id - y.id)).slice(0, LIMIT);
-}
-
-const exactReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((p, i) => ({ id: i + 1, score: score(distance, query, p) })));
-const productReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((_, i) => ({ id: i + 1, score: productScore(distance, query, i) })));
+const exactReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((p, i) => ({ id: i + 1, score: score(distance, query, p) })), LIMIT);
+const productReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((_, i) => ({ id: i + 1, score: productScore(distance, query, i) })), LIMIT);
 
 t.test('product quantization: unrescored by default, rescored, ignored, kept across a restart, PATCH int8 -> product -> binary', async (t) => {
   const server = await startServer();
   let client = new QdrantClient({ url: server.url, checkCompatibility: false });
-  await client.createCollection('pq', {
-    vectors: Object.fromEntries(DISTANCES.map((d) => [name(d), { size: DIM, distance: d }])),
-    quantization_config: PRODUCT,
-    // One shard holds every point, so its codebook is the one rebuilt above.
-    shard_number: 1,
-    optimizers_config: { indexing_threshold: 1 },
-  });
-  await client.upsert('pq', { wait: true, points: points.map((p, i) => ({ id: i + 1, vector: Object.fromEntries(DISTANCES.map((d) => [name(d), p])) })) });
-
-  const waitIndexed = async (): Promise<void> => {
-    for (let waited = 0; waited < 60_000; waited += 200) {
-      const info = await client.getCollection('pq');
-      if ((info.indexed_vectors_count ?? 0) >= 4 * N && info.status === 'green') return;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    t.fail('the graphs were not built');
-  };
+  await createPerDistance(client, 'pq', DIM, PRODUCT, points);
 
   const check = async (what: string): Promise<void> => {
     const info = await client.getCollection('pq');
     t.same(info.config.quantization_config, PRODUCT, `${what}: the config is echoed as given`);
     for (const [qi, query] of queries.entries()) {
       for (const distance of DISTANCES) {
-        const using = name(distance);
+        const using = vectorName(distance);
         const at = `${what}, ${distance} q${qi}`;
         const byDefault = await client.query('pq', { query, using, limit: LIMIT, filter: everyPoint(N + 1) });
         sameHits(t, brief(byDefault.points), productReference(distance, query), `${at}: not rescored by default, scores against the rebuilt vectors`, 1e-4);
@@ -116,28 +94,28 @@ t.test('product quantization: unrescored by default, rescored, ignored, kept acr
     }
   };
 
-  await waitIndexed();
+  await waitIndexed(client, 'pq', 4 * N);
   await check('indexed');
   await server.stop();
   const again = await startServer({ storage: server.storage });
   t.teardown(() => again.stop());
   client = new QdrantClient({ url: again.url, checkCompatibility: false });
-  await waitIndexed();
+  await waitIndexed(client, 'pq', 4 * N);
   await check('after a restart');
 
   await client.updateCollection('pq', { quantization_config: { scalar: { type: 'int8' } } });
-  await waitIndexed();
+  await waitIndexed(client, 'pq', 4 * N);
   t.same((await client.getCollection('pq')).config.quantization_config, { scalar: { type: 'int8' } }, 'PATCH to int8 is kept');
   await client.updateCollection('pq', { quantization_config: { product: { compression: 'x16' } } });
-  await waitIndexed();
+  await waitIndexed(client, 'pq', 4 * N);
   t.same((await client.getCollection('pq')).config.quantization_config, { product: { compression: 'x16' } }, 'PATCH to product is kept');
   const query = queries[1];
   for (const distance of DISTANCES) {
-    const raw = await client.query('pq', { query, using: name(distance), limit: LIMIT, filter: everyPoint(N + 1) });
+    const raw = await client.query('pq', { query, using: vectorName(distance), limit: LIMIT, filter: everyPoint(N + 1) });
     sameHits(t, brief(raw.points), productReference(distance, query), `PATCH from int8 to product: ${distance} product scores`, 1e-4);
   }
   await client.updateCollection('pq', { quantization_config: { binary: {} } });
-  await waitIndexed();
+  await waitIndexed(client, 'pq', 4 * N);
   const binary = await client.query('pq', { query, using: 'dot', limit: LIMIT, filter: everyPoint(N + 1), params: { quantization: { rescore: false } } });
   const xor = (a: number[], b: number[]) => a.reduce((n, x, j) => n + ((x > 0) !== (b[j] > 0) ? 1 : 0), 0);
   t.same(binary.points.map((p) => p.score), binary.points.map((p) => DIM - 2 * xor(query, points[Number(p.id) - 1])), 'PATCH from product to binary: binary scores');
@@ -157,7 +135,7 @@ t.test('product multivectors: MaxSim on per-row codes unrescored, rescored MaxSi
   const maxSim = (query: number[][], rows: number[][]): number => query.reduce((sum, q) => sum + Math.max(...rows.map((r) => score('Dot', q, r))), 0);
   for (const [qi, first] of queries.entries()) {
     const query = [first, queries[(qi + 1) % queries.length]];
-    const exact = ranked('Dot', lists.map((rows, i) => ({ id: i + 1, score: maxSim(query, rows) })));
+    const exact = ranked('Dot', lists.map((rows, i) => ({ id: i + 1, score: maxSim(query, rows) })), LIMIT);
     // Every row is its own centroid, so MaxSim on codes equals MaxSim on the rows.
     const raw = await client.query('mv', { query, limit: LIMIT });
     sameHits(t, brief(raw.points), exact, `q${qi}: unrescored MaxSim on codes`, 1e-4);

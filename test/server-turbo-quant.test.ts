@@ -15,16 +15,14 @@ import { rng } from './helpers/data.js';
 import { better, dot, score } from './helpers/reference.js';
 import { decodeRecord, encode, fitModel, internalScore, type TurboModel } from './helpers/turbo-reference.js';
 import { everyPoint } from './helpers/full-scan.js';
+import { DISTANCES, vectorName, uniformVectors, createPerDistance, waitIndexed } from './helpers/quantized-collection.js';
 
 const DIM = 24;
 const N = 200;
 const LIMIT = 10;
-const DISTANCES: Distance[] = ['Cosine', 'Dot', 'Euclid', 'Manhattan'];
 const next = rng(57);
-const vector = (): number[] => Array.from({ length: DIM }, () => Math.fround(2 * next() - 1));
-const points = Array.from({ length: N }, vector);
-const queries = Array.from({ length: 4 }, vector);
-const name = (d: Distance): string => d.toLowerCase();
+const points = uniformVectors(next, N, DIM);
+const queries = uniformVectors(next, 4, DIM);
 
 /** The vector as Qdrant stores and queries it: normalised (in f32) for Cosine. */
 function preprocessed(distance: Distance, v: number[]): Float32Array {
@@ -55,28 +53,12 @@ function modelOf(distance: Distance, bits: TurboBits): TurboModel {
   return fitModel(distance, bits, DIM, points.slice(0, 128).map((p) => preprocessed(distance, p)), true);
 }
 
-async function waitIndexed(client: QdrantClient, collection: string, vectors: number): Promise<void> {
-  for (let waited = 0; waited < 60_000; waited += 200) {
-    const info = await client.getCollection(collection);
-    if ((info.indexed_vectors_count ?? 0) >= vectors * N && info.status === 'green') return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${collection}: the graphs were not built`);
-}
-
 for (const bits of ['bits4', 'bits1_5'] as const) {
   t.test(`turbo ${bits}: unrescored scores are Qdrant's estimator, rescoring as Qdrant, kept across a restart`, async (t) => {
     const server = await startServer();
     let client = new QdrantClient({ url: server.url, checkCompatibility: false });
     const config = { turbo: { bits, always_ram: true } };
-    await client.createCollection('tq', {
-      vectors: Object.fromEntries(DISTANCES.map((d) => [name(d), { size: DIM, distance: d }])),
-      quantization_config: config,
-      // One shard: unrescored Euclid/Manhattan answers merge by the shown score (see README, quantization).
-      shard_number: 1,
-      optimizers_config: { indexing_threshold: 1 },
-    });
-    await client.upsert('tq', { wait: true, points: points.map((p, i) => ({ id: i + 1, vector: Object.fromEntries(DISTANCES.map((d) => [name(d), p])) })) });
+    await createPerDistance(client, 'tq', DIM, config, points);
     const models = new Map(DISTANCES.map((d) => [d, modelOf(d, bits)]));
     const codes = new Map(DISTANCES.map((d) => [d, points.map((p) => encode(models.get(d)!, preprocessed(d, p)))]));
 
@@ -85,7 +67,7 @@ for (const bits of ['bits4', 'bits1_5'] as const) {
       t.same(info.config.quantization_config, config, `${what}: the config is echoed as given`);
       for (const [qi, query] of queries.entries()) {
         for (const distance of DISTANCES) {
-          const using = name(distance);
+          const using = vectorName(distance);
           const at = `${what}, ${distance} q${qi}`;
           const model = models.get(distance)!;
           const q = preprocessed(distance, query);
@@ -104,13 +86,13 @@ for (const bits of ['bits4', 'bits1_5'] as const) {
       }
     };
 
-    await waitIndexed(client, 'tq', DISTANCES.length);
+    await waitIndexed(client, 'tq', DISTANCES.length * N);
     await check('indexed');
     await server.stop();
     const again = await startServer({ storage: server.storage });
     t.teardown(() => again.stop());
     client = new QdrantClient({ url: again.url, checkCompatibility: false });
-    await waitIndexed(client, 'tq', DISTANCES.length);
+    await waitIndexed(client, 'tq', DISTANCES.length * N);
     await check('after a restart');
   });
 }
@@ -121,14 +103,14 @@ t.test('PATCH int8 -> turbo -> binary: each answers with its own codes', async (
   const client = new QdrantClient({ url: server.url, checkCompatibility: false });
   await client.createCollection('p', { vectors: { size: DIM, distance: 'Dot' }, quantization_config: { scalar: { type: 'int8' } }, shard_number: 1, optimizers_config: { indexing_threshold: 1 } });
   await client.upsert('p', { wait: true, points: points.map((p, i) => ({ id: i + 1, vector: p })) });
-  await waitIndexed(client, 'p', 1);
+  await waitIndexed(client, 'p', N);
   const query = queries[0];
   const model = modelOf('Dot', 'bits2');
   const codes = points.map((p) => encode(model, Float32Array.from(p)));
 
   await client.updateCollection('p', { quantization_config: { turbo: { bits: 'bits2' } } });
   t.same((await client.getCollection('p')).config.quantization_config, { turbo: { bits: 'bits2' } }, 'PATCH to turbo is kept as given');
-  await waitIndexed(client, 'p', 1);
+  await waitIndexed(client, 'p', N);
   const raw = await client.query('p', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
   const worst = Math.max(...raw.points.map((p) => Math.abs(p.score - internalScore(model, Float32Array.from(query), codes[Number(p.id) - 1]))));
   t.ok(raw.points.length === LIMIT && worst < 1e-3, `turbo bits2 scores after the PATCH (worst error ${worst.toExponential(2)})`);
@@ -136,7 +118,7 @@ t.test('PATCH int8 -> turbo -> binary: each answers with its own codes', async (
   sameHits(t, brief(rescored.points), exactReference('Dot', query), 'bits2 rescores by default after the PATCH', 1e-5);
 
   await client.updateCollection('p', { quantization_config: { binary: {} } });
-  await waitIndexed(client, 'p', 1);
+  await waitIndexed(client, 'p', N);
   const binary = await client.query('p', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
   const xorScore = (v: number[]) => DIM - 2 * v.filter((x, i) => x > 0 !== query[i] > 0).length;
   t.same(binary.points.map((p) => p.score), binary.points.map((p) => xorScore(points[Number(p.id) - 1])), 'PATCH to binary: binary scores');
