@@ -3,7 +3,7 @@
 // qOffset with code in [0, 127] (u8 codes, stored in the i8 code region: every code is >= 0, so
 // the signed kernels read them unchanged), qAlpha = (hi - lo) / 127 and qOffset = lo. [lo, hi] is
 // the min and max of every live vector, or with a quantile < 1 (and at least 127 vectors) the
-// window Qdrant keeps of a sample of at most 5000 whole vectors (see fit). Codes are padded to
+// window Qdrant keeps of a sample of at most 5000 whole vectors (see fitCodebook). Codes are padded to
 // codeStride with the code of a placeholder (0 for Dot/Cosine, qOffset for Euclid/Manhattan), and
 // the padding counts in every sum, as in Qdrant. Each code carries Qdrant's additive correction.
 // The codebook is fitted when quantization is enabled, refitted whenever the number of stored
@@ -15,8 +15,9 @@
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
 // (bigger is closer), so the distance kept here is its negation, 2 * xor - dim. Its two_bits and
 // one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
-// with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts,
-// dispatched from here.
+// with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts and
+// TurboQuant (rotation, calibration, Lloyd-Max codes) turbo-quant.ts, both dispatched from here:
+// this module is the one entry for encoding, fitting and code distances whatever the method.
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
