@@ -437,26 +437,3 @@ export function encodeAll(): void {
     store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtr(id)));
   }
 }
-
-/** k-th smallest of buf[0..n) (quickselect, reorders buf). */
-export function select(buf: usize, n: i32, k: i32): f32 {
-  let left = 0, right = n - 1;
-  while (left < right) {
-    const pivot = load<f32>(buf + (<usize>((left + right) >> 1) << 2));
-    let i = left, j = right;
-    while (i <= j) {
-      while (load<f32>(buf + (<usize>i << 2)) < pivot) i++;
-      while (load<f32>(buf + (<usize>j << 2)) > pivot) j--;
-      if (i <= j) {
-        const t = load<f32>(buf + (<usize>i << 2));
-        store<f32>(buf + (<usize>i << 2), load<f32>(buf + (<usize>j << 2)));
-        store<f32>(buf + (<usize>j << 2), t);
-        i++; j--;
-      }
-    }
-    if (k <= j) right = j;
-    else if (k >= i) left = i;
-    else break;
-  }
-  return load<f32>(buf + (<usize>k << 2));
-}

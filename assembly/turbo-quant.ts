@@ -24,7 +24,7 @@ import {
   EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, stride, elemShift,
   vecPtr, multiPtr, multiCount, setCodeStride,
 } from "./layout";
-import { codeSource, select } from "./quantize";
+import { codeSource } from "./quantize";
 
 // Qdrant's rotation: three permutations (Fisher-Yates driven by Knuth's MMIX LCG), each followed by
 // the chunked Walsh-Hadamard transform.
@@ -422,7 +422,7 @@ export function turboFit(): void {
       }
       const sigma = <f32>Math.sqrt(sq / <f64>n);
       if (sigma <= f32.EPSILON) continue;
-      store<f32>(shift + (<usize>i << 2), -select(column, n, n >> 1));
+      store<f32>(shift + (<usize>i << 2), -kthSmallest(column, n, n >> 1));
       store<f32>(scale + (<usize>i << 2), 1 / sigma);
     }
     heap.free(column);
@@ -463,4 +463,27 @@ export function turboReadTrailer(src: usize, len: usize): void {
   const p = src + len - turboTrailerBytes();
   memory.copy(shift, p, <usize>padded << 2);
   memory.copy(scale, p + (<usize>padded << 2), <usize>padded << 2);
+}
+
+/** k-th smallest of buf[0..n) (quickselect, reorders buf). */
+function kthSmallest(buf: usize, n: i32, k: i32): f32 {
+  let left = 0, right = n - 1;
+  while (left < right) {
+    const pivot = load<f32>(buf + (<usize>((left + right) >> 1) << 2));
+    let i = left, j = right;
+    while (i <= j) {
+      while (load<f32>(buf + (<usize>i << 2)) < pivot) i++;
+      while (load<f32>(buf + (<usize>j << 2)) > pivot) j--;
+      if (i <= j) {
+        const t = load<f32>(buf + (<usize>i << 2));
+        store<f32>(buf + (<usize>i << 2), load<f32>(buf + (<usize>j << 2)));
+        store<f32>(buf + (<usize>j << 2), t);
+        i++; j--;
+      }
+    }
+    if (k <= j) right = j;
+    else if (k >= i) left = i;
+    else break;
+  }
+  return load<f32>(buf + (<usize>k << 2));
 }
