@@ -1,7 +1,7 @@
 export { Bitset } from './bitset.js';
 export { DISTANCES, type Distance, largerIsCloser, metricCode, toScore } from './metric.js';
 export { VectorIndex, type IndexConfig, type MultivectorConfig, type ScalarQuantization, type BinaryQuantization, type BinaryEncoding, type BinaryQueryEncoding, type Quantization, type SearchOptions, type SearchResult, type QuantizationSearchParams } from './vector-index.js';
-export { TURBO_BITS, type TurboBits, type TurboQuantization } from './turbo.js';
+export { TURBO_BITS, type TurboBits, type TurboQuantization } from './turbo-quantization.js';
 export { COMPRESSIONS, type ProductQuantization, type Compression } from './product-quantization.js';
 export { DATATYPES, type Datatype, datatypeCode, elementBytes, FLOAT16_OVERFLOW, float16Overflow } from './datatype.js';
 export { instantiate, EngineAbort, type EngineExports } from './exports.js';

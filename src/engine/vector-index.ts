@@ -7,7 +7,7 @@ import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
 import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
-import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo.js';
+import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo-quantization.js';
 
 export interface ScalarQuantization {
   method?: 'int8';
