@@ -26,14 +26,14 @@ function exactValues(n: number, datatype: Datatype, seed: number): Float32Array 
 }
 
 /** Exact search returns the brute-force top-k scores, each the true score of the offset returned. */
-function checkExact(t: Test, index: VectorIndex, distance: Distance, data: Float32Array, queries: Float32Array, label: string): void {
+function checkExact(t: Test, index: VectorIndex, distance: Distance, data: Float32Array, queries: Float32Array, label: string, dim = DIM): void {
   let wrong = 0;
-  for (let q = 0; q < QUERIES; q++) {
-    const query = row(queries, DIM, q);
+  for (let q = 0; q < queries.length / dim; q++) {
+    const query = row(queries, dim, q);
     const found = index.search(query, { limit: 10, exact: true });
-    const truth = bruteForce(distance, data, DIM, query, 10).map((i) => score(distance, query, row(data, DIM, i)));
+    const truth = bruteForce(distance, data, dim, query, 10).map((i) => score(distance, query, row(data, dim, i)));
     for (let i = 0; i < 10; i++) {
-      const own = score(distance, query, row(data, DIM, found.offsets[i]));
+      const own = score(distance, query, row(data, dim, found.offsets[i]));
       const tol = 1e-4 * Math.max(1, Math.abs(truth[i]));
       if (Math.abs(own - truth[i]) > tol || Math.abs(found.scores[i] - truth[i]) > tol) wrong++;
     }
@@ -41,8 +41,8 @@ function checkExact(t: Test, index: VectorIndex, distance: Distance, data: Float
   t.equal(wrong, 0, `${label}: exact top-10 equals brute force`);
 }
 
-function checkEdges(t: Test, index: VectorIndex, data: Float32Array, label: string): void {
-  for (const offset of EDGES) t.same(Array.from(index.vector(offset)), Array.from(row(data, DIM, offset)), `${label}: vector ${offset} reads back`);
+function checkEdges(t: Test, index: VectorIndex, data: Float32Array, label: string, edges = EDGES, dim = DIM): void {
+  for (const offset of edges) t.same(Array.from(index.vector(offset)), Array.from(row(data, dim, offset)), `${label}: vector ${offset} reads back`);
 }
 
 for (const [datatype, distance] of [['float32', 'Euclid'], ['float16', 'Dot'], ['uint8', 'Manhattan']] as const) {
@@ -81,4 +81,16 @@ t.test('graph over three chunks: recall against brute force, identical after a r
   }
   t.ok(total / QUERIES >= 0.95, `recall@10 ${(total / QUERIES).toFixed(4)}`);
   t.equal(differ, 0, 'the loaded index answers as the original');
+});
+
+t.test('wide vectors get smaller chunks: 70000-d float32 (280 KB each) in chunks of 512', async (t) => {
+  // 2^14 such vectors would be 4.6 GB; a chunk stays within 256 MiB, so 2^9 vectors.
+  const dim = 70000;
+  const n = 520;
+  const data = exactValues(n * dim, 'float32', 3);
+  const queries = exactValues(3 * dim, 'float32', 4);
+  const index = await VectorIndex.create(await engineModule(), { dim, distance: 'Dot' });
+  for (let i = 0; i < n; i++) index.stash(i, row(data, dim, i));
+  checkEdges(t, index, data, 'wide', [0, 511, 512, n - 1], dim);
+  checkExact(t, index, 'Dot', data, queries, 'wide', dim);
 });
