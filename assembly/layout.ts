@@ -9,6 +9,13 @@
 //                                      4 (16 for uint8, the width of one byte kernel step), padded
 //                                      with 0. Cosine vectors are stored normalised (float32 and
 //                                      float16; uint8 vectors are stored as given, as in Qdrant).
+//                                      Kept in chunks of 2^chunkShift vectors, not one region: the
+//                                      TLSF allocator caps one block at 1 GiB (BLOCK_MAXSIZE), less
+//                                      than e.g. 200000 x 1536 float32 vectors, while wasm32 memory
+//                                      reaches 4 GiB. `chunks` u32[ceil(n / 2^chunkShift)] holds the
+//                                      chunk pointers; every chunk but the last is full, the last
+//                                      grows by the capacity's doubling. vecPtr() is one table load
+//                                      plus shifts.
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
 //                                      rounded up to 16, padded with code 0. Binary quantization
 //                                      stores bits instead: codeStride = ceil(dim / 128) * 16 bytes.
@@ -35,7 +42,7 @@
 //   mvStart   u32[n]                   first arena vector of each offset.
 //   mvCount   u32[n]                   vectors of each offset (0 = none stored).
 //
-// `vecs` is not allocated then, and the query region holds `queryCount` vectors. A list stored
+// The vector chunks are not allocated then, and the query region holds `queryCount` vectors. A list stored
 // again reuses its slot when it fits, else it is appended; vacuum() compacts the arena. With
 // quantization, `codes` and `codeCorr` are indexed by arena vector (arenaCap of them) rather than
 // by offset, and the query codes region holds queryCount codes with their corrections in
@@ -74,8 +81,17 @@ export let deletedCount: i32 = 0;
 export let pendingCount: i32 = 0;
 export let rng: u64 = 0x9e3779b97f4a7c15;
 
+// Vector chunks (see the layout above). A chunk holds at most 2^CHUNK_SHIFT_MAX vectors and at
+// most CHUNK_BYTES_MAX bytes (so very wide vectors get smaller chunks, far below the 1 GiB cap).
+const CHUNK_SHIFT_MAX: i32 = 14;
+const CHUNK_BYTES_MAX: usize = 1 << 28;
+export let chunkShift: i32 = CHUNK_SHIFT_MAX;
+export let chunkMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
+export let chunks: usize = 0;
+// Largest room taken at once for new chunks (see reserveChunks): under the allocator's 1 GiB block.
+const ROOM_MAX: usize = 1 << 29;
+
 // Regions.
-export let vecs: usize = 0;
 export let levels: usize = 0;
 export let links0: usize = 0;
 export let upper: usize = 0;
@@ -144,6 +160,10 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   efConstruct = max(efc, 1);
   levelMult = 1.0 / Math.log(<f64>M);
   rng = seed ^ 0x9e3779b97f4a7c15;
+  const vectorBytes = <usize>stride << elemShift;
+  chunkShift = CHUNK_SHIFT_MAX;
+  while (chunkShift > 0 && (vectorBytes << chunkShift) > CHUNK_BYTES_MAX) chunkShift--;
+  chunkMask = (1 << chunkShift) - 1;
   query = heap.alloc(<usize>stride << 2);
   memory.fill(query, 0, <usize>stride << 2);
   queryCodeStride = codeStride;
@@ -275,8 +295,49 @@ export function reserve(n: i32): void {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
-  if (!multi) vecs = grow(vecs, (old * stride) << elemShift, (cap * stride) << elemShift, 0);
+  if (!multi) reserveChunks(old, cap);
   capacity = n;
+}
+
+/** Grows the vector chunks from room for `old` vectors to `cap`: fills the last chunk, then adds chunks. */
+function reserveChunks(old: usize, cap: usize): void {
+  const per = <usize>1 << chunkShift;
+  const bytes = <usize>stride << elemShift;
+  const had = (old + per - 1) >> chunkShift;
+  const need = (cap + per - 1) >> chunkShift;
+  if (need > had) chunks = grow(chunks, had << 2, need << 2, 0);
+  // The allocator grows linear memory by at least its current size whenever a block does not fit
+  // (TLSF's growMemory), so chunks allocated one by one would double it again and again (60000
+  // Fashion-MNIST vectors took 240 MB of linear memory instead of one region's 196). Taking the
+  // room of every new chunk at once, then giving it back, grows it once; the chunks are carved
+  // from that free block.
+  let fresh: usize = 0;
+  for (let c = had; c < need; c++) fresh += min(cap - (c << chunkShift), per) * bytes;
+  if (fresh > 0 && fresh < ROOM_MAX) heap.free(heap.alloc(fresh));
+  for (let c = old >> chunkShift; c < need; c++) {
+    const from = c << chunkShift;
+    const have = old > from ? min(old - from, per) : 0;
+    const want = min(cap - from, per);
+    if (want == have) continue;
+    const slot = chunks + (c << 2);
+    store<u32>(slot, grow(<usize>load<u32>(slot), have * bytes, want * bytes, 0));
+  }
+}
+
+/**
+ * Copies the first `n` stored vectors between the chunks and the contiguous run at `p` (a byte
+ * image holds them in one run): into the chunks with `toChunks`, else out of them. Returns p's end.
+ */
+export function copyVectors(p: usize, n: i32, toChunks: bool): usize {
+  const bytes = <usize>stride << elemShift;
+  for (let from = 0; from < n; from += 1 << chunkShift) {
+    const run = <usize>min(n - from, 1 << chunkShift) * bytes;
+    const chunk = <usize>load<u32>(chunks + (<usize>(from >> chunkShift) << 2));
+    if (toChunks) memory.copy(chunk, p, run);
+    else memory.copy(p, chunk, run);
+    p += run;
+  }
+  return p;
 }
 
 /** Allocates the code regions for the current capacity (first training). */
@@ -295,7 +356,7 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function vecPtr(id: i32): usize {
-  return vecs + ((<usize>id * <usize>stride) << elemShift);
+  return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + ((<usize>(id & chunkMask) * <usize>stride) << elemShift);
 }
 
 /** First vector of offset `id`'s list (multivector mode). */

@@ -33,7 +33,7 @@
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  vecs, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  copyVectors, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
@@ -127,7 +127,7 @@ export function serialize(out: usize): void {
   memory.copy(p, deleted, deletedBytes); p += deletedBytes;
   memory.copy(p, pending, deletedBytes); p += deletedBytes;
   if (multi) p = writeLists(p);
-  else { memory.copy(p, vecs, vecsBytes); p += vecsBytes; }
+  else p = copyVectors(p, count, false);
   if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
   if (quantized && multi) p = writeListCodes(p);
   else if (quantized) {
@@ -202,7 +202,7 @@ export function deserialize(src: usize, len: usize): bool {
   memory.copy(deleted, p, deletedBytes); p += deletedBytes;
   memory.copy(pending, p, deletedBytes); p += deletedBytes;
   if (multi) p = readLists(p, n);
-  else { memory.copy(vecs, p, vecsBytes); p += vecsBytes; }
+  else p = copyVectors(p, n, true);
   if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
   if (quantized && multi) {
     // readLists laid the lists out contiguously in offset order, as their codes were written.

@@ -191,7 +191,8 @@ export class VectorIndex {
   /** Restores an index written by serialize(); search results are identical to the original's. */
   static async load(module: WebAssembly.Module, bytes: Uint8Array, options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
     const wasm = await instantiate(module);
-    const ptr = wasm.alloc(bytes.byteLength);
+    // Pointers come back as i32: one past 2 GiB of linear memory reads negative until made unsigned.
+    const ptr = wasm.alloc(bytes.byteLength) >>> 0;
     new Uint8Array(wasm.memory.buffer).set(bytes, ptr);
     const ok = wasm.deserialize(ptr, bytes.byteLength);
     wasm.free(ptr);
@@ -254,7 +255,7 @@ export class VectorIndex {
 
   /** Bytes of the index's data (vectors, codes, graph, as serialize() writes them): its memory without the allocator's slack. */
   get imageBytes(): number {
-    return this.wasm.serializedSize();
+    return this.wasm.serializedSize() >>> 0;
   }
 
   /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
@@ -273,7 +274,7 @@ export class VectorIndex {
    */
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
-    const at = this.wasm.codesPtr(offset);
+    const at = this.wasm.codesPtr(offset) >>> 0;
     return this.views.u8.slice(at, at + this.wasm.codeBytes());
   }
 
@@ -406,8 +407,8 @@ export class VectorIndex {
   }
 
   serialize(): Uint8Array {
-    const size = this.wasm.serializedSize();
-    const ptr = this.wasm.alloc(size);
+    const size = this.wasm.serializedSize() >>> 0;
+    const ptr = this.wasm.alloc(size) >>> 0;
     this.wasm.serialize(ptr);
     const bytes = this.views.u8.slice(ptr, ptr + size);
     this.wasm.free(ptr);
