@@ -8,9 +8,17 @@ import { Pool } from 'undici';
 import { CommandError } from '../errors.js';
 import { startQuiver } from './quiver-process.js';
 
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
+
 export interface HttpTarget {
   readonly url: string;
-  call<T = unknown>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  /** Qdrant's `result` of a JSON answer; any status but 200 is a CommandError. */
+  call<T = unknown>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
+  /**
+   * The same with the body already serialised and the answer left unparsed: what a load
+   * generator sends over and over, so its own JSON work stays out of the measurement.
+   */
+  request(method: HttpMethod, path: string, json?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -20,20 +28,25 @@ export async function openTarget(url: string | null, connections: number, worker
   const base = url ?? local!.url;
   const pool = new Pool(base, { connections, pipelining: 1 });
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'api-key': apiKey } : {}) };
+  const request = async (method: HttpMethod, path: string, json?: string): Promise<string> => {
+    let res;
+    try {
+      res = await pool.request({ method, path, headers, body: json });
+    } catch (err) {
+      throw new CommandError(`${method} ${base}${path}: ${(err as Error).message}`);
+    }
+    const text = await res.body.text();
+    if (res.statusCode !== 200) {
+      const hint = res.statusCode === 401 || res.statusCode === 403 ? (apiKey ? ' (the --api-key was refused)' : ' (the server wants a key: pass --api-key)') : '';
+      throw new CommandError(`${method} ${base}${path}: HTTP ${res.statusCode} ${text.slice(0, 500)}${hint}`);
+    }
+    return text;
+  };
   return {
     url: base,
-    async call<T>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-      let res;
-      try {
-        res = await pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      } catch (err) {
-        throw new CommandError(`${method} ${base}${path}: ${(err as Error).message}`);
-      }
-      const text = await res.body.text();
-      if (res.statusCode !== 200) {
-        const hint = res.statusCode === 401 || res.statusCode === 403 ? (apiKey ? ' (the --api-key was refused)' : ' (the server wants a key: pass --api-key)') : '';
-        throw new CommandError(`${method} ${base}${path}: HTTP ${res.statusCode} ${text.slice(0, 500)}${hint}`);
-      }
+    request,
+    async call<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
+      const text = await request(method, path, body === undefined ? undefined : JSON.stringify(body));
       return (JSON.parse(text) as { result: T }).result;
     },
     async close() {

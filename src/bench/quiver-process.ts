@@ -24,6 +24,13 @@ export interface QuiverProcessOptions {
   args?: string[];
   /** Also copy the server's output here as it comes (it is always kept for output()). */
   echo?: NodeJS.WritableStream;
+  /**
+   * Ready once this path answers 200 (the start-up benchmark waits for /readyz); by default once
+   * GET / answers at all.
+   */
+  readyPath?: string;
+  /** Milliseconds between readiness probes (default 50): what a start-up timing is resolved to. */
+  pollMs?: number;
 }
 
 export interface QuiverProcess {
@@ -49,7 +56,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns a server and resolves once it answers GET / (CommandError if it exits first or stays silent for 60 s). */
+/** Spawns a server and resolves once it is ready (see readyPath; CommandError if it exits first or is not ready within 60 s). */
 export async function startQuiver(options: QuiverProcessOptions): Promise<QuiverProcess> {
   const { storage, workers } = options;
   const port = options.port ?? (await freePort());
@@ -70,8 +77,11 @@ export async function startQuiver(options: QuiverProcessOptions): Promise<Quiver
   const deadline = Date.now() + READY_WITHIN_MS;
   for (;;) {
     const outcome = await Promise.race([
-      // Any HTTP answer means up: with a key configured, a request may be refused.
-      fetch(url, { dispatcher }).then((r) => r.arrayBuffer()).then(() => true, () => false),
+      // Without a readyPath any HTTP answer means up: with a key configured, a request may be refused.
+      fetch(url + (options.readyPath ?? ''), { dispatcher }).then(async (r) => {
+        await r.arrayBuffer();
+        return options.readyPath === undefined || r.status === 200;
+      }).catch(() => false),
       exited.then(() => 'exited' as const),
     ]);
     if (outcome === true) break;
@@ -80,7 +90,7 @@ export async function startQuiver(options: QuiverProcessOptions): Promise<Quiver
       child.kill('SIGKILL');
       throw new CommandError(`the Quiver server did not answer within ${READY_WITHIN_MS / 1000} s:\n${log}`);
     }
-    await new Promise((r) => setTimeout(r, READY_POLL_MS)); // poll interval between readiness probes, not a race fix
+    await new Promise((r) => setTimeout(r, options.pollMs ?? READY_POLL_MS)); // poll interval between readiness probes, not a race fix
   }
   return {
     url,

@@ -2,6 +2,7 @@
 
 import type { Datatype, Distance } from '../engine/index.js';
 import type { IndexBytes } from './runners.js';
+import type { OpenLoopSummary } from './open-loop.js';
 import type { Clock, SweepPoint } from './sweep.js';
 
 export type BenchMode = 'engine' | 'server' | 'ingest' | 'multivector';
@@ -37,6 +38,50 @@ export interface IngestRow {
   recall: number;
 }
 
+/** The server hot-path loads (issue 16's table), one row each. */
+export const HOT_PATH_LOADS = ['query', 'batch', 'filter', 'filter-unindexed', 'open-loop', 'upsert', 'start'] as const;
+export type HotPathLoad = typeof HOT_PATH_LOADS[number];
+
+/** One load of the server hot path. */
+export interface LoadRow {
+  load: HotPathLoad;
+  /** Requests answered in the timed window (start: 0). */
+  requests: number;
+  /** Length of the timed window. */
+  seconds: number;
+  requestsPerSecond: number;
+  /** What one request carries, counted: queries (query loads), points (upsert); null for start. */
+  unit: 'queries' | 'points' | null;
+  /** Units per second: requests x queries per request, or points per second. */
+  perSecond: number | null;
+  /** Per-request latency (open loop: from each request's due time); null where not measured. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** The load generator's own CPU over the window: this process's user + system time over wall time (1 = one core busy). */
+  generatorCpu: number | null;
+  /** open-loop: offered rate, late and dropped requests. */
+  openLoop?: OpenLoopSummary;
+  /** start: milliseconds from spawning a server on empty storage until GET /readyz answers 200. */
+  readyMs?: number;
+}
+
+/** Server mode's hot-path table and the in-process engine it is compared with. */
+export interface HotPath {
+  m: number;
+  efConstruct: number;
+  ef: number;
+  shards: number;
+  /** Keep-alive connections (--concurrency). */
+  connections: number;
+  /** recall@k of single queries over HTTP (the untimed warm-up pass over every query). */
+  recall: number;
+  rows: LoadRow[];
+  /** The same data and graph built in this process: one thread's queries per second at the same ef. */
+  engine: { name: string; qps: number; recall: number };
+  /** Served single queries per second over the engine's in-process queries per second. */
+  servedToEngine: number | null;
+}
+
 export interface BenchResult {
   mode: BenchMode;
   command: string;
@@ -52,6 +97,8 @@ export interface BenchResult {
   groundTruth: { file: string; k: number };
   series: Series[];
   ingest: IngestRow[];
+  /** Server mode with hot-path loads (--loads). */
+  hotPath?: HotPath;
   /** Multivector mode: the shape of the lists (dataset.base counts points, not vectors). */
   multivector?: { vectors: number; minK: number; maxK: number; queryK: number };
 }

@@ -12,6 +12,8 @@ export interface CollectionSpec {
   m: number;
   efConstruct: number;
   int8: boolean;
+  /** shard_number (default: the server's, 1). */
+  shards?: number;
 }
 
 export interface UploadTiming {
@@ -24,13 +26,17 @@ export async function createCollection(http: HttpTarget, data: Dataset, spec: Co
   await http.call('PUT', `/collections/${spec.name}`, {
     vectors: { size: data.dim, distance: data.distance },
     hnsw_config: { m: spec.m, ef_construct: spec.efConstruct },
+    ...(spec.shards ? { shard_number: spec.shards } : {}),
     ...(spec.int8 ? { quantization_config: { scalar: { type: 'int8', always_ram: true } } } : {}),
   });
 }
 
 const SEARCHABLE_WITHIN_MS = 30 * 60_000;
 
-export async function upload(http: HttpTarget, data: Dataset, collection: string, batchSize: number, concurrency: number, wait: boolean, progress: Progress): Promise<UploadTiming> {
+/** A point's payload by id, for a collection whose searches filter. */
+export type PayloadOf = (id: number) => Record<string, unknown>;
+
+export async function upload(http: HttpTarget, data: Dataset, collection: string, batchSize: number, concurrency: number, wait: boolean, progress: Progress, payloadOf?: PayloadOf): Promise<UploadTiming> {
   const { dim } = data;
   const n = data.base.length / dim;
   const task = progress.start(`uploading ${n} points to ${collection} (batches of ${batchSize}, ${concurrency} at a time, wait=${wait})`, n);
@@ -41,7 +47,7 @@ export async function upload(http: HttpTarget, data: Dataset, collection: string
       const start = next;
       next = Math.min(n, next + batchSize);
       const points = [];
-      for (let id = start; id < next; id++) points.push({ id, vector: Array.from(data.base.subarray(id * dim, (id + 1) * dim)) });
+      for (let id = start; id < next; id++) points.push({ id, vector: Array.from(data.base.subarray(id * dim, (id + 1) * dim)), ...(payloadOf ? { payload: payloadOf(id) } : {}) });
       await http.call('PUT', `/collections/${collection}/points?wait=${wait}`, { points });
       task.tick(points.length);
     }

@@ -8,7 +8,8 @@ import { DEFAULT_CACHE_DIR, groundTruth } from '../bench/ground-truth.js';
 import { openTarget } from '../bench/http-target.js';
 import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/modes.js';
 import { multivectorMode } from '../bench/multivector-mode.js';
-import type { BenchMode, BenchResult } from '../bench/result.js';
+import { hotPathMode, type HotPathOptions } from '../bench/hot-path.js';
+import { HOT_PATH_LOADS, type BenchMode, type BenchResult } from '../bench/result.js';
 import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
 import { CLOCKS } from '../bench/sweep.js';
 import { COMPRESSIONS, DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
@@ -16,28 +17,40 @@ import { CommandError } from '../errors.js';
 import { choice, choices, helpText, int, intList, optionalInt, parseOptions, type CommandSpec, type OptionSpec, type ParsedOptions } from './options.js';
 import { terminalProgress } from './progress.js';
 import { comparisons, heading, resultTable, writeResult } from './report.js';
+import { hotPathLines, hotPathTable } from './hot-path-report.js';
 import { PEER, targetsTable } from './targets.js';
 import { sparseBenchCommand } from './bench-sparse.js';
 
-const DATA_OPTIONS: OptionSpec[] = [
-  { name: 'dataset', value: 'SOURCE', default: 'fashion-mnist', help: 'fashion-mnist, synthetic, embeddings (normalised 1536-d topics, cached), or a .fvecs/.npy/.json file of vectors' },
+/** What a mode loads unless told: server mode defaults to issue 16's 50000 synthetic points. */
+interface DataDefaults {
+  dataset: string;
+  syntheticSize: number;
+}
+
+const DATA_DEFAULTS: DataDefaults = { dataset: 'fashion-mnist', syntheticSize: 10000 };
+const SERVER_DATA_DEFAULTS: DataDefaults = { dataset: 'synthetic', syntheticSize: 50000 };
+
+const dataOptions = (defaults: DataDefaults): OptionSpec[] => [
+  { name: 'dataset', value: 'SOURCE', default: defaults.dataset, help: 'fashion-mnist, synthetic, embeddings (normalised 1536-d topics, cached), or a .fvecs/.npy/.json file of vectors' },
   { name: 'query-file', value: 'FILE', help: 'queries for a file data set (else its last --queries rows are held out)' },
   { name: 'queries', value: 'N', help: 'number of queries (default: all of Fashion-MNIST\'s 10000; 1000 synthetic and embeddings; 10% of a file, at most 1000)' },
   { name: 'distance', value: 'NAME', help: `${DISTANCES.join(', ')} (default: Euclid; synthetic and embeddings: Cosine)` },
-  { name: 'size', value: 'N', help: `synthetic, embeddings: base vectors (default: 10000; embeddings ${EMBEDDING_DEFAULTS.size})` },
+  { name: 'size', value: 'N', help: `synthetic, embeddings: base vectors (default: synthetic ${defaults.syntheticSize}; embeddings ${EMBEDDING_DEFAULTS.size})` },
   { name: 'dim', value: 'N', help: `synthetic, embeddings: dimension (default: 128; embeddings ${EMBEDDING_DEFAULTS.dim})` },
   { name: 'clusters', value: 'N', help: `synthetic: gaussian clusters, embeddings: topics (default: 32; embeddings ${EMBEDDING_DEFAULTS.clusters})` },
   { name: 'seed', value: 'N', default: '7', help: 'synthetic, embeddings: random seed' },
   { name: 'fashion-mnist-dir', value: 'DIR', default: defaultFashionMnistDir(), help: 'Debian\'s dataset-fashion-mnist files (env QUIVER_FASHION_MNIST_DIR)' },
   { name: 'k', value: 'N', default: '10', help: 'neighbours per query (recall@k)' },
 ];
+const DATA_OPTIONS = dataOptions(DATA_DEFAULTS);
 
-const GRAPH_OPTIONS: OptionSpec[] = [
+const graphOptions = (efs: string): OptionSpec[] => [
   { name: 'm', value: 'LIST', default: '16', help: 'HNSW m values to sweep' },
   { name: 'ef-construct', value: 'LIST', default: '100', help: 'HNSW ef_construct values to sweep' },
-  { name: 'ef', value: 'LIST', default: '10,20,40,80,120,200,400', help: 'search ef (hnsw_ef) values to sweep' },
+  { name: 'ef', value: 'LIST', default: efs, help: 'search ef (hnsw_ef) values to sweep' },
   { name: 'oversampling', value: 'N', default: '2', help: 'int8, binary, product and turbo: candidates per result rescored with the stored vectors' },
 ];
+const GRAPH_OPTIONS = graphOptions('10,20,40,80,120,200,400');
 
 const OUTPUT_OPTIONS: OptionSpec[] = [
   { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
@@ -51,6 +64,9 @@ const HTTP_OPTIONS: OptionSpec[] = [
   { name: 'concurrency', value: 'N', default: '16', help: 'requests in flight at once' },
   { name: 'workers', value: 'N', default: String(cpus().length), help: 'shard workers of the server started without --url' },
 ];
+
+/** Server mode's loads: the recall/QPS sweep and the hot-path loads. */
+const SERVER_LOADS = ['sweep', ...HOT_PATH_LOADS] as const;
 
 export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
   engine: {
@@ -76,16 +92,31 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
   },
   server: {
     usage: 'quiver bench server [options]',
-    summary: 'A server through its HTTP API (Qdrant\'s query endpoint) with concurrent requests: loads the data set into a\ncollection per m x ef_construct, then sweeps hnsw_ef; int8 adds a scalar-quantized collection, flat an exact search.',
+    summary: 'A server through its HTTP API with concurrent keep-alive requests. The hot-path loads (issue 16) run on one collection\n'
+      + 'of --shards shards: single queries, batches, queries with a 10% filter on an indexed and on an unindexed payload field\n'
+      + '(closed loops), single queries at a fixed offered rate (open loop: latency from each request\'s due time), wait=true\n'
+      + 'upserts, and a Quiver\'s start on empty storage until /readyz; each with the load generator\'s own CPU, then the served\n'
+      + 'queries/s over the same data\'s in-process queries/s (one thread). The sweep load loads the data set into a collection\n'
+      + 'per m x ef_construct and sweeps hnsw_ef for recall and QPS; int8 adds a scalar-quantized collection, flat an exact search.',
     options: [
-      ...DATA_OPTIONS,
-      { name: 'engines', value: 'LIST', default: 'quiver-f32,flat', help: 'quiver-f32 (HNSW), quiver-int8 (scalar quantization), flat (params.exact)' },
-      ...GRAPH_OPTIONS,
+      ...dataOptions(SERVER_DATA_DEFAULTS),
+      { name: 'loads', value: 'LIST', help: `what to measure: ${SERVER_LOADS.join(', ')} (default: every load but sweep; start only without --url)` },
+      { name: 'engines', value: 'LIST', default: 'quiver-f32,flat', help: 'sweep: quiver-f32 (HNSW), quiver-int8 (scalar quantization), flat (params.exact)' },
+      ...graphOptions('64'),
       ...HTTP_OPTIONS,
-      { name: 'batch', value: 'N', default: '256', help: 'points per upsert while loading' },
+      { name: 'batch', value: 'N', default: '256', help: 'points per upsert while loading and in the upsert load' },
+      { name: 'shards', value: 'N', default: '2', help: 'hot-path loads: shard_number of the collection' },
+      { name: 'seconds', value: 'N', default: '10', help: 'hot-path loads: timed window of each query load (after a 1 s warm-up)' },
+      { name: 'query-batch', value: 'N', default: '16', help: 'batch load: queries per /points/query/batch request' },
+      { name: 'upsert-clients', value: 'N', default: '4', help: 'upsert load: clients upserting at once (wait=true)' },
+      { name: 'rate', value: 'N', default: '1000', help: 'open-loop load: requests offered per second (at most --concurrency in flight; more are dropped and counted)' },
       ...OUTPUT_OPTIONS,
     ],
-    epilog: ['Example: npx quiver bench server --url http://127.0.0.1:6333 --dataset synthetic --concurrency 32'],
+    epilog: [
+      'Example: npx quiver bench server                      # issue 16\'s table against a Quiver started on a free port',
+      'Example: npx quiver bench server --url http://127.0.0.1:6333 --loads query,open-loop --rate 2000',
+      'Example: npx quiver bench server --loads sweep --dataset fashion-mnist --ef 16,32,64,128 --concurrency 32',
+    ],
   },
   ingest: {
     usage: 'quiver bench ingest [options]',
@@ -143,14 +174,15 @@ export const BENCH_SPEC: CommandSpec = {
   options: [],
 };
 
-function datasetOptions(values: ParsedOptions): Parameters<typeof loadDataset>[0] {
+function datasetOptions(values: ParsedOptions, defaults: DataDefaults): Parameters<typeof loadDataset>[0] {
   const distance = values.distance as Distance | undefined;
+  const source = String(values.dataset);
   return {
-    source: String(values.dataset),
+    source,
     queryFile: values['query-file'] as string | undefined,
     queries: optionalInt(values, 'queries'),
     distance,
-    size: optionalInt(values, 'size'),
+    size: optionalInt(values, 'size') ?? (source === 'synthetic' ? defaults.syntheticSize : undefined),
     dim: optionalInt(values, 'dim'),
     clusters: optionalInt(values, 'clusters'),
     seed: int(values, 'seed'),
@@ -167,6 +199,33 @@ function sweepOptions(values: ParsedOptions, mode: BenchMode): SweepOptions {
     efConstructs: intList(values, 'ef-construct'),
     efs: mode === 'ingest' ? [] : intList(values, 'ef'),
     oversampling: mode === 'ingest' ? 1 : int(values, 'oversampling'),
+  };
+}
+
+/** Server mode's --loads and the hot-path loads' options; whether the recall sweep runs too. */
+function hotPathOptions(values: ParsedOptions, sweep: SweepOptions): Omit<HotPathOptions, 'local'> & { sweep: boolean } {
+  const chosen = values.loads === undefined
+    ? HOT_PATH_LOADS.filter((load) => load !== 'start' || values.url === undefined)
+    : choices(values, 'loads', SERVER_LOADS);
+  const loads = HOT_PATH_LOADS.filter((load) => chosen.includes(load));
+  if (loads.length > 0 && [sweep.ms, sweep.efConstructs, sweep.efs].some((list) => list.length > 1)) {
+    throw new CommandError(`the hot-path loads (${loads.join(', ')}) measure one collection at one hnsw_ef: give --m, --ef-construct and --ef one value each, or --loads sweep`);
+  }
+  return {
+    sweep: chosen.includes('sweep'),
+    loads,
+    k: sweep.k,
+    m: sweep.ms[0],
+    efConstruct: sweep.efConstructs[0],
+    ef: sweep.efs[0],
+    shards: int(values, 'shards'),
+    connections: int(values, 'concurrency'),
+    seconds: int(values, 'seconds'),
+    queryBatch: int(values, 'query-batch'),
+    batch: int(values, 'batch'),
+    upsertClients: int(values, 'upsert-clients'),
+    rate: int(values, 'rate'),
+    workers: int(values, 'workers'),
   };
 }
 
@@ -199,7 +258,8 @@ export async function benchCommand(args: string[]): Promise<number> {
   const engine = mode === 'engine'
     ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }
     : null;
-  const data = await loadDataset(datasetOptions(values), progress);
+  const hotPath = mode === 'server' ? hotPathOptions(values, sweep) : null;
+  const data = await loadDataset(datasetOptions(values, mode === 'server' ? SERVER_DATA_DEFAULTS : DATA_DEFAULTS), progress);
   if (sweep.k > data.base.length / data.dim) throw new CommandError(`--k ${sweep.k} exceeds the ${data.base.length / data.dim} base vectors`);
   const truth = await groundTruth(data, sweep.k, String(values['cache-dir']), progress);
   const startedAt = new Date().toISOString();
@@ -227,8 +287,10 @@ export async function benchCommand(args: string[]): Promise<number> {
     result.concurrency = concurrency;
     try {
       const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch'), waits: mode === 'ingest' ? choices(values, 'wait', ['false', 'true'] as const).map((w) => w === 'true') : [false] };
-      if (mode === 'server') result.series = await serverMode(http, data, truth, options, progress);
-      else result.ingest = await ingestMode(http, data, truth, options, progress);
+      if (mode === 'server') {
+        if (hotPath!.sweep) result.series = await serverMode(http, data, truth, options, progress);
+        if (hotPath!.loads.length > 0) result.hotPath = await hotPathMode(http, data, truth, { ...hotPath!, local: !values.url }, progress);
+      } else result.ingest = await ingestMode(http, data, truth, options, progress);
     } finally {
       await http.close();
     }
@@ -239,7 +301,8 @@ export async function benchCommand(args: string[]): Promise<number> {
 /** Prints the table and the ratios, writes the JSON result and the plot. */
 async function report(result: BenchResult, values: ParsedOptions): Promise<number> {
   console.log(`\n${heading(result)}\n`);
-  console.log(resultTable(result));
+  if (result.series.length > 0 || !result.hotPath) console.log(resultTable(result));
+  if (result.hotPath) console.log(`${result.series.length > 0 ? '\n' : ''}${hotPathTable(result.hotPath)}\n\n${hotPathLines(result.hotPath, result.k).join('\n')}`);
   if (result.mode === 'engine' && result.series.some((s) => s.m !== null)) console.log(`\nrecall@${result.k} targets (QPS interpolated on each sweep, ratios to ${PEER} with the same m and ef_construct):\n\n${targetsTable(result)}`);
   const ratios = comparisons(result);
   if (ratios.length > 0) console.log(`\n${ratios.join('\n')}`);
