@@ -14,7 +14,7 @@ import { delimiter, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { clusteredVectors, seededRandom } from '../src/bench/synthetic.js';
 import { defaultFashionMnistDir } from '../src/bench/fashion-mnist.js';
-import type { BenchResult } from '../src/bench/result.js';
+import { HOT_PATH_LOADS, type BenchResult } from '../src/bench/result.js';
 import type { Progress } from '../src/bench/progress.js';
 import { ENGINES, makeRunner } from '../src/bench/runners.js';
 import { buildTimed } from '../src/bench/sweep.js';
@@ -409,7 +409,7 @@ const HTTP_DATA = ['--dataset', 'synthetic', '--size', '1500', '--dim', '16', '-
 
 t.test('server and ingest modes against a Quiver the CLI starts', async (t) => {
   const common = [...HTTP_DATA, '--workers', '1', '--concurrency', '4'];
-  const { result, run } = await bench(['bench', 'server', ...common, '--ef', '16,64']);
+  const { result, run } = await bench(['bench', 'server', ...common, '--loads', 'sweep', '--ef', '16,64']);
   t.equal(result.mode, 'server');
   t.match(result.target, /^a Quiver server started on http:\/\/127\.0\.0\.1:\d+$/);
   t.equal(result.concurrency, 4, 'the concurrency is recorded');
@@ -433,11 +433,53 @@ t.test('server and ingest modes against a Quiver the CLI starts', async (t) => {
   t.same(table.rows, ingest.result.ingest.map((r) => [String(r.wait), String(r.batchSize), '4', '1500', r.uploadSeconds.toFixed(2), r.pointsPerSecond.toFixed(0), r.searchableSeconds.toFixed(2), r.recall.toFixed(4)]), 'ingest rows equal the JSON result');
 });
 
+t.test('server mode\'s hot-path loads against a Quiver the CLI starts: rows, accounting and the engine ratio', async (t) => {
+  const { result, run } = await bench(['bench', 'server', ...HTTP_DATA, '--workers', '1', '--concurrency', '4', '--seconds', '1', '--rate', '100', '--batch', '256']);
+  t.equal(result.mode, 'server');
+  t.same(result.series, [], 'no recall sweep unless --loads names it');
+  const hot = result.hotPath!;
+  t.same(hot.rows.map((r) => r.load), [...HOT_PATH_LOADS], 'every hot-path load by default, in order');
+  t.same([hot.m, hot.efConstruct, hot.ef, hot.shards, hot.connections], [16, 100, 64, 2, 4], 'the collection and load parameters');
+  t.ok(hot.recall >= 0.9, 'single queries over HTTP reach recall 0.9');
+  t.ok(hot.engine.qps > 0 && hot.engine.cpuQps > 0 && hot.engine.recall >= 0.9, 'the in-process engine on the same data');
+  t.equal(hot.loadAverage.length, 3, 'the machine\'s load averages');
+  const byLoad = Object.fromEntries(hot.rows.map((r) => [r.load, r]));
+  for (const [load, perRequest] of [['query', 1], ['batch', 16], ['filter', 1], ['filter-unindexed', 1]] as const) {
+    const r = byLoad[load];
+    t.ok(r.requests > 0 && r.seconds >= 1, `${load}: requests over a window of --seconds`);
+    t.ok(Math.abs(r.requestsPerSecond - r.requests / r.seconds) < 1e-9 * r.requestsPerSecond, `${load}: requests per second`);
+    t.equal(r.unit, 'queries');
+    t.ok(Math.abs(r.perSecond! - r.requestsPerSecond * perRequest) < 1e-9 * r.perSecond!, `${load}: ${perRequest} queries per request`);
+    t.ok(r.p50Ms! > 0 && r.p99Ms! >= r.p50Ms!, `${load}: latencies`);
+    t.ok(r.generatorCpu! > 0, `${load}: the generator's CPU`);
+  }
+  const open = byLoad['open-loop'];
+  t.equal(open.openLoop!.rate, 100);
+  t.equal(open.openLoop!.scheduled, 100, '--rate 100 for 1 s');
+  t.equal(open.openLoop!.completed + open.openLoop!.dropped, 100, 'each scheduled request answered or dropped');
+  t.equal(open.requests, open.openLoop!.completed);
+  t.ok(open.p99Ms! >= open.p50Ms!, 'open-loop latencies');
+  const upsert = byLoad.upsert;
+  t.same([upsert.unit, upsert.requests], ['points', Math.ceil(1500 / 256)], 'upserts of --batch points');
+  t.ok(Math.abs(upsert.perSecond! - 1500 / upsert.seconds) < 1e-9 * upsert.perSecond!, 'upsert: points per second');
+  t.ok(byLoad.start.readyMs! > 0, 'start: time until /readyz');
+  t.equal(hot.servedToEngine, byLoad.query.requestsPerSecond / hot.engine.qps, 'served over in-process queries per second');
+  t.same(tableRows(run.stdout).rows.map((r) => r[0]), [...HOT_PATH_LOADS], 'one table row per load');
+  t.match(run.stdout, `served single queries/s over in-process queries/s: ${(hot.servedToEngine! * 100).toFixed(1)}%`);
+
+  const url = await quiver(['bench', 'server', ...HTTP_DATA, '--url', 'http://127.0.0.1:1', '--loads', 'query,start']);
+  t.equal(url.code, 2, '--loads start with --url exits 2');
+  t.match(url.stderr, '--loads start times a Quiver this bench spawns');
+  const efs = await quiver(['bench', 'server', ...HTTP_DATA, '--ef', '16,64']);
+  t.equal(efs.code, 2, 'hot-path loads at two efs exit 2');
+  t.match(efs.stderr, 'give --m, --ef-construct and --ef one value each, or --loads sweep');
+});
+
 t.test('server mode against a running Quiver with an API key (--url, --api-key)', async (t) => {
   const key = 'bench-secret-key';
   const server = await startServer({ workers: 1, env: { QDRANT__SERVICE__API_KEY: key } });
   t.teardown(() => server.stop());
-  const common = ['bench', 'server', ...HTTP_DATA, '--url', server.url, '--concurrency', '3', '--ef', '32'];
+  const common = ['bench', 'server', ...HTTP_DATA, '--url', server.url, '--loads', 'sweep', '--concurrency', '3', '--ef', '32'];
 
   const refused = await quiver([...common, '--quiet']);
   t.equal(refused.code, 2, 'without the key: exit 2');

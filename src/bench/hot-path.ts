@@ -11,9 +11,8 @@
 // this process and searched on one thread: the served queries per second over the engine's.
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandError } from '../errors.js';
 import { rowsOf, type Dataset } from './dataset.js';
 import type { GroundTruth } from './ground-truth.js';
 import type { HttpTarget } from './http-target.js';
@@ -45,8 +44,6 @@ export interface HotPathOptions {
   rate: number;
   /** start: shard workers of the spawned server. */
   workers: number;
-  /** False against a --url: start measures a Quiver this process spawns. */
-  local: boolean;
 }
 
 const COLLECTION = 'quiver_bench_hot';
@@ -120,7 +117,6 @@ function batchBodies(data: Dataset, k: number, ef: number, size: number): string
 }
 
 export async function hotPathMode(http: HttpTarget, data: Dataset, truth: GroundTruth, options: HotPathOptions, progress: Progress): Promise<HotPath> {
-  if (options.loads.includes('start') && !options.local) throw new CommandError('--loads start spawns a Quiver of its own: leave out --url, or leave start out of --loads');
   const judge = new RecallJudge(data, truth, options.k);
   const n = data.base.length / data.dim;
   const spec = { m: options.m, efConstruct: options.efConstruct, int8: false, shards: options.shards };
@@ -141,6 +137,7 @@ export async function hotPathMode(http: HttpTarget, data: Dataset, truth: Ground
     filter: () => ({ path, bodies: queryBodies(data, options.k, options.ef, INDEXED_FIELD), perRequest: 1 }),
     'filter-unindexed': () => ({ path, bodies: queryBodies(data, options.k, options.ef, PLAIN_FIELD), perRequest: 1 }),
   };
+  const loadAverage = loadavg();
   const rows: LoadRow[] = [];
   for (const load of options.loads) {
     const task = progress.start(`${load}: ${loadLabel(load, options)}`, 1);
@@ -173,7 +170,7 @@ export async function hotPathMode(http: HttpTarget, data: Dataset, truth: Ground
   const engine = await engineBaseline(data, judge, options, progress);
   const query = rows.find((r) => r.load === 'query');
   return {
-    m: options.m, efConstruct: options.efConstruct, ef: options.ef, shards: options.shards, connections: options.connections, recall, rows, engine,
+    m: options.m, efConstruct: options.efConstruct, ef: options.ef, shards: options.shards, connections: options.connections, recall, loadAverage, rows, engine,
     servedToEngine: query ? query.requestsPerSecond / engine.qps : null,
   };
 }
@@ -202,13 +199,19 @@ async function startToReady(workers: number): Promise<number> {
   }
 }
 
-/** The same vectors and graph parameters in this process: one thread's queries per second at the same ef (best of two passes). */
-async function engineBaseline(data: Dataset, judge: RecallJudge, options: HotPathOptions, progress: Progress): Promise<NonNullable<HotPath['engine']>> {
+/**
+ * The same vectors and graph parameters in this process: one thread's queries per second at the
+ * same ef (best of two passes), by the wall clock (what the ratio to the served rate takes, both
+ * suffering the machine's other load alike) and by this process's CPU time (the engine's own cost).
+ */
+async function engineBaseline(data: Dataset, judge: RecallJudge, options: HotPathOptions, progress: Progress): Promise<HotPath['engine']> {
   const runner = makeRunner('quiver-f32', { m: options.m, efConstruct: options.efConstruct, distance: data.distance }, 1);
   try {
     await buildTimed(runner, data.base, data.dim, progress);
-    const [[point]] = await sweep([runner], { queries: data.queries, dim: data.dim, k: options.k, efs: [options.ef], repeats: 2, exactQueries: 0, judge, clock: 'wall' }, progress);
-    return { name: runner.name, qps: point.qps, recall: point.recall };
+    const spec = { queries: data.queries, dim: data.dim, k: options.k, efs: [options.ef], repeats: 2, exactQueries: 0, judge };
+    const [[wall]] = await sweep([runner], { ...spec, clock: 'wall' }, progress);
+    const [[cpu]] = await sweep([runner], { ...spec, clock: 'cpu' }, progress);
+    return { name: runner.name, qps: wall.qps, cpuQps: cpu.qps, recall: wall.recall };
   } finally {
     await runner.close?.();
   }

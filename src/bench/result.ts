@@ -75,9 +75,11 @@ export interface HotPath {
   connections: number;
   /** recall@k of single queries over HTTP (the untimed warm-up pass over every query). */
   recall: number;
+  /** The machine's 1, 5 and 15 minute load averages as the loads began: other work sharing its cores. */
+  loadAverage: number[];
   rows: LoadRow[];
-  /** The same data and graph built in this process: one thread's queries per second at the same ef. */
-  engine: { name: string; qps: number; recall: number };
+  /** The same data and graph built in this process: one thread's queries per second at the same ef, by wall clock and by CPU time. */
+  engine: { name: string; qps: number; cpuQps: number; recall: number };
   /** Served single queries per second over the engine's in-process queries per second. */
   servedToEngine: number | null;
 }

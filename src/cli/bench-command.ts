@@ -203,11 +203,13 @@ function sweepOptions(values: ParsedOptions, mode: BenchMode): SweepOptions {
 }
 
 /** Server mode's --loads and the hot-path loads' options; whether the recall sweep runs too. */
-function hotPathOptions(values: ParsedOptions, sweep: SweepOptions): Omit<HotPathOptions, 'local'> & { sweep: boolean } {
+function hotPathOptions(values: ParsedOptions, sweep: SweepOptions): HotPathOptions & { sweep: boolean } {
   const chosen = values.loads === undefined
     ? HOT_PATH_LOADS.filter((load) => load !== 'start' || values.url === undefined)
     : choices(values, 'loads', SERVER_LOADS);
   const loads = HOT_PATH_LOADS.filter((load) => chosen.includes(load));
+  // Start-up is timed from the spawn: only a Quiver this process starts can be measured.
+  if (loads.includes('start') && values.url !== undefined) throw new CommandError('--loads start times a Quiver this bench spawns: leave out --url, or leave start out of --loads');
   if (loads.length > 0 && [sweep.ms, sweep.efConstructs, sweep.efs].some((list) => list.length > 1)) {
     throw new CommandError(`the hot-path loads (${loads.join(', ')}) measure one collection at one hnsw_ef: give --m, --ef-construct and --ef one value each, or --loads sweep`);
   }
@@ -289,7 +291,7 @@ export async function benchCommand(args: string[]): Promise<number> {
       const options = { ...sweep, concurrency, batchSizes: intList(values, 'batch'), waits: mode === 'ingest' ? choices(values, 'wait', ['false', 'true'] as const).map((w) => w === 'true') : [false] };
       if (mode === 'server') {
         if (hotPath!.sweep) result.series = await serverMode(http, data, truth, options, progress);
-        if (hotPath!.loads.length > 0) result.hotPath = await hotPathMode(http, data, truth, { ...hotPath!, local: !values.url }, progress);
+        if (hotPath!.loads.length > 0) result.hotPath = await hotPathMode(http, data, truth, hotPath!, progress);
       } else result.ingest = await ingestMode(http, data, truth, options, progress);
     } finally {
       await http.close();

@@ -32,8 +32,9 @@ export function hotPathTable(hot: HotPath): string {
 export function hotPathLines(hot: HotPath, k: number): string[] {
   const lines = [
     `one collection of ${hot.shards} shards, m=${hot.m}, ef_construct=${hot.efConstruct}, hnsw_ef=${hot.ef}, ${hot.connections} keep-alive connections; generator CPU is this process's (100% = one core)`,
+    `machine load average as the loads began: ${hot.loadAverage.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min)`,
     `recall@${k} of single queries over HTTP: ${hot.recall.toFixed(4)}`,
-    `${hot.engine.name} in this process, one thread, same data and graph parameters: ${hot.engine.qps.toFixed(0)} queries/s, recall@${k} ${hot.engine.recall.toFixed(4)}`,
+    `${hot.engine.name} in this process, one thread, same data and graph parameters: ${hot.engine.qps.toFixed(0)} queries/s (${hot.engine.cpuQps.toFixed(0)} per CPU second), recall@${k} ${hot.engine.recall.toFixed(4)}`,
   ];
   if (hot.servedToEngine !== null) lines.push(`served single queries/s over in-process queries/s: ${(hot.servedToEngine * 100).toFixed(1)}%`);
   return lines;
