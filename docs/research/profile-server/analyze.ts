@@ -19,6 +19,25 @@ const framesAt = process.argv.indexOf('--frames');
 const wanted = framesAt > 0 ? process.argv[framesAt + 1].split(',') : [];
 const incAt = process.argv.indexOf('--inclusive-top');
 const inclusiveTop = incAt > 0 ? Number(process.argv[incAt + 1]) : 0;
+// Each busy sample goes to the category of its innermost frame that matches one (--categories).
+const CATEGORIES: [string, RegExp][] = [
+  ['GC', /^\(garbage collector\)/],
+  ['engine search (wasm)', /^wasm-function/],
+  ['Ajv validation', /^validate\d+ |validator\.ts|ajv/],
+  ['request JSON parse + nesting scan', /json-body\.ts|exact-integers|json-syntax|^parse :0|RegExp: \["/],
+  ['query conversion (f32 checks, params)', /f32-number|search-convert|point-convert|params\.ts|query\.ts|examples\.ts/],
+  ['hop to the worker (Piscina, postMessage, supervisor)', /^postMessage|piscina|^\w+ index\.js|supervisor\.ts|pool\.ts|messageport|event_target|worker\.js|shard-worker\.ts|task-usage/],
+  ['telemetry, hardware, deadlines', /request-telemetry|request-stats|histogram\.js|prom-client|request-hardware|hardware\.ts|hardware-ledger|deadline|metric\.ts|async_hooks/],
+  ['logging', /pino|logger/],
+  ['collection layer (planning, replica, merge)', /query-plan|query-planner|strict-reads|shard-reader|replica-set|local-replica|collection\.ts|routing\.ts|search\.ts|reads\.ts/],
+  ['engine glue (vector-index.ts)', /vector-index\.ts|engine\//],
+  ['point records (decode, payload selection)', /shard\.ts|point-codec|selectors\.ts|stored-id/],
+  ['response serialisation + socket write', /print\.ts|reply\.js|^writev|_http_outgoing|writable|stream_base|node:net|writeHead|_http_server:3/],
+  ['Fastify routing and hooks', /fastify\.js|route\.js|hooks\.js|handle-request|content-type-parser|request\.js|wrap-thenable|context\.js|access\.ts|path-names|query-params|auth/],
+  ['HTTP request parsing (node)', /_http_server|_http_incoming|_http_common|parserOn|readable/],
+  ['(program)', /^\(program\)/],
+];
+const categorise = process.argv.includes('--categories');
 const w = JSON.parse(await readFile(join(dir, 'window.json'), 'utf8'));
 const [from, to] = startup ? [w.spawnedUs, w.readyUs] : [w.startUs, w.endUs];
 const per = startup ? 1 : w.requests;
@@ -35,6 +54,7 @@ for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   const allInclusive = new Map<string, number>();
+  const byCategory = new Map<string, number>();
   let t = p.startTime;
   let total = 0;
   let idle = 0;
@@ -47,6 +67,14 @@ for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))
     if (leaf.callFrame.functionName === '(idle)') { idle += dt; continue; }
     const key = short(leaf.callFrame);
     self.set(key, (self.get(key) ?? 0) + dt);
+    if (categorise) {
+      let category = 'other (event loop, microtasks, node internals)';
+      search: for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id)) {
+        const k = short(byId.get(id)!.callFrame);
+        for (const [name, pattern] of CATEGORIES) if (pattern.test(k)) { category = name; break search; }
+      }
+      byCategory.set(category, (byCategory.get(category) ?? 0) + dt);
+    }
     const seen = new Set<string>();
     const seenAll = new Set<string>();
     for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id)) {
@@ -68,6 +96,10 @@ for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))
   const busy = total - idle;
   console.log(`\n== ${file}: window ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s = ${scale(busy).toFixed(1)} ${unit}`);
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${scale(v).toFixed(1).padStart(8)} ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
+  if (categorise) {
+    console.log('  -- by category (innermost matching frame)');
+    for (const [k, v] of [...byCategory].sort((a, b) => b[1] - a[1])) console.log(`  ${scale(v).toFixed(1).padStart(8)} ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
+  }
   if (inclusiveTop > 0) {
     console.log('  -- inclusive, largest');
     for (const [k, v] of [...allInclusive].sort((a, b) => b[1] - a[1]).slice(0, inclusiveTop)) console.log(`  ${scale(v).toFixed(1).padStart(8)} ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`);
