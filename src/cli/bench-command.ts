@@ -165,7 +165,7 @@ export const BENCH_SPEC: CommandSpec = {
   usage: 'quiver bench <engine|server|ingest|sparse|multivector> [options]',
   summary: 'Benchmarks Quiver against the libraries you would pick instead, on Fashion-MNIST, synthetic clusters or your own vectors.\n\n'
     + '  engine   in-process: Quiver f32/int8 vs hnswlib-node vs a flat exact scan\n'
-    + '  server   through HTTP against a running Quiver or any Qdrant-compatible URL\n'
+    + '  server   through HTTP against a running Quiver or any Qdrant-compatible URL: the hot-path loads, or the recall sweep\n'
     + '  ingest   upsert throughput and time to a searchable index\n'
     + '  sparse   in-process: the sparse vector index, pruned top-k vs exact scan, on SPLADE-like data\n'
     + '  multivector  in-process: HNSW over lists of vectors (MaxSim) vs the exact MaxSim scan\n\n'
