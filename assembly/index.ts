@@ -13,7 +13,7 @@ import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
-export { serializedSize, serialize, deserialize } from "./persist";
+export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
 export { enableQuantization, refitQuantization };
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";

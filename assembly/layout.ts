@@ -324,22 +324,6 @@ function reserveChunks(old: usize, cap: usize): void {
   }
 }
 
-/**
- * Copies the first `n` stored vectors between the chunks and the contiguous run at `p` (a byte
- * image holds them in one run): into the chunks with `toChunks`, else out of them. Returns p's end.
- */
-export function copyVectors(p: usize, n: i32, toChunks: bool): usize {
-  const bytes = <usize>stride << elemShift;
-  for (let from = 0; from < n; from += 1 << chunkShift) {
-    const run = <usize>min(n - from, 1 << chunkShift) * bytes;
-    const chunk = <usize>load<u32>(chunks + (<usize>(from >> chunkShift) << 2));
-    if (toChunks) memory.copy(chunk, p, run);
-    else memory.copy(p, chunk, run);
-    p += run;
-  }
-  return p;
-}
-
 /** Allocates the code regions for the current capacity (first training). */
 export function reserveCodes(): void {
   if (codes != 0) return;

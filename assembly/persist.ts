@@ -33,14 +33,14 @@
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  copyVectors, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  chunks, chunkShift, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
 import { binaryStats, binaryStatsBytes } from "./binary-codes";
-import { productTailBytes, readProductTail, writeProductTail } from "./product-quant";
+import { codebookBytes, productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 import { fitCodebook } from "./quantize";
 import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 
@@ -92,10 +92,147 @@ export function serializedSize(): usize {
   return measure();
 }
 
-/** Writes the image to `out` (serializedSize() bytes). */
-export function serialize(out: usize): void {
+// The image is read and written as a stream of spans, each a run of linear memory (or of zero
+// bytes), so neither side needs the whole image in one block: the allocator caps a block at
+// 1 GiB and linear memory at 4 GiB, less than an index plus a copy of it (src/engine/image-parts.ts
+// moves the parts). A stream walks the stages below in order; a stage with items (upper blocks, vector chunks, lists) gives one span per item.
+const S_HEADER = 0, S_LEVELS = 1, S_PAD = 2, S_LINKS0 = 3, S_UPPER = 4, S_DELETED = 5, S_PENDING = 6;
+const S_VECS = 7, S_LISTS = 8, S_ORDER = 9, S_CODES = 10, S_CORR = 11, S_STATS = 12, S_TAIL = 13, S_DONE = 14;
+
+const headerScratch = memory.data(<i32>HEADER_WORDS * 4);
+let saving = false, failed = false;
+let stage = S_DONE, item = 0;
+let spanPtr: usize = 0, spanLen: usize = 0, spanOff: usize = 0;
+let streamPos: usize = 0, streamTotal: usize = 0;
+let scratch: usize = 0; // the trailer being written, or the dimension order being read
+let imageVersion: u32 = 0, imagePermuted = false;
+
+function startStream(save: bool, total: usize): void {
+  saving = save; failed = false;
+  stage = S_HEADER; item = 0;
+  spanPtr = 0; spanLen = 0; spanOff = 0;
+  streamPos = 0; streamTotal = total;
+}
+
+@inline function span(ptr: usize, len: usize): bool { spanPtr = ptr; spanLen = len; return true; }
+
+/** Sets the span of item `item` of `stage` and moves `item` on; false when the stage has no more. */
+function spanAt(): bool {
+  const n = <usize>count;
+  const first = item == 0;
+  if (stage == S_UPPER) {
+    while (item < count && blockBytes(item) == 0) item++;
+    if (item >= count) return false;
+    const id = item++;
+    const bytes = blockBytes(id);
+    if (!saving) store<u32>(upper + (<usize>id << 2), heap.alloc(bytes));
+    return span(load<u32>(upper + (<usize>id << 2)), bytes);
+  }
+  if (stage == S_VECS && !multi) {
+    const from = item << chunkShift;
+    if (from >= count) return false;
+    const chunk = <usize>load<u32>(chunks + (<usize>item << 2));
+    item++;
+    return span(chunk, (<usize>min(count - from, 1 << chunkShift) * <usize>stride) << elemShift);
+  }
+  if (saving && multi && (stage == S_LISTS || stage == S_CODES || stage == S_CORR)) {
+    // Lists and their codes are written compacted in offset order (a load lays them out so).
+    if (stage == S_CODES && !quantized || stage == S_CORR && !quantized) return false;
+    if (item >= count) return false;
+    const id = item++;
+    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
+    if (stage == S_LISTS) return span(multiPtr(id), (k * <usize>stride) << elemShift);
+    if (stage == S_CODES) return span(codeVecPtr(multiStart(id)), k * <usize>codeStride);
+    return span(codeCorr + (<usize>multiStart(id) << 2), k << 2);
+  }
+  item++;
+  if (!first) return false;
+  const coded = multi ? <usize>storedVectors() : n;
+  switch (stage) {
+    case S_HEADER: return span(saving ? headerScratch : 0, headerBytes);
+    case S_LEVELS: return span(levels, n);
+    case S_PAD: return span(0, levelsBytes - n);
+    case S_LINKS0: return span(links0, links0Bytes);
+    case S_DELETED: return span(deleted, deletedBytes);
+    case S_PENDING: return span(pending, deletedBytes);
+    case S_VECS: return span(mvCount, n << 2);
+    case S_LISTS: return multi && span(arena, (coded * <usize>stride) << elemShift);
+    case S_ORDER:
+      if (saving) return permutation() != 0 ? span(permutation(), orderBytes) : false;
+      if (!imagePermuted) return false;
+      scratch = heap.alloc(<usize>dim << 2);
+      return span(scratch, <usize>dim << 2);
+    case S_CODES: return quantized ? span(codes, coded * <usize>codeStride) : false;
+    case S_CORR: return quantized ? span(codeCorr, coded << 2) : false;
+    case S_STATS: return binaryStatsBytes() != 0 ? span(binaryStats(), binaryStatsBytes()) : false;
+    case S_TAIL:
+      // Loading skips what is left (the trailers were read first, see loadTail).
+      if (!saving) return span(0, streamTotal - streamPos);
+      return scratch != 0 ? span(scratch, trailerBytes()) : false;
+  }
+  return false;
+}
+
+/** Bytes of the trailer that ends the image (product's codebook or TurboQuant's calibration). */
+function trailerBytes(): usize {
+  return productTailBytes() + (quantized && qMethod == QM_TURBO ? turboTrailerBytes() : 0);
+}
+
+/** Work a loaded stage needs once all its bytes are in; false if the image is not a valid one. */
+function finishStage(): bool {
+  if (saving) {
+    if (stage == S_TAIL && scratch != 0) { heap.free(scratch); scratch = 0; }
+    return true;
+  }
+  // The counts are still 0 when the levels are in, so a multivector image's size is a lower bound then.
+  if (stage == S_LEVELS) return streamTotal >= measure() + (imagePermuted ? <usize>dim << 2 : 0);
+  if (stage == S_VECS && multi) {
+    // measure() counts the lists from mvCount, so the length is checked once the counts are in.
+    if (streamTotal < measure() + (imagePermuted ? <usize>dim << 2 : 0)) return false;
+    const total = storedVectors();
+    reserveArena(max(total, 1));
+    let at: u32 = 0;
+    for (let id = 0; id < count; id++) {
+      store<u32>(mvStart + (<usize>id << 2), at);
+      at += load<u32>(mvCount + (<usize>id << 2));
+    }
+    setArenaUsed(total);
+  }
+  if (stage == S_ORDER && scratch != 0) { restorePermutation(scratch); heap.free(scratch); scratch = 0; }
+  return true;
+}
+
+/** Moves to the next non-empty span; false when the image is done or not a valid one. */
+function nextSpan(): bool {
+  while (stage < S_DONE) {
+    if (spanAt()) { spanOff = 0; if (spanLen > 0) return true; continue; }
+    if (!finishStage()) { failed = true; return false; }
+    stage++;
+    item = 0;
+  }
+  return false;
+}
+
+/** Moves up to `len` bytes between the stream and `p`; returns how many moved. */
+function pump(p: usize, len: usize): usize {
+  let done: usize = 0;
+  while (done < len) {
+    if (spanOff == spanLen && !nextSpan()) break;
+    const n = min(len - done, spanLen - spanOff);
+    if (saving) {
+      if (spanPtr != 0) memory.copy(p + done, spanPtr + spanOff, n);
+      else memory.fill(p + done, 0, n);
+    } else if (spanPtr != 0) memory.copy(spanPtr + spanOff, p + done, n);
+    spanOff += n; done += n; streamPos += n;
+  }
+  return done;
+}
+
+/** Starts writing the image in parts; returns its size in bytes (serializedSize()). */
+export function saveBegin(): usize {
   headerBytes = HEADER_WORDS * 4;
   const size = measure();
+  const out = headerScratch;
   store<u32>(out, MAGIC);
   store<u32>(out, multi ? VERSION_MULTI : VERSION, 4);
   store<u32>(out, dim, 8);
@@ -115,158 +252,106 @@ export function serialize(out: usize): void {
   store<u32>(out, permutation() != 0 ? 1 : 0, 68);
   store<u32>(out, pendingCount, 72);
   store<u32>(out, dtype, 76);
-  let p = out + headerBytes;
-  memory.copy(p, levels, <usize>count); p += levelsBytes;
-  memory.copy(p, links0, links0Bytes); p += links0Bytes;
-  for (let id = 0; id < count; id++) {
-    const bytes = blockBytes(id);
-    if (bytes == 0) continue;
-    memory.copy(p, load<u32>(upper + (<usize>id << 2)), bytes);
-    p += bytes;
-  }
-  memory.copy(p, deleted, deletedBytes); p += deletedBytes;
-  memory.copy(p, pending, deletedBytes); p += deletedBytes;
-  if (multi) p = writeLists(p);
-  else p = copyVectors(p, count, false);
-  if (permutation() != 0) { memory.copy(p, permutation(), orderBytes); p += orderBytes; }
-  if (quantized && multi) p = writeListCodes(p);
-  else if (quantized) {
-    memory.copy(p, codes, <usize>count * codeStride); p += <usize>count * codeStride;
-    memory.copy(p, codeCorr, <usize>count * 4); p += <usize>count * 4;
-  }
-  if (binaryStatsBytes() != 0) memory.copy(p, binaryStats(), binaryStatsBytes());
-  if (productTailBytes() != 0) writeProductTail(out + size - productTailBytes());
-  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(out + size - turboTrailerBytes());
+  if (scratch != 0) heap.free(scratch);
+  const tail = trailerBytes();
+  scratch = tail != 0 ? heap.alloc(tail) : 0;
+  if (productTailBytes() != 0) writeProductTail(scratch);
+  if (quantized && qMethod == QM_TURBO) turboWriteTrailer(scratch);
+  startStream(true, size);
+  return size;
 }
 
-/** Rebuilds a fresh instance from an image; returns false if the bytes are not a valid one. */
-export function deserialize(src: usize, len: usize): bool {
-  if (len < OLD_HEADER_WORDS * 4 || word(src, 0) != MAGIC) return false;
+/** Writes the next `len` bytes of the image to `out`; returns how many (less only at the end). */
+export function savePart(out: usize, len: usize): usize {
+  return saving ? pump(out, len) : 0;
+}
+
+/**
+ * Starts loading an image of `total` bytes from its first `len` bytes at `head` (at least the
+ * header): sets up a fresh instance. Returns how many bytes of the image's end loadTail needs
+ * (0: none), or -1 if the bytes are not a valid image.
+ */
+export function loadBegin(head: usize, len: usize, total: usize): i32 {
+  const src = head;
+  failed = true;
+  saving = false;
+  if (len < OLD_HEADER_WORDS * 4 || total < len || word(src, 0) != MAGIC) return -1;
   const version = word(src, 1);
   const old = version == OLD_VERSION || version == OLD_VERSION_MULTI;
   const multiImage = version == VERSION_MULTI || version == PRE_PARITY_VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
-  if (!old && !multiImage && version != VERSION && version != PRE_PARITY_VERSION && version != PRE_BINARY_VERSION) return false;
+  if (!old && !multiImage && version != VERSION && version != PRE_PARITY_VERSION && version != PRE_BINARY_VERSION) return -1;
   headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
-  if (len < headerBytes) return false;
+  if (len < headerBytes) return -1;
   const datatype = old ? DT_F32 : <i32>word(src, 19);
-  if (datatype < 0 || datatype > 2) return false;
+  if (datatype < 0 || datatype > 2) return -1;
+  const quantWord = word(src, 10);
+  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return -1;
   setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0, datatype);
   if (multiImage) setMulti();
   const n = <i32>word(src, 6);
-  if (len < headerBytes + <usize>n) return false;
+  if (total < headerBytes + <usize>n) return -1;
   reserve(max(n, 1));
   setCount(n);
   setEntry(<i32>word(src, 7), <i32>word(src, 8));
   setDeletedCount(<i32>word(src, 9));
   setPendingCount(<i32>word(src, 18));
   setRng(load<u64>(src, 60));
-  const quantWord = word(src, 10);
-  if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return false;
-  if (quantWord == <u32>QM_PRODUCT + 1) {
-    if (!readProductTail(src + len, len)) return false;
-  } else if (quantWord == <u32>QM_TURBO + 1) {
-    setQuantMethod(QM_TURBO);
-    if (!turboRestoreBits(src, len)) return false;
-  } else if (quantWord != 0) {
-    setQuantMethod(<i32>quantWord - 1);
-  }
+  imageVersion = version;
+  imagePermuted = word(src, 17) != 0;
+  startStream(false, total);
   if (quantWord != 0) {
-    setQuantState(true, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
-    if (binaryCodes()) {
-      const bits = <i32>load<f32>(src, 44);
-      if (bits != 1 && bits != 4 && bits != 8) return false;
-      setQueryBits(bits);
+    setQuantState(false, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
+    if (quantWord == <u32>QM_PRODUCT + 1) { setQuantMethod(QM_PRODUCT); return 4 + <i32>codebookBytes(); }
+    if (quantWord == <u32>QM_TURBO + 1) { setQuantMethod(QM_TURBO); return 4; }
+    setQuantMethod(<i32>quantWord - 1);
+    if (!startCodes()) return -1;
+  }
+  return 0;
+}
+
+/**
+ * Reads the image's last `len` bytes at `src` (what loadBegin asked for): the trailer that says
+ * how the codes are formed. Returns 0 when done, more bytes of the end if it needs them, -1 if
+ * they are not valid.
+ */
+export function loadTail(src: usize, len: usize): i32 {
+  if (failed || saving || stage != S_HEADER || len > streamTotal) return -1;
+  if (qMethod == QM_PRODUCT) {
+    if (!readProductTail(src + len, len)) return -1;
+  } else {
+    if (!turboRestoreBits(src, len)) {
+      // The last word gives the bits, and with them the trailer's size: ask for all of it once.
+      const h = len >= 4 ? load<u32>(src + len - 4) : 0;
+      const need = turboTrailerBytes();
+      return (h == 2 || h == 3 || h == 4 || h == 8) && len < need && need <= streamTotal ? <i32>need : -1;
     }
-    reserveCodes();
+    turboReadTrailer(src, len);
   }
-  let p = src + headerBytes;
-  memory.copy(levels, p, <usize>n);
-  const permuted = word(src, 17) != 0;
-  if (multi) {
-    // measure() counts the lists from mvCount, so read the counts before checking the length.
-    const at = headerBytes + pad4(<usize>n) + <usize>n * <usize>(M0 + 1) * 4 + upperSize(n) + ((((<usize>n + 31) >> 5) << 2) << 1);
-    if (len < at + <usize>n * 4) return false;
-    memory.copy(mvCount, src + at, <usize>n * 4);
+  return startCodes() ? 0 : -1;
+}
+
+/** Turns the codes on once their form is known (the header's state, and the trailer's). */
+function startCodes(): bool {
+  setQuantState(true, quantile, qAlpha, qOffset, trainedAt);
+  if (binaryCodes()) {
+    const bits = <i32>quantile;
+    if (bits != 1 && bits != 4 && bits != 8) return false;
+    setQueryBits(bits);
   }
-  if (len < measure() + (permuted ? <usize>dim << 2 : 0)) return false;
-  p += levelsBytes;
-  memory.copy(links0, p, links0Bytes); p += links0Bytes;
-  for (let id = 0; id < n; id++) {
-    const bytes = blockBytes(id);
-    if (bytes == 0) continue;
-    const block = heap.alloc(bytes);
-    memory.copy(block, p, bytes);
-    store<u32>(upper + (<usize>id << 2), block);
-    p += bytes;
-  }
-  memory.copy(deleted, p, deletedBytes); p += deletedBytes;
-  memory.copy(pending, p, deletedBytes); p += deletedBytes;
-  if (multi) p = readLists(p, n);
-  else p = copyVectors(p, n, true);
-  if (permuted) { restorePermutation(p); p += <usize>dim << 2; }
-  if (quantized && multi) {
-    // readLists laid the lists out contiguously in offset order, as their codes were written.
-    const total = <usize>storedVectors();
-    memory.copy(codes, p, total * codeStride); p += total * codeStride;
-    memory.copy(codeCorr, p, total * 4); p += total * 4;
-  } else if (quantized) {
-    memory.copy(codes, p, <usize>n * codeStride); p += <usize>n * codeStride;
-    memory.copy(codeCorr, p, <usize>n * 4); p += <usize>n * 4;
-  }
-  if (binaryStatsBytes() != 0) memory.copy(binaryStats(), p, binaryStatsBytes());
-  if (quantized && qMethod == QM_TURBO) turboReadTrailer(src, len);
-  // Only int8 codes changed meaning at versions 8 and 9; product and turbo images were first written at 8/9.
-  if (quantized && qMethod == QM_INT8 && version != VERSION && version != VERSION_MULTI) fitCodebook();
+  reserveCodes();
   return true;
 }
 
-/** Bytes of the upper-level blocks of offsets below n (levels already in place). */
-function upperSize(n: i32): usize {
-  let bytes: usize = 0;
-  for (let id = 0; id < n; id++) bytes += blockBytes(id);
-  return bytes;
+/** Reads the next `len` bytes of the image (from its start, header included) at `src`. */
+export function loadPart(src: usize, len: usize): bool {
+  if (failed || saving || streamPos + len > streamTotal) return false;
+  return pump(src, len) == len && !failed;
 }
 
-/** Writes counts u32[count] then every list in offset order; returns the end. */
-function writeLists(p: usize): usize {
-  memory.copy(p, mvCount, <usize>count << 2);
-  p += <usize>count << 2;
-  for (let id = 0; id < count; id++) {
-    const bytes = (<usize>load<u32>(mvCount + (<usize>id << 2)) * <usize>stride) << elemShift;
-    if (bytes == 0) continue;
-    memory.copy(p, multiPtr(id), bytes);
-    p += bytes;
-  }
-  return p;
-}
-
-/** Writes the codes of every list in offset order, then their corrections; returns the end. */
-function writeListCodes(p: usize): usize {
-  for (let id = 0; id < count; id++) {
-    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
-    memory.copy(p, codeVecPtr(multiStart(id)), k * codeStride);
-    p += k * codeStride;
-  }
-  for (let id = 0; id < count; id++) {
-    const k = <usize>load<u32>(mvCount + (<usize>id << 2));
-    memory.copy(p, codeCorr + (<usize>multiStart(id) << 2), k << 2);
-    p += k << 2;
-  }
-  return p;
-}
-
-/** Reads what writeLists wrote (counts already copied to mvCount); returns the end. */
-function readLists(p: usize, n: i32): usize {
-  p += <usize>n << 2;
-  const total = storedVectors();
-  reserveArena(max(total, 1));
-  const bytes = (<usize>total * <usize>stride) << elemShift;
-  memory.copy(arena, p, bytes);
-  let at: u32 = 0;
-  for (let id = 0; id < n; id++) {
-    store<u32>(mvStart + (<usize>id << 2), at);
-    at += load<u32>(mvCount + (<usize>id << 2));
-  }
-  setArenaUsed(total);
-  return p + bytes;
+/** Ends a load once every byte went through loadPart; false if the image was not a valid one. */
+export function loadEnd(): bool {
+  if (failed || saving || spanOff < spanLen || nextSpan() || failed || stage != S_DONE) return false;
+  // Only int8 codes changed meaning at versions 8 and 9; product and turbo images were first written at 8/9.
+  if (quantized && qMethod == QM_INT8 && imageVersion != VERSION && imageVersion != VERSION_MULTI) fitCodebook();
+  return true;
 }

@@ -36,8 +36,12 @@ export interface EngineExports {
   turboScalePtr(): number;
   codesPtr(offset: number): number;
   serializedSize(): number;
-  serialize(out: number): void;
-  deserialize(src: number, len: number): number;
+  saveBegin(): number;
+  savePart(out: number, len: number): number;
+  loadBegin(head: number, len: number, total: number): number;
+  loadTail(src: number, len: number): number;
+  loadPart(src: number, len: number): number;
+  loadEnd(): number;
   queryPtr(): number;
   outIdsPtr(): number;
   outDistPtr(): number;

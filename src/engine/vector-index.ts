@@ -3,6 +3,7 @@
 
 import { Bitset } from './bitset.js';
 import { instantiate, type EngineExports } from './exports.js';
+import { IMAGE_PART_BYTES, joinParts, loadImage, saveImage } from './image-parts.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
@@ -188,15 +189,10 @@ export class VectorIndex {
     return new VectorIndex(wasm, full);
   }
 
-  /** Restores an index written by serialize(); search results are identical to the original's. */
-  static async load(module: WebAssembly.Module, bytes: Uint8Array, options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
+  /** Restores an index written by serialize() or serializeParts() (the parts in order); search results are identical to the original's. */
+  static async load(module: WebAssembly.Module, image: Uint8Array | readonly Uint8Array[], options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
     const wasm = await instantiate(module);
-    // Pointers come back as i32: one past 2 GiB of linear memory reads negative until made unsigned.
-    const ptr = wasm.alloc(bytes.byteLength) >>> 0;
-    new Uint8Array(wasm.memory.buffer).set(bytes, ptr);
-    const ok = wasm.deserialize(ptr, bytes.byteLength);
-    wasm.free(ptr);
-    if (!ok) throw new Error('not a serialised Quiver index');
+    if (!loadImage(wasm, image instanceof Uint8Array ? [image] : image)) throw new Error('not a serialised Quiver index');
     return new VectorIndex(wasm, {
       dim: wasm.dimension(),
       distance: DISTANCES[wasm.indexMetric()],
@@ -406,13 +402,14 @@ export class VectorIndex {
     return { offsets, scores, cost: this.wasm.searchCost() };
   }
 
+  /** The image as one buffer (small indexes, tests); serializeParts() for any size. */
   serialize(): Uint8Array {
-    const size = this.wasm.serializedSize() >>> 0;
-    const ptr = this.wasm.alloc(size) >>> 0;
-    this.wasm.serialize(ptr);
-    const bytes = this.views.u8.slice(ptr, ptr + size);
-    this.wasm.free(ptr);
-    return bytes;
+    return joinParts(this.serializeParts());
+  }
+
+  /** The image in parts of at most `partBytes` bytes, written without a block of its size in linear memory. */
+  serializeParts(partBytes: number = IMAGE_PART_BYTES): Uint8Array[] {
+    return saveImage(this.wasm, partBytes);
   }
 
   /**

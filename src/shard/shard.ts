@@ -270,7 +270,7 @@ export class Shard implements FilterSource {
    */
   private persistGraphs(): Promise<void> {
     const next = this.persisting.catch(() => undefined /* reported to its own caller */).then(async () => {
-      const dense = new Map([...this.vectors].map(([name, index]) => [name, index.serialize()]));
+      const dense = new Map([...this.vectors].map(([name, index]) => [name, index.serializeParts()]));
       const dirty = new Set(this.sparseDirty);
       const changedBytes = this.sparseChangedBytes;
       const sparse = new Map([...this.sparse].map(([name, index]) => [name, dirty.has(name) ? index.serialize() : null]));

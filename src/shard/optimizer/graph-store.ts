@@ -1,16 +1,18 @@
 // Persisted graphs in a shard's own store, beside its point records: each named vector's
-// serialised index (assembly/persist.ts) and each sparse vector's index image
-// (src/engine/sparse-persist.ts) in chunks, and one meta record saying which point id sits at
+// serialised index (assembly/persist.ts, written and read in parts, so an image may pass the
+// engine's 1 GiB block) and each sparse vector's index image (src/engine/sparse-persist.ts) in chunks, and one meta record saying which point id sits at
 // each offset and the last operation id the images include. Written as one synced batch, so a
 // crash leaves the previous images or the new ones, never a mix.
 
 import type { ClassicLevel } from 'classic-level';
+import { IMAGE_PART_BYTES, joinParts } from '../../engine/image-parts.js';
 import type { PointId } from '../../model.js';
 import type { SparseVectorSpec, VectorSpec } from '../shard.js';
 import { fromStoredId, toStoredId, type StoredId } from '../stored-id.js';
 
 const META_KEY = 'g:meta';
-const CHUNK_BYTES = 4 << 20;
+// Dense images come in parts of this size (VectorIndex.serializeParts), stored one per chunk.
+const CHUNK_BYTES = IMAGE_PART_BYTES;
 
 /** Dense graphs and sparse images are kept apart by the key's kind letter. */
 type Kind = 'v' | 's';
@@ -38,15 +40,16 @@ export interface GraphMeta {
 export interface StoredGraphs {
   lastOp: number;
   ids: (PointId | null)[];
-  /** Serialised index of each named vector built with the parameters the vector has now. */
-  images: Map<string, Uint8Array>;
+  /** Serialised index of each named vector built with the parameters the vector has now, in its stored parts. */
+  images: Map<string, Uint8Array[]>;
   /** Image of each sparse vector's index, likewise. */
   sparseImages: Map<string, Uint8Array>;
 }
 
 /** Images to write, by vector name; a null sparse image keeps the stored one (its index did not change). */
 export interface GraphImages {
-  dense: Map<string, Uint8Array>;
+  /** Each dense image in parts (in order, any sizes). */
+  dense: Map<string, readonly Uint8Array[]>;
   sparse: Map<string, Uint8Array | null>;
 }
 
@@ -90,19 +93,22 @@ export class GraphStore {
       const spec = specs.find((s) => s.name === name);
       return spec && graphParams(spec);
     });
-    const sparseImages = await this.readImages('s', meta.sparse ?? [], (name) => {
+    const sparseParts = await this.readImages('s', meta.sparse ?? [], (name) => {
       const spec = sparseSpecs.find((s) => s.name === name);
       return spec && sparseImageParams(spec);
     });
+    const sparseImages = new Map([...sparseParts].map(([name, parts]) => [name, joinParts(parts)]));
     return { lastOp: meta.lastOp, ids: meta.ids.map((id) => (id === null ? null : fromStoredId(id))), images, sparseImages };
   }
 
   async write(specs: readonly VectorSpec[], sparseSpecs: readonly SparseVectorSpec[], images: GraphImages, ids: (PointId | null)[], lastOp: number): Promise<void> {
     const batch = this.db.batch();
     const written = new Map<string, { kind: Kind; name: string; chunks: number }>();
-    const put = (kind: Kind, name: string, params: string, image: Uint8Array): StoredImage => {
-      const chunks = Math.ceil(image.byteLength / CHUNK_BYTES);
-      for (let i = 0; i < chunks; i++) batch.put(chunkKey(kind, name, i), image.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
+    const put = (kind: Kind, name: string, params: string, parts: readonly Uint8Array[]): StoredImage => {
+      let chunks = 0;
+      for (const part of parts) {
+        for (let at = 0; at < part.byteLength; at += CHUNK_BYTES) batch.put(chunkKey(kind, name, chunks++), part.subarray(at, at + CHUNK_BYTES));
+      }
       written.set(chunkKey(kind, name, 0), { kind, name, chunks });
       return { name, params, chunks };
     };
@@ -112,7 +118,7 @@ export class GraphStore {
       vectors: specs.filter((spec) => images.dense.has(spec.name)).map((spec) => put('v', spec.name, graphParams(spec), images.dense.get(spec.name)!)),
       sparse: sparseSpecs.flatMap((spec) => {
         const image = images.sparse.get(spec.name);
-        if (image) return [put('s', spec.name, sparseImageParams(spec), image)];
+        if (image) return [put('s', spec.name, sparseImageParams(spec), [image])];
         const kept = image === null ? this.chunks.get(chunkKey('s', spec.name, 0)) : undefined;
         if (!kept) return [];
         written.set(chunkKey('s', spec.name, 0), kept);
@@ -129,25 +135,15 @@ export class GraphStore {
   }
 
   /** The stored images of one kind whose parameters are `paramsOf` their vector's now (undefined: no such vector). */
-  private async readImages(kind: Kind, stored: readonly StoredImage[], paramsOf: (name: string) => string | undefined): Promise<Map<string, Uint8Array>> {
-    const images = new Map<string, Uint8Array>();
+  private async readImages(kind: Kind, stored: readonly StoredImage[], paramsOf: (name: string) => string | undefined): Promise<Map<string, Uint8Array[]>> {
+    const images = new Map<string, Uint8Array[]>();
     for (const { name, params, chunks } of stored) {
       this.chunks.set(chunkKey(kind, name, 0), { kind, name, chunks });
       if (paramsOf(name) !== params) continue;
       const parts = await this.db.getMany(Array.from({ length: chunks }, (_, i) => chunkKey(kind, name, i)));
       if (parts.some((p) => p === undefined)) continue;
-      images.set(name, concat(parts as Uint8Array[]));
+      images.set(name, parts as Uint8Array[]);
     }
     return images;
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
