@@ -94,6 +94,15 @@ t.test('an image written before parts (version 6, int8) loads from parts', async
   t.same(fromParts.search(q, { limit: 5 }), whole.search(q, { limit: 5 }), 'same answer as loaded in one part');
 });
 
+t.test('empty indexes round-trip through 3-byte parts', async (t) => {
+  for (const [what, config] of cases) {
+    const index = await VectorIndex.create(await engineModule(), config);
+    const loaded = await VectorIndex.load(await engineModule(), index.serializeParts(3));
+    t.equal(loaded.size, 0, `${what}: empty`);
+    t.ok(Buffer.compare(loaded.serialize(), index.serialize()) === 0, `${what}: same bytes`);
+  }
+});
+
 t.test('a truncated or corrupt image is refused, whatever the parts', async (t) => {
   const index = await buildIndex({ dim: DIM, distance: 'Euclid', quantization: { method: 'product', compression: 'x4' } }, clustered(600 * DIM, DIM, 6, 8));
   const parts = index.serializeParts(501);
