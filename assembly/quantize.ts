@@ -34,6 +34,7 @@ import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } 
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
+import { dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -294,6 +295,35 @@ export function codeScoreQuery(id: i32): f32 {
   if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT || qMethod == QM_TURBO) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
+}
+
+/** Whether codeDistRows4 measures this index's codes (int8 scalar quantization). */
+@inline export function codesInRows4(): bool {
+  return qMethod == QM_INT8;
+}
+
+/**
+ * codeDistQueryBounded (bounded) or codeDistQuery from the query codes to offsets a..d, to f32
+ * out[0..3], four code rows at a time (see rows4.ts): the same integer sums and the same float
+ * expressions, so the same values, except that a Euclid row past the bound may read further and
+ * return a larger value above it.
+ */
+export function codeDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bound: f32, out: usize): void {
+  const pa = codePtr(a), pb = codePtr(b), pc = codePtr(c), pd = codePtr(d);
+  const scale = qAlpha * qAlpha;
+  if (metric == METRIC_EUCLID) {
+    l2I8Rows4(queryCodes, pa, pb, pc, pd, codeStride, bounded ? <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9) : i32.MAX_VALUE, out);
+    for (let r: usize = 0; r < 16; r += 4) store<f32>(out + r, scale * <f32>load<i32>(out + r));
+  } else if (metric == METRIC_MANHATTAN) {
+    l1I8Rows4(queryCodes, pa, pb, pc, pd, codeStride, out);
+    for (let r: usize = 0; r < 16; r += 4) store<f32>(out + r, qAlpha * <f32>load<i32>(out + r));
+  } else {
+    dotI8Rows4(queryCodes, pa, pb, pc, pd, codeStride, out);
+    store<f32>(out, -(scale * <f32>load<i32>(out) + queryCorr + load<f32>(codeCorr + (<usize>a << 2))));
+    store<f32>(out, -(scale * <f32>load<i32>(out, 4) + queryCorr + load<f32>(codeCorr + (<usize>b << 2))), 4);
+    store<f32>(out, -(scale * <f32>load<i32>(out, 8) + queryCorr + load<f32>(codeCorr + (<usize>c << 2))), 8);
+    store<f32>(out, -(scale * <f32>load<i32>(out, 12) + queryCorr + load<f32>(codeCorr + (<usize>d << 2))), 12);
+  }
 }
 
 /** Encodes every vector of every stored list with the current codebook. */
