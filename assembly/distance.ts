@@ -256,12 +256,12 @@ export const ABANDON_BLOCK: i32 = 64;
 }
 
 // Squared differences of the low and high eight codes of 16, summed pairwise into 4 i32 lanes.
-@inline export function sqLowI8(va: v128, vb: v128): v128 {
+@inline function sqLowI8(va: v128, vb: v128): v128 {
   const d = i16x8.sub(i16x8.extend_low_i8x16_s(va), i16x8.extend_low_i8x16_s(vb));
   return i32x4.dot_i16x8_s(d, d);
 }
 
-@inline export function sqHighI8(va: v128, vb: v128): v128 {
+@inline function sqHighI8(va: v128, vb: v128): v128 {
   const d = i16x8.sub(i16x8.extend_high_i8x16_s(va), i16x8.extend_high_i8x16_s(vb));
   return i32x4.dot_i16x8_s(d, d);
 }
