@@ -138,13 +138,29 @@ export function encode(src: usize, dst: usize): f32 {
 }
 
 /**
+ * int8Code of four values, as four bytes (lowest lane first): the same operations lane-wise (f32x4
+ * min/max propagate NaN as f32.min/max do, and a NaN truncates to 0, int8Code's NaN case), so the
+ * same codes, without a scalar division per dimension (a query is encoded on every search).
+ */
+@inline function int8Codes4(x: v128): u32 {
+  const v = f32x4.min(f32x4.max(f32x4.div(f32x4.sub(x, f32x4.splat(qOffset)), f32x4.splat(qAlpha)), f32x4.splat(0)), f32x4.splat(127));
+  const whole = f32x4.floor(v);
+  // The comparison's all-ones lanes are -1: subtracting them rounds half up.
+  const c = i32x4.sub(i32x4.trunc_sat_f32x4_s(whole), f32x4.ge(f32x4.sub(v, whole), f32x4.splat(0.5)));
+  const bytes = i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(c, c), i16x8.narrow_i32x4_s(c, c));
+  return i32x4.extract_lane(bytes, 0);
+}
+
+/**
  * Writes the int8 codes of the f32 vector at `src` (then the padding codes) to `dst`; returns
  * Qdrant's per-vector correction without the shared shift (what a query carries): alpha * offset
  * * sum(c) for Dot/Cosine, -alpha^2 * sum(c^2) for Euclid, 0 for Manhattan. Sums run in f32 in
  * dimension order, as Qdrant's.
  */
 function encodeInt8(src: usize, dst: usize): f32 {
-  for (let i = 0; i < dim; i++) store<u8>(dst + <usize>i, <u8>int8Code(load<f32>(src + (<usize>i << 2))));
+  let i = 0;
+  for (; i + 4 <= dim; i += 4) store<u32>(dst + <usize>i, int8Codes4(v128.load(src + (<usize>i << 2))));
+  for (; i < dim; i++) store<u8>(dst + <usize>i, <u8>int8Code(load<f32>(src + (<usize>i << 2))));
   const pad = <u8>int8Code(metric == METRIC_EUCLID || metric == METRIC_MANHATTAN ? qOffset : 0);
   for (let i = dim; i < codeStride; i++) store<u8>(dst + <usize>i, pad);
   if (metric == METRIC_MANHATTAN) return 0;
