@@ -219,6 +219,15 @@ function greedy<K>(cur: i32, level: i32): i32 {
     changed = false;
     const l = linksAt(cur, level);
     const n = <i32>load<u32>(l);
+    if (!rowsInFours<K>()) {
+      // One row at a time, each against the bound as it moves.
+      for (let j = 0; j < n; j++) {
+        const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
+        const d = targetDistBounded<K>(c, greedyDist);
+        if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
+      }
+      continue;
+    }
     ensureRows(n);
     memory.copy(rowIds, l + 4, <usize>n << 2);
     measureRows<K>(0, n, true, greedyDist);
@@ -228,6 +237,22 @@ function greedy<K>(cur: i32, level: i32): i32 {
     }
   }
   return cur;
+}
+
+/**
+ * searchLayer's decision on neighbour `nb` at distance `d`: a frontier candidate, and a result
+ * if accepted, when `results` is still filling or `d` beats `bound`; returns the new bound.
+ */
+@inline function take(nb: i32, d: f32, growing: bool, ef: i32, bound: f32): f32 {
+  if (growing || d < bound) {
+    candidates.push(d, nb);
+    if (accepted(nb)) {
+      results.push(-d, nb);
+      if (results.size > ef) results.pop();
+      return -results.topKey();
+    }
+  }
+  return bound;
 }
 
 /** Beam search of one level; leaves up to `ef` accepted nodes in `results`. */
@@ -246,6 +271,16 @@ function searchLayer<K>(ep: i32, epDist: f32, ef: i32, level: i32): void {
     candidates.pop();
     const l = linksAt(c, level);
     const n = <i32>load<u32>(l);
+    if (!rowsInFours<K>()) {
+      // One row at a time, each against the bound as it moves.
+      for (let j = 0; j < n; j++) {
+        const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
+        if (!visit(nb)) continue;
+        const growing = results.size < ef;
+        bound = take(nb, growing ? targetDist<K>(nb) : targetDistBounded<K>(nb, bound), growing, ef, bound);
+      }
+      continue;
+    }
     // The unvisited neighbours first, then their distances, then the decisions in order.
     ensureRows(n);
     let m = 0;
@@ -269,18 +304,7 @@ function searchLayer<K>(ep: i32, epDist: f32, ef: i32, level: i32): void {
         }
       }
       measureRows<K>(j, end, !growing, bound);
-      for (; j < end; j++) {
-        const nb = rowId(j);
-        const d = rowDistAt(j);
-        if (growing || d < bound) {
-          candidates.push(d, nb);
-          if (accepted(nb)) {
-            results.push(-d, nb);
-            if (results.size > ef) results.pop();
-            bound = -results.topKey();
-          }
-        }
-      }
+      for (; j < end; j++) bound = take(rowId(j), rowDistAt(j), growing, ef, bound);
     }
   }
 }
