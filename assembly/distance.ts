@@ -6,12 +6,12 @@
 import { METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN } from "./layout";
 import { halfLanes, halfToF32 } from "./element";
 
-@inline function hsum(v: v128): f32 {
+@inline export function hsum(v: v128): f32 {
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) +
     f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
 }
 
-@inline function hsumi(v: v128): i32 {
+@inline export function hsumi(v: v128): i32 {
   return i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1) +
     i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3);
 }
@@ -21,7 +21,7 @@ import { halfLanes, halfToF32 } from "./element";
 // element type is a compile-time choice (sizeof folds), so <f32, f32> is the plain f32 loop.
 
 /** Four lanes of `T` at `p` as f32x4. */
-@inline function lanes<T>(p: usize): v128 {
+@inline export function lanes<T>(p: usize): v128 {
   if (sizeof<T>() == 2) return halfLanes(v128.load16x4_s(p));
   return v128.load(p);
 }
@@ -69,7 +69,7 @@ import { halfLanes, halfToF32 } from "./element";
   return f32x4.abs(f32x4.sub(x, y));
 }
 
-@inline function laneStep(x: v128, y: v128, l1: bool): v128 {
+@inline export function laneStep(x: v128, y: v128, l1: bool): v128 {
   return l1 ? ab(x, y) : sq(x, y);
 }
 
@@ -109,7 +109,7 @@ import { halfLanes, halfToF32 } from "./element";
 // Early abandoning: squared L2 and L1 only grow as lanes are added, so once a partial sum passes
 // `bound` the candidate is known to be rejected and the rest of the vector need not be read.
 // Checked every 64 lanes; a returned value above `bound` is a lower bound, not the distance.
-const ABANDON_BLOCK: i32 = 64;
+export const ABANDON_BLOCK: i32 = 64;
 
 /** Squared L2 (l1 = false) or L1 (l1 = true), abandoned once a 64-lane partial sum passes `bound`. */
 @inline function abandoningT<A, B>(a: usize, b: usize, n: i32, bound: f32, l1: bool): f32 {

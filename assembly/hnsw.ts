@@ -24,7 +24,8 @@ import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, ma
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeScoreQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
+import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
+import { distRows4 } from "./rows4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -143,6 +144,72 @@ function newVisit(): void {
   return true;
 }
 
+// Rows measured together (see measureRows): the ids of one expansion's neighbours to measure and
+// their distances, one slot per possible neighbour (a link list holds at most M0 ids).
+let rowIds: usize = 0;
+let rowDist: usize = 0;
+let rowCap: i32 = 0;
+
+function ensureRows(n: i32): void {
+  if (n <= rowCap) return;
+  if (rowCap > 0) { heap.free(rowIds); heap.free(rowDist); }
+  rowIds = heap.alloc(<usize>n << 2);
+  rowDist = heap.alloc(<usize>n << 2);
+  rowCap = n;
+}
+
+@inline function rowId(j: i32): i32 { return <i32>load<u32>(rowIds + (<usize>j << 2)); }
+@inline function rowDistAt(j: i32): f32 { return load<f32>(rowDist + (<usize>j << 2)); }
+
+/** Whether the rows of the current search have a four-row kernel (rows4.ts). */
+@inline function rowsInFours<K>(): bool {
+  if (isLists<K>()) return false;
+  return useCodes ? codesInRows4() : dtype != DT_U8;
+}
+
+/** The four-row form of targetDist (bounded = false) or targetDistBounded for offsets a..d, to out[0..3]. */
+function targetDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bound: f32, out: usize): void {
+  if (useCodes) {
+    codeDistRows4(a, b, c, d, bounded, bound, out);
+    return;
+  }
+  const pa = vecPtr(a), pb = vecPtr(b), pc = vecPtr(c), pd = vecPtr(d);
+  if (dtype == DT_F16) {
+    if (targetHalf) distRows4<u16, u16>(metric, target, pa, pb, pc, pd, stride, bound, bounded, out);
+    else distRows4<f32, u16>(metric, target, pa, pb, pc, pd, stride, bound, bounded, out);
+  } else {
+    distRows4<f32, f32>(metric, target, pa, pb, pc, pd, stride, bound, bounded, out);
+  }
+}
+
+/**
+ * Distances to rows from .. to-1 of rowIds into rowDist: targetDist, or with `bounded`
+ * targetDistBounded against `bound`. Four rows at a time where a kernel exists (their cache
+ * misses overlap), the rest one by one.
+ */
+function measureRows<K>(from: i32, to: i32, bounded: bool, bound: f32): void {
+  let j = from;
+  if (rowsInFours<K>()) {
+    for (; j + 4 <= to; j += 4) {
+      const a = rowId(j), b = rowId(j + 1), c = rowId(j + 2), d = rowId(j + 3);
+      charge<K>(a, useCodes); charge<K>(b, useCodes); charge<K>(c, useCodes); charge<K>(d, useCodes);
+      targetDistRows4(a, b, c, d, bounded, bound, rowDist + (<usize>j << 2));
+    }
+  }
+  for (; j < to; j++) {
+    const id = rowId(j);
+    store<f32>(rowDist + (<usize>j << 2), bounded ? targetDistBounded<K>(id, bound) : targetDist<K>(id));
+  }
+}
+
+// Measuring a batch of rows against the bound as it stood at the batch's start, then taking the
+// decisions in order against the bound as it moves, decides exactly as measuring each row against
+// the moving bound: bounds only shrink, so the start bound is at least the current one. A row
+// whose distance is below the current bound is below the start bound too, so no kernel stops on
+// it and both measures give its exact value. A row a kernel stops on has a partial sum above the
+// start bound, hence above the current one, and its exact distance is larger still (sums of
+// non-negative terms only grow, rounding included): rejected either way.
+
 let greedyDist: f32 = 0;
 
 /** Descends one upper level greedily from `cur`; `greedyDist` holds cur's distance in and out. */
@@ -152,13 +219,40 @@ function greedy<K>(cur: i32, level: i32): i32 {
     changed = false;
     const l = linksAt(cur, level);
     const n = <i32>load<u32>(l);
+    if (!rowsInFours<K>()) {
+      // One row at a time, each against the bound as it moves.
+      for (let j = 0; j < n; j++) {
+        const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
+        const d = targetDistBounded<K>(c, greedyDist);
+        if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
+      }
+      continue;
+    }
+    ensureRows(n);
+    memory.copy(rowIds, l + 4, <usize>n << 2);
+    measureRows<K>(0, n, true, greedyDist);
     for (let j = 0; j < n; j++) {
-      const c = <i32>load<u32>(l + 4 + (<usize>j << 2));
-      const d = targetDistBounded<K>(c, greedyDist);
-      if (d < greedyDist) { greedyDist = d; cur = c; changed = true; }
+      const d = rowDistAt(j);
+      if (d < greedyDist) { greedyDist = d; cur = rowId(j); changed = true; }
     }
   }
   return cur;
+}
+
+/**
+ * searchLayer's decision on neighbour `nb` at distance `d`: a frontier candidate, and a result
+ * if accepted, when `results` is still filling or `d` beats `bound`; returns the new bound.
+ */
+@inline function take(nb: i32, d: f32, growing: bool, ef: i32, bound: f32): f32 {
+  if (growing || d < bound) {
+    candidates.push(d, nb);
+    if (accepted(nb)) {
+      results.push(-d, nb);
+      if (results.size > ef) results.pop();
+      return -results.topKey();
+    }
+  }
+  return bound;
 }
 
 /** Beam search of one level; leaves up to `ef` accepted nodes in `results`. */
@@ -177,19 +271,40 @@ function searchLayer<K>(ep: i32, epDist: f32, ef: i32, level: i32): void {
     candidates.pop();
     const l = linksAt(c, level);
     const n = <i32>load<u32>(l);
+    if (!rowsInFours<K>()) {
+      // One row at a time, each against the bound as it moves.
+      for (let j = 0; j < n; j++) {
+        const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
+        if (!visit(nb)) continue;
+        const growing = results.size < ef;
+        bound = take(nb, growing ? targetDist<K>(nb) : targetDistBounded<K>(nb, bound), growing, ef, bound);
+      }
+      continue;
+    }
+    // The unvisited neighbours first, then their distances, then the decisions in order.
+    ensureRows(n);
+    let m = 0;
     for (let j = 0; j < n; j++) {
       const nb = <i32>load<u32>(l + 4 + (<usize>j << 2));
-      if (!visit(nb)) continue;
+      if (visit(nb)) store<u32>(rowIds + (<usize>(m++) << 2), nb);
+    }
+    let j = 0;
+    while (j < m) {
+      // While `results` holds fewer than ef, every row is taken at its full distance, and which
+      // rows fill it depends on accepted() alone: that run is known before measuring. The rows
+      // after it are measured against the bound it leaves.
       const growing = results.size < ef;
-      const d = growing ? targetDist<K>(nb) : targetDistBounded<K>(nb, bound);
-      if (growing || d < bound) {
-        candidates.push(d, nb);
-        if (accepted(nb)) {
-          results.push(-d, nb);
-          if (results.size > ef) results.pop();
-          bound = -results.topKey();
+      let end = m;
+      if (growing) {
+        let size = results.size;
+        end = j;
+        while (end < m && size < ef) {
+          if (accepted(rowId(end))) size++;
+          end++;
         }
       }
+      measureRows<K>(j, end, !growing, bound);
+      for (; j < end; j++) bound = take(rowId(j), rowDistAt(j), growing, ef, bound);
     }
   }
 }
@@ -532,12 +647,26 @@ function prepareQuery(codes: bool, bits: usize): void {
  * or with `codes` by the quantized distance in the form Qdrant reports (see codeScoreQuery).
  */
 function rescore<K>(keep: i32, codes: bool): void {
-  while (results.size > 0) {
-    const id = results.topId();
-    if (!codes) charge<K>(id, false);
-    const d = codes && onCodes(id) ? codeScoreQuery(id) : exactDist<K>(id);
-    ordered.push(-d, id);
-    results.pop();
+  if (codes) {
+    while (results.size > 0) {
+      const id = results.topId();
+      const d = onCodes(id) ? codeScoreQuery(id) : exactDist<K>(id);
+      ordered.push(-d, id);
+      results.pop();
+    }
+  } else {
+    // The exact distances of the candidates four rows at a time (measureRows, off the codes).
+    const n = results.size;
+    ensureRows(n);
+    for (let j = 0; j < n; j++) {
+      store<u32>(rowIds + (<usize>j << 2), results.topId());
+      results.pop();
+    }
+    const onCodesBefore = useCodes;
+    useCodes = false;
+    measureRows<K>(0, n, false, Infinity);
+    useCodes = onCodesBefore;
+    for (let j = 0; j < n; j++) ordered.push(-rowDistAt(j), rowId(j));
   }
   while (ordered.size > 0) {
     results.push(ordered.topKey(), ordered.topId());

@@ -9,6 +9,7 @@ import {
 } from "./layout";
 import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
+import { distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 
@@ -100,6 +101,22 @@ export function kernelI8(kind: i32, a: usize, b: usize, n: i32): i32 {
   if (kind == 0) return dotI8(a, b, n);
   if (kind == 1) return l2I8(a, b, n);
   return l1I8(a, b, n);
+}
+
+/**
+ * Raw four-row f32 kernel (rows4.ts distRows4): distances from `q` to the rows whose pointers are
+ * u32 rows[0..3], written to f32 out[0..3]; with `bounded`, L2/L1 may stop past `bound`.
+ */
+export function kernelF32Rows4(metric: i32, q: usize, rows: usize, n: i32, bound: f32, bounded: bool, out: usize): void {
+  distRows4<f32, f32>(metric, q, load<u32>(rows), load<u32>(rows, 4), load<u32>(rows, 8), load<u32>(rows, 12), n, bound, bounded, out);
+}
+
+/** Raw four-row int8 kernel (rows4.ts), i32 sums to out[0..3]: 0 dot, 1 L2² (stopping once all four pass `bound`), 2 L1. */
+export function kernelI8Rows4(kind: i32, q: usize, rows: usize, n: i32, bound: i32, out: usize): void {
+  const a = <usize>load<u32>(rows), b = <usize>load<u32>(rows, 4), c = <usize>load<u32>(rows, 8), d = <usize>load<u32>(rows, 12);
+  if (kind == 0) dotI8Rows4(q, a, b, c, d, n, out);
+  else if (kind == 1) l2I8Rows4(q, a, b, c, d, n, bound, out);
+  else l1I8Rows4(q, a, b, c, d, n, out);
 }
 
 /**

@@ -34,6 +34,7 @@ import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } 
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
+import { dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
 
 const REFIT_LIMIT: i32 = 1 << 17;
@@ -137,13 +138,29 @@ export function encode(src: usize, dst: usize): f32 {
 }
 
 /**
+ * int8Code of four values, as four bytes (lowest lane first): the same operations lane-wise (f32x4
+ * min/max propagate NaN as f32.min/max do, and a NaN truncates to 0, int8Code's NaN case), so the
+ * same codes, without a scalar division per dimension (a query is encoded on every search).
+ */
+@inline function int8Codes4(x: v128): u32 {
+  const v = f32x4.min(f32x4.max(f32x4.div(f32x4.sub(x, f32x4.splat(qOffset)), f32x4.splat(qAlpha)), f32x4.splat(0)), f32x4.splat(127));
+  const whole = f32x4.floor(v);
+  // The comparison's all-ones lanes are -1: subtracting them rounds half up.
+  const c = i32x4.sub(i32x4.trunc_sat_f32x4_s(whole), f32x4.ge(f32x4.sub(v, whole), f32x4.splat(0.5)));
+  const bytes = i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(c, c), i16x8.narrow_i32x4_s(c, c));
+  return i32x4.extract_lane(bytes, 0);
+}
+
+/**
  * Writes the int8 codes of the f32 vector at `src` (then the padding codes) to `dst`; returns
  * Qdrant's per-vector correction without the shared shift (what a query carries): alpha * offset
  * * sum(c) for Dot/Cosine, -alpha^2 * sum(c^2) for Euclid, 0 for Manhattan. Sums run in f32 in
  * dimension order, as Qdrant's.
  */
 function encodeInt8(src: usize, dst: usize): f32 {
-  for (let i = 0; i < dim; i++) store<u8>(dst + <usize>i, <u8>int8Code(load<f32>(src + (<usize>i << 2))));
+  let i = 0;
+  for (; i + 4 <= dim; i += 4) store<u32>(dst + <usize>i, int8Codes4(v128.load(src + (<usize>i << 2))));
+  for (; i < dim; i++) store<u8>(dst + <usize>i, <u8>int8Code(load<f32>(src + (<usize>i << 2))));
   const pad = <u8>int8Code(metric == METRIC_EUCLID || metric == METRIC_MANHATTAN ? qOffset : 0);
   for (let i = dim; i < codeStride; i++) store<u8>(dst + <usize>i, pad);
   if (metric == METRIC_MANHATTAN) return 0;
@@ -294,6 +311,35 @@ export function codeScoreQuery(id: i32): f32 {
   if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT || qMethod == QM_TURBO) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
+}
+
+/** Whether codeDistRows4 measures this index's codes (int8 scalar quantization). */
+@inline export function codesInRows4(): bool {
+  return qMethod == QM_INT8;
+}
+
+/**
+ * codeDistQueryBounded (bounded) or codeDistQuery from the query codes to offsets a..d, to f32
+ * out[0..3], four code rows at a time (see rows4.ts): the same integer sums and the same float
+ * expressions, so the same values, except that a Euclid row past the bound may read further and
+ * return a larger value above it.
+ */
+export function codeDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bound: f32, out: usize): void {
+  const pa = codePtr(a), pb = codePtr(b), pc = codePtr(c), pd = codePtr(d);
+  const scale = qAlpha * qAlpha;
+  if (metric == METRIC_EUCLID) {
+    l2I8Rows4(queryCodes, pa, pb, pc, pd, codeStride, bounded ? <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9) : i32.MAX_VALUE, out);
+    for (let r: usize = 0; r < 16; r += 4) store<f32>(out + r, scale * <f32>load<i32>(out + r));
+  } else if (metric == METRIC_MANHATTAN) {
+    l1I8Rows4(queryCodes, pa, pb, pc, pd, codeStride, out);
+    for (let r: usize = 0; r < 16; r += 4) store<f32>(out + r, qAlpha * <f32>load<i32>(out + r));
+  } else {
+    dotI8Rows4(queryCodes, pa, pb, pc, pd, codeStride, out);
+    store<f32>(out, -(scale * <f32>load<i32>(out) + queryCorr + load<f32>(codeCorr + (<usize>a << 2))));
+    store<f32>(out, -(scale * <f32>load<i32>(out, 4) + queryCorr + load<f32>(codeCorr + (<usize>b << 2))), 4);
+    store<f32>(out, -(scale * <f32>load<i32>(out, 8) + queryCorr + load<f32>(codeCorr + (<usize>c << 2))), 8);
+    store<f32>(out, -(scale * <f32>load<i32>(out, 12) + queryCorr + load<f32>(codeCorr + (<usize>d << 2))), 12);
+  }
 }
 
 /** Encodes every vector of every stored list with the current codebook. */

@@ -62,6 +62,8 @@ export interface EngineExports {
   kernelF32(metric: number, a: number, b: number, n: number): number;
   kernelI8(kind: number, a: number, b: number, n: number): number;
   kernelBits(bits: number, a: number, b: number, n: number): number;
+  kernelF32Rows4(metric: number, q: number, rows: number, n: number, bound: number, bounded: number, out: number): void;
+  kernelI8Rows4(kind: number, q: number, rows: number, n: number, bound: number, out: number): void;
   indexDatatype(): number;
   vectorBytes(): number;
   enableMultivector(): void;
