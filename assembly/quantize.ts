@@ -9,7 +9,8 @@
 // The codebook is fitted when quantization is enabled, refitted whenever the number of stored
 // vectors doubles (up to REFIT_LIMIT, so early inserts do not freeze a poor range) and when the
 // optimizer has linked every vector (refitQuantization: Qdrant fits a segment when it builds it);
-// each refit re-encodes every vector.
+// each refit re-encodes every vector. Which of these runs right after a store and which in the
+// optimizer's build is training.ts's choice.
 //
 // Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
@@ -34,7 +35,7 @@ import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } 
 import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
-import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
+import { productDist, productEncode, productMaxSim, productQuery, productRefitDue } from "./product-quant";
 
 const REFIT_LIMIT: i32 = 1 << 17;
 // Qdrant's quantile window: a sample of at most QUANTILE_SAMPLE vectors, and no window below
@@ -83,18 +84,20 @@ export function enableQuantization(q: f32, method: i32): void {
 }
 
 /**
- * Called after each insert: refits the codebook while the data set keeps doubling. trainedAt is
- * the number of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows
- * stand for the stored ones here, a cheap upper bound.
+ * Whether the codebook is due a refit while the data set keeps doubling. trainedAt is the number
+ * of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows stand for the
+ * stored ones here, a cheap upper bound.
  */
-export function maybeRefit(): void {
-  if (!quantized || qMethod == QM_BINARY) return;
-  if (qMethod == QM_PRODUCT) {
-    productMaybeRefit();
-    return;
-  }
+export function refitDue(): bool {
+  if (!quantized || qMethod == QM_BINARY) return false;
+  if (qMethod == QM_PRODUCT) return productRefitDue();
   const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
-  if (trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2)) fitCodebook();
+  return trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2);
+}
+
+/** Refits a codebook fitted in one go (not product: product-quant.ts fits in steps) when due. */
+export function maybeRefit(): void {
+  if (qMethod != QM_PRODUCT && refitDue()) fitCodebook();
 }
 
 /** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (the other methods count offsets). */
