@@ -352,7 +352,7 @@ export function stash(id: i32): void {
     setBit(pending, id, true);
     setPendingCount(pendingCount + 1);
   }
-  afterStore();
+  afterStore(id);
 }
 
 /** Links pending offset `id` into the graph; false if it is not pending. */

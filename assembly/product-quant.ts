@@ -17,10 +17,11 @@
 // from the index's generator, so the same inserts give the same codebook.
 //
 // When: Qdrant trains when the optimizer builds a segment, and so does Quiver (training.ts): a fit
-// runs in bounded steps (productFitStep: gathering a group of chunks' sub-vectors, or one k-means
-// round of one chunk) into a separate codebook, `fresh`, while the codebook in use and every code
-// stay as they are, so searches and stores between steps see one consistent codebook; the last
-// step installs `fresh` and re-encodes every stored vector. The sample is kept as offsets (and
+// runs in bounded steps (productFitStep: gathering a group of chunks' sub-vectors, one k-means
+// round of one chunk, or coding a batch of offsets) into a separate codebook, `fresh`, and
+// separate codes, `shadow`, while the codebook in use and every code stay as they are, so
+// searches and stores between steps see one consistent codebook (a store behind the coding
+// cursor is coded into both); the last step swaps them in. The sample is kept as offsets (and
 // rows), not pointers, since stores between steps may move the vectors. It is fitted again
 // whenever the number of stored offsets doubles, until a fit has seen at least KMEANS_SAMPLE of
 // them (later vectors are only encoded). The dimension order chosen for early abandoning
@@ -32,11 +33,11 @@
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt, arenaUsed, codes,
   multi, queryCount, codeVecPtr, vecPtr, multiPtr, multiCount, multiStart, mvCount, nextRandom, setQuantMethod,
   setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
-import { codeSource, encodeAll } from "./quantize";
+import { codeSource } from "./quantize";
 
 const CENTROIDS: i32 = 256;
 const KMEANS_SAMPLE: i32 = 10000;
@@ -45,6 +46,8 @@ const KMEANS_ACCURACY: f64 = 1e-5;
 // Floats gathered at once while training: chunks are trained a group at a time, so the sample's
 // sub-vectors never take more than 4 MiB whatever the dimension.
 const GATHER_FLOATS: i32 = 1 << 20;
+// Offsets coded per step once the centroids are fitted (a few milliseconds at 784-d, x16).
+const CODE_BATCH: i32 = 64;
 
 let bucket: i32 = 0;   // dimensions per chunk
 let chunks: i32 = 0;   // ceil(dim / bucket): code bytes per vector
@@ -142,10 +145,13 @@ let assign: usize = 0;   // u8[s]
 let sums: usize = 0;     // f64[256 * bucket]
 let members: usize = 0;  // i32[256]
 let reorder: usize = 0;  // u32[dim]: the order the sample is read in (stored position -> dimension), 0 = as stored
+let shadow: usize = 0;   // u8[shadowCap * chunks]: codes with `fresh`, by code slot (offset, or arena vector)
+let shadowCap: i32 = 0;
+let reordered: usize = 0; // f32[dim]: a vector in the fit's order
 
 // The fit in progress (see the header): its sample size, the offsets it was drawn from, the
 // gathered group of chunks [groupFirst, groupLast), the chunk being fitted and its k-means round
-// (-1: not seeded yet).
+// (-1: not seeded yet), then the coding cursor (offsets below it are coded into `shadow`).
 let fitting: bool = false;
 let sampled: i32 = 0;
 let fittedOffsets: i32 = 0;
@@ -154,6 +160,7 @@ let groupFirst: i32 = 0;
 let groupLast: i32 = 0;
 let chunkAt: i32 = 0;
 let round: i32 = -1;
+let cursor: i32 = 0;
 
 @inline function chunkWidth(c: i32): i32 { return min(bucket, dim - c * bucket); }
 
@@ -179,18 +186,19 @@ export function beginProductFit(order: usize): bool {
   reorder = order;
   sampled = s;
   fittedOffsets = count;
-  groupFirst = groupLast = chunkAt = 0;
+  groupFirst = groupLast = chunkAt = cursor = 0;
   round = -1;
   fitting = true;
   return true;
 }
 
 /**
- * One bounded step of the fit in progress: gathering the next group of chunks, or seeding or one
- * k-means round of the current chunk. True while steps remain before installProductFit.
+ * One bounded step of the fit in progress: gathering the next group of chunks, seeding or one
+ * k-means round of the current chunk, or coding the next CODE_BATCH offsets with the fitted
+ * centroids. True while steps remain before installProductFit.
  */
 export function productFitStep(): bool {
-  if (chunkAt >= chunks) return false;
+  if (chunkAt >= chunks) return codeBatch();
   if (chunkAt >= groupLast) {
     groupFirst = chunkAt;
     groupLast = min(chunkAt + groupSize, chunks);
@@ -212,20 +220,82 @@ export function productFitStep(): bool {
       round = -1;
     }
   }
-  return chunkAt < chunks;
+  return true;
 }
 
-/** Makes the fitted codebook the one in use (after its last step) and re-encodes every stored vector with it. */
+/** Code slots in use: offsets, or arena vectors for multivectors (codes are indexed by them). */
+@inline function codeSlots(): i32 { return multi ? arenaUsed : count; }
+
+/**
+ * Makes `shadow` hold every code slot in use (stores may add slots between steps). A slot no
+ * vector is coded into (an empty offset, a replaced list's rows) keeps its code, as a full
+ * re-encode leaves it.
+ */
+function ensureShadow(): void {
+  const need = codeSlots();
+  if (need <= shadowCap) return;
+  const grown = heap.alloc(<usize>need * <usize>chunks);
+  const kept = <usize>shadowCap * <usize>chunks;
+  memory.copy(grown + kept, codes + kept, <usize>need * <usize>chunks - kept);
+  if (shadow != 0) {
+    memory.copy(grown, shadow, kept);
+    heap.free(shadow);
+  }
+  shadow = grown;
+  shadowCap = need;
+}
+
+/** Codes the next CODE_BATCH offsets into `shadow`; true while offsets remain. */
+function codeBatch(): bool {
+  ensureShadow();
+  const end = min(cursor + CODE_BATCH, count);
+  for (; cursor < end; cursor++) codeFresh(cursor);
+  return cursor < count;
+}
+
+/** Writes the codes of offset `id`'s vector (each vector of its list) with `fresh` into `shadow`. */
+function codeFresh(id: i32): void {
+  if (!multi) {
+    if (load<u8>(levels + <usize>id) != EMPTY) encodeWith(fresh, inFitOrder(vecPtr(id)), shadow + <usize>id * <usize>chunks);
+    return;
+  }
+  const first = multiStart(id);
+  const p = multiPtr(id);
+  for (let v = 0; v < multiCount(id); v++) {
+    encodeWith(fresh, inFitOrder(p + ((<usize>v * <usize>stride) << elemShift)), shadow + <usize>(first + v) * <usize>chunks);
+  }
+}
+
+/** The stored vector at `p` in code space, in the order the fit reads (see reorder). */
+function inFitOrder(p: usize): usize {
+  const src = codeSource(p);
+  if (reorder == 0) return src;
+  if (reordered == 0) reordered = heap.alloc(<usize>dim << 2);
+  for (let i = 0; i < dim; i++) store<f32>(reordered + (<usize>i << 2), load<f32>(src + (<usize>load<u32>(reorder + (<usize>i << 2)) << 2)));
+  return reordered;
+}
+
+/** Called after offset `id` is stored: behind the coding cursor, its codes with `fresh` are written too. */
+export function productStored(id: i32): void {
+  if (!fitting || chunkAt < chunks || id >= cursor) return;
+  ensureShadow();
+  codeFresh(id);
+}
+
+/** Makes the fitted codebook and codes the ones in use (after the last step). */
 export function installProductFit(): void {
   memory.copy(codebook, fresh, codebookBytes());
+  memory.copy(codes, shadow, <usize>codeSlots() * <usize>chunks);
   heap.free(gathered);
   heap.free(assign);
   heap.free(sums);
   heap.free(members);
+  heap.free(shadow);
+  shadow = 0;
+  shadowCap = 0;
   fitting = false;
   reorder = 0;
   setQuantState(true, 1, 1, 0, max(fittedOffsets, 1));
-  encodeAll();
 }
 
 /** Copies the sampled vectors' sub-vectors of chunks [first, last) (in the fit's order) into `gathered`. */
@@ -350,8 +420,13 @@ function nearest(book: usize, x: usize, j0: i32, w: i32): i32 {
 
 /** Writes the code of the f32 vector at `src` (stored order, code space) to `dst`: one byte per chunk. */
 export function productEncode(src: usize, dst: usize): void {
+  encodeWith(codebook, src, dst);
+}
+
+/** productEncode with the centroids of `book`. */
+function encodeWith(book: usize, src: usize, dst: usize): void {
   for (let c = 0; c < chunks; c++) {
-    store<u8>(dst + <usize>c, <u8>nearest(codebook, src + (<usize>(c * bucket) << 2), c * bucket, chunkWidth(c)));
+    store<u8>(dst + <usize>c, <u8>nearest(book, src + (<usize>(c * bucket) << 2), c * bucket, chunkWidth(c)));
   }
 }
 

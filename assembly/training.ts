@@ -11,24 +11,30 @@
 import { quantized, qMethod, QM_PRODUCT, QM_TURBO } from "./layout";
 import { fitCodebook, maybeRefit, refitDue } from "./quantize";
 import { applyOrder, chooseOrder, maybeFitPermutation, orderDue } from "./permute";
-import { beginProductFit, installProductFit, productFitStep, productFitting } from "./product-quant";
+import { beginProductFit, installProductFit, productFitStep, productFitting, productStored } from "./product-quant";
 
 /** Whether the method is trained by trainStep rather than on the insert path. */
 @inline function trainedOffInsert(): bool {
   return quantized && (qMethod == QM_PRODUCT || qMethod == QM_TURBO);
 }
 
-/** Called after each store: the dimension order and the one-pass codebooks follow the stored count. */
-export function afterStore(): void {
-  if (trainedOffInsert()) return;
+/**
+ * Called after offset `id` is stored: the dimension order and the one-pass codebooks follow the
+ * stored count; a product fit in progress codes the vector with its centroids too, if it must.
+ */
+export function afterStore(id: i32): void {
+  if (trainedOffInsert()) {
+    if (qMethod == QM_PRODUCT) productStored(id);
+    return;
+  }
   // The dimension order is fitted first, so a codebook refitted at the same store sees it.
   maybeFitPermutation();
   maybeRefit();
 }
 
 /**
- * One bounded step of training (product: one k-means round of one chunk at most, or the final
- * install and re-encode; TurboQuant: the whole calibration and re-encode, one linear pass).
+ * One bounded step of training (product: one k-means round of one chunk, or coding a batch of
+ * offsets, at most; TurboQuant: the whole calibration and re-encode, one linear pass).
  * True while steps remain; false once nothing is due.
  */
 export function trainStep(): bool {

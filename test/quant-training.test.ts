@@ -51,11 +51,10 @@ function close(t: Test, got: ArrayLike<number>, want: ArrayLike<number>, message
 
 /**
  * Searches of a product index against the scores Qdrant's scoring gives: linked vectors on their
- * codes with `codebook` (the vector rebuilt from its centroids), the first `pending` offsets past
- * `linked` on their stored vectors.
+ * codes with `codebook` (the vector rebuilt from its centroids), pending ones on their stored vectors.
  */
-function checkProductSearches(t: Test, index: VectorIndex, codebook: Float32Array, linked: number, n: number, what: string): void {
-  const scored = Array.from({ length: n }, (_, i) => (i < linked ? rebuilt(codebook, index.codes(i), DIM, B) : index.vector(i)));
+function checkProductSearches(t: Test, index: VectorIndex, codebook: Float32Array, pending: (i: number) => boolean, n: number, what: string): void {
+  const scored = Array.from({ length: n }, (_, i) => (pending(i) ? index.vector(i) : rebuilt(codebook, index.codes(i), DIM, B)));
   for (let q = 0; q < 3; q++) {
     const query = uniform(DIM, 700 + q);
     const want = scored.map((v) => quantizedScore('Cosine', query, v));
@@ -97,7 +96,7 @@ t.test('product: stores crossing a doubling do not train; the optimizer steps fi
   t.equal(index.quantizationTrainedOn, LINKED, `${stored} stored: the store that crossed 1024 did not train`);
   t.same(index.productCodebook(), before, 'the codebook in use is unchanged');
   t.ok(codedBy(index, before, stored), 'the stored vectors are coded with the codebook in use');
-  checkProductSearches(t, index, before, LINKED, stored, 'after the stores');
+  checkProductSearches(t, index, before, (i) => i >= LINKED, stored, 'after the stores');
 
   // The optimizer's steps: a round of one chunk's k-means each, so many of them.
   let steps = 0;
@@ -110,24 +109,35 @@ t.test('product: stores crossing a doubling do not train; the optimizer steps fi
   t.ok(sameAnswers(index, midImage), 'mid-fit: the image answers as the index does');
   for (let i = stored; i < total; i++) index.stash(i, row(data, DIM, i));
   t.ok(codedBy(index, before, total), 'stores during the fit are coded with the codebook in use');
-  checkProductSearches(t, index, before, LINKED, total, 'mid-fit, with stores meanwhile');
+  checkProductSearches(t, index, before, (i) => i >= LINKED, total, 'mid-fit, with stores meanwhile');
 
-  while (index.trainQuantizationStep()) steps++;
+  // Every vector the fit reads was gathered at its second step (one group holds all 12 chunks).
+  const vectors = Array.from({ length: stored }, (_, i) => index.vector(i));
+  // Stores at every step to the end, the coding steps included: linked vectors moved (they become
+  // pending), behind and ahead of the coding cursor.
+  const moves = uniform(200 * DIM, 8);
+  const moved = new Set<number>();
+  while (index.trainQuantizationStep()) {
+    steps++;
+    const at = (steps * 37) % LINKED;
+    index.stash(at, row(moves, DIM, steps % 200));
+    moved.add(at);
+    if (steps % 40 === 0) checkProductSearches(t, index, before, (i) => i >= LINKED || moved.has(i), total, `step ${steps}, ${moved.size} vectors moved`);
+  }
   t.ok(steps > CHUNKS, `${steps + 1} steps in all for ${CHUNKS} chunks`);
   t.equal(index.quantizationTrainedOn, stored, 'fitted on the vectors stored when the fit began');
-  const vectors = Array.from({ length: stored }, (_, i) => index.vector(i));
   const want = new Float32Array(DIM * 256);
   let full = true;
   for (let c = 0; c < CHUNKS; c++) full &&= kmeans(vectors, ...chunkRange(DIM, B, c), want);
   t.ok(full, 'the reference run never emptied a centroid');
   t.same(Array.from(index.productCodebook()), Array.from(want), 'the codebook is Qdrant\'s k-means over every vector stored when the fit began');
   t.ok(codedBy(index, want, total), 'every vector is coded anew with it, those stored during the fit included');
-  checkProductSearches(t, index, want, LINKED, total, 'after the fit, before linking');
+  checkProductSearches(t, index, want, (i) => i >= LINKED || moved.has(i), total, 'after the fit, before linking');
 
   while (index.linkPending(64) > 0);
   t.equal(index.pendingCount, 0, 'every vector linked');
   t.notOk(index.trainQuantizationStep(), 'nothing left to train');
-  checkProductSearches(t, index, want, total, total, 'after linking');
+  checkProductSearches(t, index, want, () => false, total, 'after linking');
   const image = await reload(index);
   t.same(image.productCodebook(), index.productCodebook(), 'the image holds the fitted codebook');
   t.equal(image.quantizationTrainedOn, stored, 'and what it was fitted on');
