@@ -77,7 +77,7 @@ export function readOriginal(id: i32, out: usize): void {
   }
 }
 
-/** Called after each insert: fits the order once enough vectors are stored. */
+/** Fits and applies the order when due (after a store; before a TurboQuant fit, see training.ts). */
 export function maybeFitPermutation(): void {
   if (!orderDue()) return;
   chooseOrder();

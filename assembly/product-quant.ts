@@ -72,24 +72,19 @@ function setBucket(b: i32): void {
   memory.fill(codebook, 0, codebookBytes());
 }
 
-/** Turns on product quantization with `b` dimensions per chunk and fits it to what is stored. */
+/**
+ * Turns on product quantization with `b` dimensions per chunk. Nothing is fitted here: the fit is
+ * due (trainedAt 0) and runs where fits run (training.ts).
+ */
 export function enableProductQuantization(b: i32): void {
   setBucket(b);
   setQuantState(true, 1, 1, 0, 0);
   reserveCodes();
-  if (count > 0) refit();
 }
 
 /** Whether the codebook is due a fit: never fitted, or the stored offsets doubled since (up to KMEANS_SAMPLE). */
 export function productRefitDue(): bool {
   return trainedAt == 0 || (trainedAt < KMEANS_SAMPLE && count >= trainedAt * 2);
-}
-
-/** Fits the codebook to the stored vectors and re-encodes them all, in one go. */
-export function refit(): void {
-  if (!beginProductFit(0)) return;
-  while (productFitStep()) {}
-  installProductFit();
 }
 
 // ---- Sampling -----------------------------------------------------------------------------

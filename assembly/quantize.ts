@@ -18,7 +18,8 @@
 // one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
 // with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts and
 // TurboQuant (rotation, calibration, Lloyd-Max codes) turbo-quant.ts, both dispatched from here:
-// this module is the one entry for encoding, fitting and code distances whatever the method.
+// this module is the one entry for encoding and code distances whatever the method (product fits
+// run in steps from training.ts, which decides when every method fits).
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
