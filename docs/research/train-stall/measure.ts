@@ -1,5 +1,5 @@
 // Ad-hoc measurement (not part of the suite): how long one store, a search right after it, and each
-// training step take while a product x16 index of 784-d Fashion-MNIST vectors crosses 16384 points.
+// training step take while a product x16 (or TurboQuant) index of 784-d Fashion-MNIST vectors crosses 16384 points.
 // From a checkout: ROOT=$PWD node --import tsx docs/research/train-stall/measure.ts (ROOT: the checkout whose
 // engine is measured; its wasm must be built). Needs Debian's dataset-fashion-mnist.
 const root = process.env.ROOT ?? process.cwd();
@@ -9,7 +9,9 @@ const { loadFashionMnist } = await import(`${root}/src/bench/fashion-mnist.ts`);
 const data = await loadFashionMnist('/usr/share/datasets/fashion-mnist');
 const dim = 784;
 const N = Number(process.env.N ?? 16384);
-const index = await VectorIndex.create(await engineModule(), { dim, distance: 'Euclid', quantization: { method: 'product', compression: 'x16' } });
+// METHOD=turbo measures TurboQuant bits4 instead of product x16.
+const quantization = process.env.METHOD === 'turbo' ? { method: 'turbo', bits: 'bits4' } : { method: 'product', compression: 'x16' };
+const index = await VectorIndex.create(await engineModule(), { dim, distance: 'Euclid', quantization });
 const row = (i: number) => data.base.subarray(i * dim, (i + 1) * dim);
 let slowest = 0, slowestAt = -1, total = 0, last = 0;
 for (let i = 0; i < N; i++) {
