@@ -23,9 +23,10 @@ import {
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
-import { maybeFitPermutation, permuteQuery } from "./permute";
-import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
+import { permuteQuery } from "./permute";
+import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, restatesScores } from "./quantize";
 import { distRows4 } from "./rows4";
+import { afterStore, trainFully } from "./training";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -466,9 +467,7 @@ export function stash(id: i32): void {
     setBit(pending, id, true);
     setPendingCount(pendingCount + 1);
   }
-  // The dimension order is fitted first, so a codebook refitted at the same insert sees it.
-  maybeFitPermutation();
-  maybeRefit();
+  afterStore(id);
 }
 
 /** Links pending offset `id` into the graph; false if it is not pending. */
@@ -503,9 +502,13 @@ export function linkPending(max: i32): i32 {
   return done;
 }
 
-/** Inserts (or re-inserts) the vector in the query region at offset `id`, linked at once. */
+/**
+ * Inserts (or re-inserts) the vector in the query region at offset `id`, linked at once; with no
+ * optimizer to train the codebook first (training.ts), it is trained here when due.
+ */
 export function insert(id: i32): void {
   stash(id);
+  trainFully();
   link(id);
 }
 

@@ -5,7 +5,7 @@ import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
   multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
-  qMethod, codePtr, queryBits,
+  qMethod, codePtr, queryBits, trainedAt,
 } from "./layout";
 import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
@@ -16,6 +16,7 @@ import { readOriginal } from "./permute";
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
 export { enableQuantization, refitQuantization };
+export { trainStep } from "./training";
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
@@ -79,6 +80,8 @@ export function entry(): i32 { return entryPoint; }
 export function topLevel(): i32 { return maxLevel; }
 export function deletedOffsets(): i32 { return deletedCount; }
 export function isQuantized(): bool { return quantized; }
+/** Vectors (offsets for product) the codebook was last fitted on; 0 = never. */
+export function trainedVectors(): i32 { return trainedAt; }
 /** Quantization method (layout.ts QM_*: 0 int8, 1 binary one_bit, 2 two_bits, 3 one_and_half_bits, 4 product, 5 turbo); meaningful when quantized. */
 export function quantizationMethod(): i32 { return qMethod; }
 /** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */

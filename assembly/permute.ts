@@ -3,22 +3,24 @@
 // the start and far candidates are abandoned after a block or two. Distances do not depend on
 // the order, so the graph is unaffected. The order is fitted once, when the index first holds
 // FIT_AT vectors (re-permuting those in place); Cosine and Dot never abandon and keep identity.
+// Product and TurboQuant codes depend on it: their trainer (training.ts) chooses it as a fit
+// begins and applies it when the fit is installed, the others right after a vector is stored.
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT, QM_TURBO,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
 import { codeSource, encode, fitCodebook } from "./quantize";
-import { refit as refitProduct } from "./product-quant";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
 
 let order: usize = 0;   // u32[dim]: order[i] = original dimension stored at position i
 let scratch: usize = 0; // f32[stride], also used for i8 codes
-let fitted: bool = false;
+let fitted: bool = false; // the order is applied (vectors and queries are stored in it)
+let chosen: bool = false; // the order is computed (applied or about to be)
 
 export function permutation(): usize { return fitted ? order : 0; }
 
@@ -26,7 +28,7 @@ export function permutation(): usize { return fitted ? order : 0; }
 export function restorePermutation(src: usize): void {
   ensureRegions();
   memory.copy(order, src, <usize>dim << 2);
-  fitted = true;
+  fitted = chosen = true;
 }
 
 function ensureRegions(): void {
@@ -75,10 +77,20 @@ export function readOriginal(id: i32, out: usize): void {
   }
 }
 
-/** Called after each insert: fits the order once enough vectors are stored. */
+/** Fits and applies the order when due (after a store; before a TurboQuant fit, see training.ts). */
 export function maybeFitPermutation(): void {
-  // Multivector lists keep identity order: their arena is not a per-offset stride of vecs.
-  if (fitted || multi || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
+  if (!orderDue()) return;
+  chooseOrder();
+  applyOrder();
+}
+
+/** Whether the order should be fitted now (it never is for multivector lists: their arena is not a per-offset stride of vecs). */
+export function orderDue(): bool {
+  return !chosen && !multi && count >= FIT_AT && (metric == METRIC_EUCLID || metric == METRIC_MANHATTAN);
+}
+
+/** Fits the order to the stored vectors (by decreasing variance) without applying it; returns it (order[i] = dimension at position i). */
+export function chooseOrder(): usize {
   ensureRegions();
   const mean = heap.alloc(<usize>dim << 3);
   const sq = heap.alloc(<usize>dim << 3);
@@ -108,17 +120,25 @@ export function maybeFitPermutation(): void {
   heap.free(changetype<usize>(byVariance));
   heap.free(mean);
   heap.free(sq);
+  chosen = true;
+  return order;
+}
+
+/**
+ * Applies the chosen order: permutes every stored vector in place and redoes the codes that
+ * depend on it (int8 codes move with their dimensions, bit codes and TurboQuant are encoded
+ * again); a product fit applying it installs its codebook right after.
+ */
+export function applyOrder(): void {
+  if (fitted || !chosen) return;
   // Fitted before the codes are redone: binary encodings that keep original order read it.
   fitted = true;
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
     forwardStored(vecPtr(id));
-    // Int8 codes move with their dimensions; a bit code is re-encoded from the permuted vector.
     if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
-  // Product chunks are runs of stored dimensions: the new order makes new chunks, fitted anew.
-  if (quantized && qMethod == QM_PRODUCT) refitProduct();
   // TurboQuant rotates the permuted vectors into other coordinates: calibrated and coded anew.
   if (quantized && qMethod == QM_TURBO) fitCodebook();
 }

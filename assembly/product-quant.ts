@@ -16,22 +16,28 @@
 // centroids move less than 1e-5 in all (sum of absolute changes). The sample and the refills draw
 // from the index's generator, so the same inserts give the same codebook.
 //
-// When: Qdrant trains when the optimizer builds a segment; Quiver encodes on insert, so the
-// codebook is first fitted with the first vector and fitted again whenever the number of stored
-// offsets doubles, until it was fitted on at least KMEANS_SAMPLE of them (later vectors are only
-// encoded); each fit re-encodes every stored vector. The dimension order chosen for early
-// abandoning (permute.ts) changes the chunks, so fitting it refits the codebook too.
-//
+// When: Qdrant trains when the optimizer builds a segment, and so does Quiver (training.ts): a fit
+// runs in bounded steps (productFitStep: gathering a group of chunks' sub-vectors, one k-means
+// round of one chunk, or coding a batch of offsets) into a separate codebook, `fresh`, and
+// separate codes, `shadow`, while the codebook in use and every code stay as they are, so
+// searches and stores between steps see one consistent codebook (a store behind the coding
+// cursor is coded into both); the last step swaps them in. The sample is kept as offsets (and
+// rows), not pointers, since stores between steps may move the vectors. It is fitted again
+// whenever the number of stored offsets doubles, until a fit has seen at least KMEANS_SAMPLE of
+// them (later vectors are only encoded). The dimension order chosen for early abandoning
+// (permute.ts) changes the chunks: a fit that chooses it reads the sample in that order and the
+// order is applied when the fit is installed.
+
 // Memory: codebook f32[dim * 256], laid out dimension-major (value of stored dimension j in
 // centroid k at j * 256 + k), so one SIMD step measures four centroids at once; the lookup table
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt, arenaUsed, codes,
   multi, queryCount, codeVecPtr, vecPtr, multiPtr, multiCount, multiStart, mvCount, nextRandom, setQuantMethod,
   setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
-import { codeSource, encodeAll } from "./quantize";
+import { codeSource } from "./quantize";
 
 const CENTROIDS: i32 = 256;
 const KMEANS_SAMPLE: i32 = 10000;
@@ -40,6 +46,8 @@ const KMEANS_ACCURACY: f64 = 1e-5;
 // Floats gathered at once while training: chunks are trained a group at a time, so the sample's
 // sub-vectors never take more than 4 MiB whatever the dimension.
 const GATHER_FLOATS: i32 = 1 << 20;
+// Offsets coded per step once the centroids are fitted (a few milliseconds at 784-d, x16).
+const CODE_BATCH: i32 = 64;
 
 let bucket: i32 = 0;   // dimensions per chunk
 let chunks: i32 = 0;   // ceil(dim / bucket): code bytes per vector
@@ -64,29 +72,25 @@ function setBucket(b: i32): void {
   memory.fill(codebook, 0, codebookBytes());
 }
 
-/** Turns on product quantization with `b` dimensions per chunk and fits it to what is stored. */
+/**
+ * Turns on product quantization with `b` dimensions per chunk. Nothing is fitted here: the fit is
+ * due (trainedAt 0) and runs where fits run (training.ts).
+ */
 export function enableProductQuantization(b: i32): void {
   setBucket(b);
   setQuantState(true, 1, 1, 0, 0);
   reserveCodes();
-  if (count > 0) refit();
 }
 
-/** Called after each insert: refits while the data set keeps doubling (see the header). */
-export function productMaybeRefit(): void {
-  if (trainedAt == 0 || (trainedAt < KMEANS_SAMPLE && count >= trainedAt * 2)) refit();
-}
-
-/** Fits the codebook to the stored vectors and re-encodes them all. */
-export function refit(): void {
-  if (!train()) return;
-  setQuantState(true, 1, 1, 0, max(count, 1));
-  encodeAll();
+/** Whether the codebook is due a fit: never fitted, or the stored offsets doubled since (up to KMEANS_SAMPLE). */
+export function productRefitDue(): bool {
+  return trainedAt == 0 || (trainedAt < KMEANS_SAMPLE && count >= trainedAt * 2);
 }
 
 // ---- Sampling -----------------------------------------------------------------------------
 
-let picked: usize = 0; // usize[sampled]: pointers to the sampled stored vectors, in storage order
+let pickedIds: usize = 0;  // i32[sampled]: offsets of the sampled vectors, in storage order
+let pickedRows: usize = 0; // i32[sampled]: their rows (multivectors; 0 otherwise)
 let pickedCap: i32 = 0;
 
 /** Stored vectors (every vector of every list for multivectors). */
@@ -102,8 +106,9 @@ function vectorTotal(): i32 {
 /** Picks `s` of the `n` stored vectors uniformly (selection sampling keeps storage order). */
 function pick(n: i32, s: i32): void {
   if (s > pickedCap) {
-    if (picked != 0) heap.free(picked);
-    picked = heap.alloc(<usize>s << 2);
+    if (pickedIds != 0) { heap.free(pickedIds); heap.free(pickedRows); }
+    pickedIds = heap.alloc(<usize>s << 2);
+    pickedRows = heap.alloc(<usize>s << 2);
     pickedCap = s;
   }
   let seen = 0, taken = 0;
@@ -113,64 +118,202 @@ function pick(n: i32, s: i32): void {
       const take = s == n || <i32>(nextRandom() % <u64>(n - seen)) < s - taken;
       seen++;
       if (!take) continue;
-      const p = multi ? multiPtr(id) + ((<usize>v * <usize>stride) << elemShift) : vecPtr(id);
-      store<usize>(picked + (<usize>(taken++) << 2), p);
+      store<i32>(pickedIds + (<usize>taken << 2), id);
+      store<i32>(pickedRows + (<usize>(taken++) << 2), v);
     }
   }
+}
+
+/** Where sampled vector `i` is stored now (a list replaced meanwhile by a shorter one gives its last row). */
+function sampledPtr(i: i32): usize {
+  const id = load<i32>(pickedIds + (<usize>i << 2));
+  if (!multi) return vecPtr(id);
+  const row = min(load<i32>(pickedRows + (<usize>i << 2)), max(multiCount(id) - 1, 0));
+  return multiPtr(id) + ((<usize>row * <usize>stride) << elemShift);
 }
 
 // ---- Training -----------------------------------------------------------------------------
 
+let fresh: usize = 0;    // f32[dim * 256]: the codebook being fitted (dimension-major, as `codebook`)
 let gathered: usize = 0; // f32: a group of chunks' sub-vectors, chunk-major, each chunk [s][width]
 let assign: usize = 0;   // u8[s]
 let sums: usize = 0;     // f64[256 * bucket]
 let members: usize = 0;  // i32[256]
+let reorder: usize = 0;  // u32[dim]: the order the sample is read in (stored position -> dimension), 0 = as stored
+let shadow: usize = 0;   // u8[shadowCap * chunks]: codes with `fresh`, by code slot (offset, or arena vector)
+let shadowCap: i32 = 0;
+let reordered: usize = 0; // f32[dim]: a vector in the fit's order
+
+// The fit in progress (see the header): its sample size, the offsets it was drawn from, the
+// gathered group of chunks [groupFirst, groupLast), the chunk being fitted and its k-means round
+// (-1: not seeded yet), then the coding cursor (offsets below it are coded into `shadow`).
+let fitting: bool = false;
+let sampled: i32 = 0;
+let fittedOffsets: i32 = 0;
+let groupSize: i32 = 0;
+let groupFirst: i32 = 0;
+let groupLast: i32 = 0;
+let chunkAt: i32 = 0;
+let round: i32 = -1;
+let cursor: i32 = 0;
 
 @inline function chunkWidth(c: i32): i32 { return min(bucket, dim - c * bucket); }
 
-/** Fits every chunk's centroids; false when nothing is stored. */
-function train(): bool {
+/** Whether a fit is in progress (begun, not installed). */
+export function productFitting(): bool { return fitting; }
+
+/**
+ * Starts a fit over the stored vectors, read in `order` (u32[dim], stored position -> dimension;
+ * 0 = as stored); false when nothing is stored. Draws the sample (the index's generator).
+ */
+export function beginProductFit(order: usize): bool {
   const n = vectorTotal();
   if (n == 0) return false;
   const s = min(n, KMEANS_SAMPLE);
   pick(n, s);
-  memory.fill(codebook, 0, codebookBytes());
-  const group = max(1, GATHER_FLOATS / (s * bucket));
-  gathered = heap.alloc(<usize>min(group, chunks) * <usize>s * <usize>bucket << 2);
+  if (fresh == 0) fresh = heap.alloc(codebookBytes());
+  memory.fill(fresh, 0, codebookBytes());
+  groupSize = min(max(1, GATHER_FLOATS / (s * bucket)), chunks);
+  gathered = heap.alloc(<usize>groupSize * <usize>s * <usize>bucket << 2);
   assign = heap.alloc(<usize>s);
   sums = heap.alloc(<usize>CENTROIDS * <usize>bucket << 3);
   members = heap.alloc(<usize>CENTROIDS << 2);
-  for (let first = 0; first < chunks; first += group) {
-    const last = min(first + group, chunks);
-    gather(s, first, last);
-    for (let c = first; c < last; c++) {
-      const xs = gathered + ((<usize>(c - first) * <usize>s * <usize>bucket) << 2);
-      if (s <= CENTROIDS) seedCentroids(xs, s, c);
-      else kmeans(xs, s, c);
+  reorder = order;
+  sampled = s;
+  fittedOffsets = count;
+  groupFirst = groupLast = chunkAt = cursor = 0;
+  round = -1;
+  fitting = true;
+  return true;
+}
+
+/**
+ * One bounded step of the fit in progress: gathering the next group of chunks, seeding or one
+ * k-means round of the current chunk, or coding the next CODE_BATCH offsets with the fitted
+ * centroids. True while steps remain before installProductFit.
+ */
+export function productFitStep(): bool {
+  if (chunkAt >= chunks) return codeBatch();
+  if (chunkAt >= groupLast) {
+    groupFirst = chunkAt;
+    groupLast = min(chunkAt + groupSize, chunks);
+    gather(sampled, groupFirst, groupLast);
+    return true;
+  }
+  const xs = gathered + ((<usize>(chunkAt - groupFirst) * <usize>sampled * <usize>bucket) << 2);
+  if (sampled <= CENTROIDS) {
+    seedCentroids(xs, sampled, chunkAt);
+    chunkAt++;
+  } else {
+    if (round < 0) {
+      seedKmeans(xs, chunkAt);
+      round = 0;
+    }
+    const settled = kmeansRound(xs, sampled, chunkAt);
+    if (settled || ++round >= KMEANS_MAX_ITERATIONS) {
+      chunkAt++;
+      round = -1;
     }
   }
+  return true;
+}
+
+/** Code slots in use: offsets, or arena vectors for multivectors (codes are indexed by them). */
+@inline function codeSlots(): i32 { return multi ? arenaUsed : count; }
+
+/**
+ * Makes `shadow` hold every code slot in use (stores may add slots between steps). A slot no
+ * vector is coded into (an empty offset, a replaced list's rows) keeps its code, as a full
+ * re-encode leaves it.
+ */
+function ensureShadow(): void {
+  const need = codeSlots();
+  if (need <= shadowCap) return;
+  const grown = heap.alloc(<usize>need * <usize>chunks);
+  const kept = <usize>shadowCap * <usize>chunks;
+  memory.copy(grown + kept, codes + kept, <usize>need * <usize>chunks - kept);
+  if (shadow != 0) {
+    memory.copy(grown, shadow, kept);
+    heap.free(shadow);
+  }
+  shadow = grown;
+  shadowCap = need;
+}
+
+/** Codes the next CODE_BATCH offsets into `shadow`; true while offsets remain. */
+function codeBatch(): bool {
+  ensureShadow();
+  const end = min(cursor + CODE_BATCH, count);
+  for (; cursor < end; cursor++) codeFresh(cursor);
+  return cursor < count;
+}
+
+/** Writes the codes of offset `id`'s vector (each vector of its list) with `fresh` into `shadow`. */
+function codeFresh(id: i32): void {
+  if (!multi) {
+    if (load<u8>(levels + <usize>id) != EMPTY) encodeWith(fresh, inFitOrder(vecPtr(id)), shadow + <usize>id * <usize>chunks);
+    return;
+  }
+  const first = multiStart(id);
+  const p = multiPtr(id);
+  for (let v = 0; v < multiCount(id); v++) {
+    encodeWith(fresh, inFitOrder(p + ((<usize>v * <usize>stride) << elemShift)), shadow + <usize>(first + v) * <usize>chunks);
+  }
+}
+
+/** The stored vector at `p` in code space, in the order the fit reads (see reorder). */
+function inFitOrder(p: usize): usize {
+  const src = codeSource(p);
+  if (reorder == 0) return src;
+  if (reordered == 0) reordered = heap.alloc(<usize>dim << 2);
+  for (let i = 0; i < dim; i++) store<f32>(reordered + (<usize>i << 2), load<f32>(src + (<usize>load<u32>(reorder + (<usize>i << 2)) << 2)));
+  return reordered;
+}
+
+/** Called after offset `id` is stored: behind the coding cursor, its codes with `fresh` are written too. */
+export function productStored(id: i32): void {
+  if (!fitting || chunkAt < chunks || id >= cursor) return;
+  ensureShadow();
+  codeFresh(id);
+}
+
+/** Makes the fitted codebook and codes the ones in use (after the last step). */
+export function installProductFit(): void {
+  memory.copy(codebook, fresh, codebookBytes());
+  memory.copy(codes, shadow, <usize>codeSlots() * <usize>chunks);
   heap.free(gathered);
   heap.free(assign);
   heap.free(sums);
   heap.free(members);
-  return true;
+  heap.free(shadow);
+  shadow = 0;
+  shadowCap = 0;
+  fitting = false;
+  reorder = 0;
+  setQuantState(true, 1, 1, 0, max(fittedOffsets, 1));
 }
 
-/** Copies the sampled vectors' sub-vectors of chunks [first, last) into `gathered`. */
+/** Copies the sampled vectors' sub-vectors of chunks [first, last) (in the fit's order) into `gathered`. */
 function gather(s: i32, first: i32, last: i32): void {
   for (let i = 0; i < s; i++) {
-    const src = codeSource(load<usize>(picked + (<usize>i << 2)));
+    const src = codeSource(sampledPtr(i));
     for (let c = first; c < last; c++) {
       const w = chunkWidth(c);
       const dst = gathered + ((<usize>(c - first) * <usize>s * <usize>bucket + <usize>i * <usize>w) << 2);
-      memory.copy(dst, src + (<usize>(c * bucket) << 2), <usize>w << 2);
+      if (reorder == 0) {
+        memory.copy(dst, src + (<usize>(c * bucket) << 2), <usize>w << 2);
+        continue;
+      }
+      for (let j = 0; j < w; j++) {
+        store<f32>(dst + (<usize>j << 2), load<f32>(src + (<usize>load<u32>(reorder + (<usize>(c * bucket + j) << 2)) << 2)));
+      }
     }
   }
 }
 
-/** Centroid k of chunk c := the sub-vector at `x` (width w). */
+/** Centroid k of chunk c in the codebook being fitted := the sub-vector at `x` (width w). */
 @inline function setCentroid(c: i32, k: i32, x: usize, w: i32): void {
-  const base = codebook + ((<usize>(c * bucket) * <usize>CENTROIDS + <usize>k) << 2);
+  const base = fresh + ((<usize>(c * bucket) * <usize>CENTROIDS + <usize>k) << 2);
   for (let j = 0; j < w; j++) store<f32>(base + ((<usize>j * <usize>CENTROIDS) << 2), load<f32>(x + (<usize>j << 2)));
 }
 
@@ -180,53 +323,57 @@ function seedCentroids(xs: usize, s: i32, c: i32): void {
   for (let k = 0; k < s; k++) setCentroid(c, k, xs + ((<usize>k * <usize>w) << 2), w);
 }
 
-function kmeans(xs: usize, s: i32, c: i32): void {
+/** k-means starts from the sample's first 256 sub-vectors. */
+function seedKmeans(xs: usize, c: i32): void {
+  const w = chunkWidth(c);
+  for (let k = 0; k < CENTROIDS; k++) setCentroid(c, k, xs + ((<usize>k * <usize>w) << 2), w);
+}
+
+/** One k-means round of chunk c (assign, then move each centroid to its members' mean); true once the centroids settled. */
+function kmeansRound(xs: usize, s: i32, c: i32): bool {
   const w = chunkWidth(c);
   const j0 = c * bucket;
-  for (let k = 0; k < CENTROIDS; k++) setCentroid(c, k, xs + ((<usize>k * <usize>w) << 2), w);
-  for (let iter = 0; iter < KMEANS_MAX_ITERATIONS; iter++) {
-    memory.fill(sums, 0, <usize>CENTROIDS * <usize>w << 3);
-    memory.fill(members, 0, <usize>CENTROIDS << 2);
-    for (let i = 0; i < s; i++) {
-      const x = xs + ((<usize>i * <usize>w) << 2);
-      const k = nearest(x, j0, w);
-      store<u8>(assign + <usize>i, <u8>k);
-      const at = members + (<usize>k << 2);
-      store<i32>(at, load<i32>(at) + 1);
-      for (let j = 0; j < w; j++) {
-        const sp = sums + ((<usize>k * <usize>w + <usize>j) << 3);
-        store<f64>(sp, load<f64>(sp) + <f64>load<f32>(x + (<usize>j << 2)));
-      }
+  memory.fill(sums, 0, <usize>CENTROIDS * <usize>w << 3);
+  memory.fill(members, 0, <usize>CENTROIDS << 2);
+  for (let i = 0; i < s; i++) {
+    const x = xs + ((<usize>i * <usize>w) << 2);
+    const k = nearest(fresh, x, j0, w);
+    store<u8>(assign + <usize>i, <u8>k);
+    const at = members + (<usize>k << 2);
+    store<i32>(at, load<i32>(at) + 1);
+    for (let j = 0; j < w; j++) {
+      const sp = sums + ((<usize>k * <usize>w + <usize>j) << 3);
+      store<f64>(sp, load<f64>(sp) + <f64>load<f32>(x + (<usize>j << 2)));
     }
-    let moved: f64 = 0;
-    for (let k = 0; k < CENTROIDS; k++) {
-      const m = load<i32>(members + (<usize>k << 2));
-      const refill = m == 0 ? xs + ((<usize>(nextRandom() % <u64>s) * <usize>w) << 2) : 0;
-      for (let j = 0; j < w; j++) {
-        const at = codebook + ((<usize>(j0 + j) * <usize>CENTROIDS + <usize>k) << 2);
-        const next: f32 = m == 0 ? load<f32>(refill + (<usize>j << 2)) : <f32>(load<f64>(sums + ((<usize>k * <usize>w + <usize>j) << 3)) / <f64>m);
-        moved += Math.abs(<f64>next - <f64>load<f32>(at));
-        store<f32>(at, next);
-      }
-    }
-    if (moved < KMEANS_ACCURACY) break;
   }
+  let moved: f64 = 0;
+  for (let k = 0; k < CENTROIDS; k++) {
+    const m = load<i32>(members + (<usize>k << 2));
+    const refill = m == 0 ? xs + ((<usize>(nextRandom() % <u64>s) * <usize>w) << 2) : 0;
+    for (let j = 0; j < w; j++) {
+      const at = fresh + ((<usize>(j0 + j) * <usize>CENTROIDS + <usize>k) << 2);
+      const next: f32 = m == 0 ? load<f32>(refill + (<usize>j << 2)) : <f32>(load<f64>(sums + ((<usize>k * <usize>w + <usize>j) << 3)) / <f64>m);
+      moved += Math.abs(<f64>next - <f64>load<f32>(at));
+      store<f32>(at, next);
+    }
+  }
+  return moved < KMEANS_ACCURACY;
 }
 
 let dists: usize = 0; // f32[256]: a sub-vector's squared distance to each centroid of its chunk
 
 /**
- * Index of the chunk centroid nearest (squared L2) to the sub-vector at `x` of width `w` whose
- * first dimension is j0; ties go to the lowest index. The distances to four centroids take one
+ * Index of the centroid of `book` nearest (squared L2) to the sub-vector at `x` of width `w` whose
+ * chunk's first dimension is j0; ties go to the lowest index. The distances to four centroids take one
  * SIMD step per dimension, dimensions are taken four at a time (their values splatted once per
  * block), and the terms are added in dimension order, as a scalar sum would.
  */
-function nearest(x: usize, j0: i32, w: i32): i32 {
+function nearest(book: usize, x: usize, j0: i32, w: i32): i32 {
   if (dists == 0) dists = heap.alloc(<usize>CENTROIDS << 2);
   const rowBytes = <usize>CENTROIDS << 2;
   for (let j = 0; j < w; j += 4) {
     const bw = min(4, w - j);
-    const rows = codebook + (<usize>(j0 + j) * rowBytes);
+    const rows = book + (<usize>(j0 + j) * rowBytes);
     const xp = x + (<usize>j << 2);
     const x0 = f32x4.splat(load<f32>(xp));
     const x1 = f32x4.splat(bw > 1 ? load<f32>(xp, 4) : 0);
@@ -268,8 +415,13 @@ function nearest(x: usize, j0: i32, w: i32): i32 {
 
 /** Writes the code of the f32 vector at `src` (stored order, code space) to `dst`: one byte per chunk. */
 export function productEncode(src: usize, dst: usize): void {
+  encodeWith(codebook, src, dst);
+}
+
+/** productEncode with the centroids of `book`. */
+function encodeWith(book: usize, src: usize, dst: usize): void {
   for (let c = 0; c < chunks; c++) {
-    store<u8>(dst + <usize>c, <u8>nearest(src + (<usize>(c * bucket) << 2), c * bucket, chunkWidth(c)));
+    store<u8>(dst + <usize>c, <u8>nearest(book, src + (<usize>(c * bucket) << 2), c * bucket, chunkWidth(c)));
   }
 }
 

@@ -9,7 +9,8 @@
 // The codebook is fitted when quantization is enabled, refitted whenever the number of stored
 // vectors doubles (up to REFIT_LIMIT, so early inserts do not freeze a poor range) and when the
 // optimizer has linked every vector (refitQuantization: Qdrant fits a segment when it builds it);
-// each refit re-encodes every vector.
+// each refit re-encodes every vector. Which of these runs right after a store and which in the
+// optimizer's build is training.ts's choice.
 //
 // Binary quantization (Qdrant's one_bit encoding) needs no codebook: a code holds one bit per
 // dimension, set iff the value is > 0, and the quantized score is dim - 2 * popcount(q XOR v)
@@ -17,7 +18,8 @@
 // one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
 // with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts and
 // TurboQuant (rotation, calibration, Lloyd-Max codes) turbo-quant.ts, both dispatched from here:
-// this module is the one entry for encoding, fitting and code distances whatever the method.
+// this module is the one entry for encoding and code distances whatever the method (product fits
+// run in steps from training.ts, which decides when every method fits).
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
@@ -35,7 +37,7 @@ import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } fr
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
 import { dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
-import { productDist, productEncode, productMaxSim, productMaybeRefit, productQuery } from "./product-quant";
+import { productDist, productEncode, productMaxSim, productQuery, productRefitDue } from "./product-quant";
 
 const REFIT_LIMIT: i32 = 1 << 17;
 // Qdrant's quantile window: a sample of at most QUANTILE_SAMPLE vectors, and no window below
@@ -84,18 +86,20 @@ export function enableQuantization(q: f32, method: i32): void {
 }
 
 /**
- * Called after each insert: refits the codebook while the data set keeps doubling. trainedAt is
- * the number of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows
- * stand for the stored ones here, a cheap upper bound.
+ * Whether the codebook is due a refit while the data set keeps doubling. trainedAt is the number
+ * of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows stand for the
+ * stored ones here, a cheap upper bound.
  */
-export function maybeRefit(): void {
-  if (!quantized || qMethod == QM_BINARY) return;
-  if (qMethod == QM_PRODUCT) {
-    productMaybeRefit();
-    return;
-  }
+export function refitDue(): bool {
+  if (!quantized || qMethod == QM_BINARY) return false;
+  if (qMethod == QM_PRODUCT) return productRefitDue();
   const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
-  if (trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2)) fitCodebook();
+  return trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2);
+}
+
+/** Refits a codebook fitted in one go (not product: product-quant.ts fits in steps) when due. */
+export function maybeRefit(): void {
+  if (qMethod != QM_PRODUCT && refitDue()) fitCodebook();
 }
 
 /** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (the other methods count offsets). */

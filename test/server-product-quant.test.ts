@@ -1,9 +1,10 @@
 // Product quantization (Qdrant's `quantization_config: {product: {compression}}`) through the real
 // server and Qdrant's JS client: the config echoed as given; unrescored answers (Qdrant's default
 // for product) score each point against its vector rebuilt from the codebook, which this test
-// rebuilds itself: the codebook was last fitted on the first 128 points, so (Qdrant's rule for up to
-// 256 vectors) its centroids are those points' chunks, and every later point is coded by the
-// nearest centroid of each chunk; rescored answers with every point a candidate are the exact
+// rebuilds itself: the optimizer fitted the codebook when it indexed the first 128 points, so
+// (Qdrant's rule for up to 256 vectors) its centroids are those points' chunks, and every point
+// written after (not a doubling: no new fit) is coded by the nearest centroid of each chunk; a
+// rebuild after a PATCH fits on all 200 points at once; rescored answers with every point a candidate are the exact
 // top-k; `ignore` searches the originals; a restart answers the same; PATCH moves int8 -> product
 // -> binary; bad product configs get Qdrant's validation errors.
 
@@ -21,7 +22,7 @@ import { DISTANCES, vectorName, uniformVectors, createPerDistance, waitIndexed, 
 const DIM = 20;
 const BUCKET = 4; // x16: five chunks of four dimensions
 const N = 200;
-const FITTED = 128; // fitted at 1, 2, 4, ..., 128 stored points
+const FITTED = 128; // written and indexed first: the codebook is fitted on them
 const LIMIT = 10;
 const next = rng(43);
 const points = uniformVectors(next, N, DIM);
@@ -35,9 +36,9 @@ function stored(distance: Distance, v: number[]): number[] {
   return v.map((x) => Math.fround(x / norm));
 }
 
-/** Each point rebuilt from its code: per chunk, the nearest (squared L2, first minimum) of the 256 centroids. */
-function rebuiltPoints(distance: Distance): number[][] {
-  const centroids = Array.from({ length: 256 }, (_, k) => (k < FITTED ? stored(distance, points[k]) : new Array<number>(DIM).fill(0)));
+/** Each point rebuilt from its code when the first `fitted` (<= 256) were the centroids: per chunk, the nearest (squared L2, first minimum) of the 256 centroids. */
+function rebuiltPoints(distance: Distance, fitted: number): number[][] {
+  const centroids = Array.from({ length: 256 }, (_, k) => (k < fitted ? stored(distance, points[k]) : new Array<number>(DIM).fill(0)));
   return points.map((p) => {
     const v = stored(distance, p);
     const out = new Array<number>(DIM);
@@ -58,20 +59,24 @@ function rebuiltPoints(distance: Distance): number[][] {
   });
 }
 
-const REBUILT = Object.fromEntries(DISTANCES.map((d) => [d, rebuiltPoints(d)])) as Record<Distance, number[][]>;
+const REBUILT = new Map([FITTED, N].map((fitted) => [fitted, Object.fromEntries(DISTANCES.map((d) => [d, rebuiltPoints(d, fitted)])) as Record<Distance, number[][]>]));
 
 /** Qdrant's unrescored product score: the score against the rebuilt vector (Cosine: the normalised query's dot product). */
-function productScore(distance: Distance, query: number[], i: number): number {
-  return distance === 'Cosine' ? score('Dot', stored('Cosine', query), REBUILT[distance][i]) : score(distance, query, REBUILT[distance][i]);
+function productScore(distance: Distance, query: number[], i: number, fitted = FITTED): number {
+  const rebuilt = REBUILT.get(fitted)![distance][i];
+  return distance === 'Cosine' ? score('Dot', stored('Cosine', query), rebuilt) : score(distance, query, rebuilt);
 }
 
 const exactReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((p, i) => ({ id: i + 1, score: score(distance, query, p) })), LIMIT);
-const productReference = (distance: Distance, query: number[]): Hit[] => ranked(distance, points.map((_, i) => ({ id: i + 1, score: productScore(distance, query, i) })), LIMIT);
+const productReference = (distance: Distance, query: number[], fitted = FITTED): Hit[] => ranked(distance, points.map((_, i) => ({ id: i + 1, score: productScore(distance, query, i, fitted) })), LIMIT);
 
 t.test('product quantization: unrescored by default, rescored, ignored, kept across a restart, PATCH int8 -> product -> binary', async (t) => {
   const server = await startServer();
   let client = new QdrantClient({ url: server.url, checkCompatibility: false });
-  await createPerDistance(client, 'pq', DIM, PRODUCT, points);
+  await createPerDistance(client, 'pq', DIM, PRODUCT, points.slice(0, FITTED));
+  await waitIndexed(client, 'pq', 4 * FITTED);
+  const later = points.slice(FITTED).map((p, i) => ({ id: FITTED + i + 1, vector: Object.fromEntries(DISTANCES.map((d) => [vectorName(d), p])) }));
+  await client.upsert('pq', { wait: true, points: later });
 
   const check = async (what: string): Promise<void> => {
     const info = await client.getCollection('pq');
@@ -112,7 +117,8 @@ t.test('product quantization: unrescored by default, rescored, ignored, kept acr
   const query = queries[1];
   for (const distance of DISTANCES) {
     const raw = await client.query('pq', { query, using: vectorName(distance), limit: LIMIT, filter: everyPoint(N + 1) });
-    sameHits(t, brief(raw.points), productReference(distance, query), `PATCH from int8 to product: ${distance} product scores`, 1e-4);
+    // The rebuild stores every point, then fits once on all 200: each is its own centroid.
+    sameHits(t, brief(raw.points), productReference(distance, query, N), `PATCH from int8 to product: ${distance} product scores`, 1e-4);
   }
   await client.updateCollection('pq', { quantization_config: { binary: {} } });
   await waitIndexed(client, 'pq', 4 * N);

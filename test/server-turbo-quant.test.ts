@@ -45,12 +45,13 @@ function shown(distance: Distance, internal: number): number {
 }
 
 /**
- * The reference model of one vector's index: the points are stored in id order, so the TQ+
- * calibration was last fitted at the largest power of two not above N (fits at each doubling).
- * Rounded as the engine rounds (f32), so both code each coordinate alike (see turbo-reference).
+ * The reference model of one vector's index: the points are written in one request, so the
+ * optimizer fitted the TQ+ calibration on all of them when it indexed them (as Qdrant fits a
+ * segment's). Rounded as the engine rounds (f32), so both code each coordinate alike (see
+ * turbo-reference).
  */
 function modelOf(distance: Distance, bits: TurboBits): TurboModel {
-  return fitModel(distance, bits, DIM, points.slice(0, 128).map((p) => preprocessed(distance, p)), true);
+  return fitModel(distance, bits, DIM, points.map((p) => preprocessed(distance, p)), true);
 }
 
 for (const bits of ['bits4', 'bits1_5'] as const) {

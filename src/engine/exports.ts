@@ -26,6 +26,8 @@ export interface EngineExports {
   productBucket(): number;
   codebookPtr(): number;
   refitQuantization(): void;
+  trainStep(): number;
+  trainedVectors(): number;
   quantizationMethod(): number;
   setTurboBits(halfBits: number): void;
   turboBits(): number;

@@ -342,6 +342,22 @@ export class VectorIndex {
     this.wasm.refitQuantization();
   }
 
+  /**
+   * One bounded step of training the product codebook or the TurboQuant calibration when due (the
+   * stored count doubled since the last fit, or the dimension order is to be fitted): one k-means
+   * round of one chunk, or the final install and re-encode of every vector. Stores never train
+   * these (upsert trains before it links); the shard optimizer calls this between requests before
+   * linking. True while steps remain.
+   */
+  trainQuantizationStep(): boolean {
+    return this.wasm.trainStep() !== 0;
+  }
+
+  /** Vectors (offsets, for product) the quantization codebook was last fitted on; 0 = never. */
+  get quantizationTrainedOn(): number {
+    return this.wasm.trainedVectors();
+  }
+
   /** Forgets deleted vectors and unlinks every live one, so linking them again rebuilds the graph without tombstones. */
   vacuum(): void {
     this.wasm.vacuum();

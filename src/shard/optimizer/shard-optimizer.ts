@@ -2,7 +2,10 @@
 // step is one slice of at most SLICE_MS scheduled with setImmediate, so reads and writes queued
 // behind it wait for one slice at most, never for a whole build. Searches stay exact throughout:
 // a vector not linked yet is scanned exactly (see assembly/hnsw.ts), a linked one is found through
-// the graph. One optimization runs at a time per shard; each ends by persisting the graphs.
+// the graph. An indexing optimization first trains the quantization codebook when it is due
+// (product k-means, TurboQuant calibration: assembly/training.ts), a step at a time, as Qdrant
+// trains a segment's quantization when it builds it; until the fit is installed the index keeps
+// the codebook it has. One optimization runs at a time per shard; each ends by persisting the graphs.
 
 import { v4 as randomUUID } from 'uuid';
 import type { VectorIndex } from '../../engine/index.js';
@@ -28,6 +31,8 @@ interface Running {
   report: OptimizationReport;
   /** The purge of deleted vectors (vacuum only), done in the first slice. */
   purge: ProgressStep | null;
+  /** Training the quantization codebook, when one was due. */
+  train: ProgressStep | null;
   link: ProgressStep | null;
   persisting: Promise<void> | null;
 }
@@ -128,6 +133,7 @@ export class ShardOptimizer {
       vector: plan.vector,
       report: { uuid: randomUUID(), optimizer: plan.optimizer, status: 'optimizing', segments: [this.segment(plan.vector, index)], progress },
       purge,
+      train: null,
       link: null,
       persisting: null,
     };
@@ -141,13 +147,14 @@ export class ShardOptimizer {
       run.purge.done = run.purge.total;
       finish(run.purge);
     }
+    const deadline = performance.now() + SLICE_MS;
+    if (!run.link && !this.trained(run, index, deadline)) return false;
     if (!run.link) {
       run.link = step('link_vectors', index.pendingCount);
       run.report.progress.children.push(run.link);
       run.report.progress.total = run.link.total;
       run.report.progress.done = 0;
     }
-    const deadline = performance.now() + SLICE_MS;
     let linked = 0;
     while (index.pendingCount > 0 && performance.now() < deadline) linked += index.linkPending(LINK_CHUNK);
     // Vectors written meanwhile join this optimization, so its total grows with them.
@@ -157,6 +164,20 @@ export class ShardOptimizer {
     run.report.progress.total = run.link.total;
     if (index.pendingCount > 0) return false;
     index.refitQuantization();
+    return true;
+  }
+
+  /** Trains the codebook until `deadline`; true once nothing is left to train. */
+  private trained(run: Running, index: VectorIndex, deadline: number): boolean {
+    let more = index.trainQuantizationStep();
+    if (!more && !run.train) return true;
+    if (!run.train) {
+      run.train = step('train_quantization');
+      run.report.progress.children.push(run.train);
+    }
+    while (more && performance.now() < deadline) more = index.trainQuantizationStep();
+    if (more) return false;
+    finish(run.train);
     return true;
   }
 
