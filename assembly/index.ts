@@ -11,6 +11,7 @@ import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./dist
 import { decodeElements } from "./element";
 import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
+import { turbo4, turbo4Read } from "./turbo4";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, serialize, deserialize } from "./persist";
@@ -18,7 +19,7 @@ export { enableQuantization, refitQuantization };
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
-/** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
+/** `datatype`: 0 float32, 1 float16, 2 uint8, 3 turbo4 (layout.ts DT_*), the element type vectors are stored in. */
 export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
   setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32), datatype);
 }
@@ -65,12 +66,13 @@ export function readVector(id: i32): usize {
   }
   // Lists are stored in original order (no permutation in multivector mode).
   if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
+  else if (turbo4()) turbo4Read(id, vecOut);
   else readOriginal(id, vecOut);
   return vecOut;
 }
 export function indexDatatype(): i32 { return dtype; }
 /** Bytes of one stored vector (its padded stride of elements). */
-export function vectorBytes(): i32 { return stride << elemShift; }
+export function vectorBytes(): i32 { return turbo4() ? codeStride : stride << elemShift; }
 export function vecStride(): i32 { return stride; }
 export function offsetCount(): i32 { return count; }
 export function offsetCapacity(): i32 { return capacity; }

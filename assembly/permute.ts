@@ -6,7 +6,7 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_PRODUCT, QM_TURBO,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8, QM_PRODUCT, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
@@ -78,7 +78,8 @@ export function readOriginal(id: i32, out: usize): void {
 /** Called after each insert: fits the order once enough vectors are stored. */
 export function maybeFitPermutation(): void {
   // Multivector lists keep identity order: their arena is not a per-offset stride of vecs.
-  if (fitted || multi || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
+  // turbo4 keeps no per-dimension values to reorder (its records are in rotated coordinates).
+  if (fitted || multi || dtype == DT_T4 || count < FIT_AT || (metric != METRIC_EUCLID && metric != METRIC_MANHATTAN)) return;
   ensureRegions();
   const mean = heap.alloc(<usize>dim << 3);
   const sq = heap.alloc(<usize>dim << 3);

@@ -26,7 +26,7 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
+  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
 import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
@@ -88,7 +88,8 @@ export function enableQuantization(q: f32, method: i32): void {
  * stand for the stored ones here, a cheap upper bound.
  */
 export function maybeRefit(): void {
-  if (!quantized || qMethod == QM_BINARY) return;
+  // turbo4 records are Normal mode (nothing fitted) and are the only copy of the vectors.
+  if (!quantized || qMethod == QM_BINARY || dtype == DT_T4) return;
   if (qMethod == QM_PRODUCT) {
     productMaybeRefit();
     return;

@@ -487,3 +487,61 @@ function kthSmallest(buf: usize, n: i32, k: i32): f32 {
   }
   return load<f32>(buf + (<usize>k << 2));
 }
+
+// Decoding, for storage that keeps only the codes (the turbo4 datatype, turbo4.ts): a record read
+// back as the vector it stands for. Dot, Cosine and Euclid scale the TQ+-reverted centroids by
+// `scaling` (length / centroid norm), the vector the asymmetric score measures against (its length
+// is the stored one); Manhattan by length / sqrt(P), as its dequantization does.
+
+/** Writes the P rotated-domain values record `rec` stands for to `out`. */
+export function turboDecodeRotated(rec: usize, out: usize): void {
+  const table = centroids();
+  const mask = (1 << bitsPer) - 1;
+  const extra = load<f32>(rec + <usize>codeBytes);
+  const f: f32 = metric == METRIC_MANHATTAN ? extra / Mathf.sqrt(<f32>padded) : extra;
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(rec + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    const c = table[idx] / load<f32>(scale + (<usize>i << 2)) - load<f32>(shift + (<usize>i << 2));
+    store<f32>(out + (<usize>i << 2), c * f);
+  }
+}
+
+/** Writes the dim values record `rec` stands for, rotated back to the original coordinates, to `out`. */
+export function turboDecode(rec: usize, out: usize): void {
+  turboDecodeRotated(rec, work);
+  memory.fill(work + (<usize>padded << 2), 0, <usize>(coords - padded) << 2);
+  turboRotateBack(work);
+  memory.copy(out, work, <usize>dim << 2);
+}
+
+/**
+ * Distance (smaller is closer) from record `a`, decoded to the rotated domain as a query, to
+ * record `b` scored as a stored vector: the dot product with b's centroids times b's scaling
+ * (Euclid: |a|^2 + |b|^2 - 2 dot, both lengths the stored ones), in f32 without the integer query
+ * step. Manhattan decodes `a` to original coordinates and takes L1 to b's dequantized vector.
+ * `row` is scratch of P floats.
+ */
+export function turboPairDist(a: usize, b: usize, row: usize): f32 {
+  if (metric == METRIC_MANHATTAN) {
+    turboDecode(a, row);
+    return manhattan(row, b, load<f32>(b + <usize>codeBytes));
+  }
+  turboDecodeRotated(a, row);
+  const table = centroids();
+  const mask = (1 << bitsPer) - 1;
+  let dot: f32 = 0;
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(b + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    const c = table[idx] / load<f32>(scale + (<usize>i << 2)) - load<f32>(shift + (<usize>i << 2));
+    dot += load<f32>(row + (<usize>i << 2)) * c;
+  }
+  const scaling = load<f32>(b + <usize>codeBytes);
+  if (metric == METRIC_EUCLID) {
+    const la = load<f32>(a + <usize>codeBytes, 4);
+    const lb = load<f32>(b + <usize>codeBytes, 4);
+    return la * la + lb * lb - 2 * dot * scaling;
+  }
+  return -(dot * scaling);
+}

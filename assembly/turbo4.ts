@@ -1,0 +1,42 @@
+// Qdrant 1.19's `turbo4` vector datatype (layout.ts DT_T4): the stored vectors are 4-bit
+// TurboQuant records (turbo-quant.ts with bits4, Normal mode: no TQ+ calibration, so shift 0 and
+// scale 1 throughout; Qdrant's Unpadded rotation, P = dim rounded up to even) and nothing else:
+// there are no f32 originals, so every distance is taken on the records. Queries are scored
+// asymmetrically, as for `turbo` quantization. Between two stored vectors (graph linking and
+// neighbour pruning) one side is decoded and acts as the query: Qdrant's build scores a stored
+// turbo4 vector the same way, through the dequantized vector it stands for. A stored vector is
+// read back dequantized and rotated to the original coordinates, as Qdrant returns it.
+
+import { DT_T4, dtype, stride, codePtr } from "./layout";
+import { turboDecode, turboPairDist, turboPrepareQuery, turboPadded } from "./turbo-quant";
+
+let row: usize = 0;     // f32[stride]: a stored vector decoded as the query of a linking pass
+let pairRow: usize = 0; // f32[max(P, stride)]: scratch of turboPairDist
+
+@inline export function turbo4(): bool { return dtype == DT_T4; }
+
+function ensureRows(): void {
+  if (row != 0) return;
+  row = heap.alloc(<usize>stride << 2);
+  memory.fill(row, 0, <usize>stride << 2);
+  const n = max(turboPadded(), stride);
+  pairRow = heap.alloc(<usize>n << 2);
+}
+
+/** Makes stored offset `id` the prepared query (slot 0) that turboDist measures from. */
+export function turbo4Target(id: i32): void {
+  ensureRows();
+  turboDecode(codePtr(id), row);
+  turboPrepareQuery(row, 0, 1);
+}
+
+/** Distance from stored offset `a` (decoded, as the query) to stored offset `b`. */
+export function turbo4Pair(a: i32, b: i32): f32 {
+  ensureRows();
+  return turboPairDist(codePtr(a), codePtr(b), pairRow);
+}
+
+/** Writes stored offset `id`'s vector (dim values, original coordinates) to `out`. */
+export function turbo4Read(id: i32, out: usize): void {
+  turboDecode(codePtr(id), out);
+}
