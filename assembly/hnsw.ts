@@ -24,7 +24,7 @@ import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, ma
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { turbo4, turbo4Pair, turbo4Target } from "./turbo4";
+import { turbo4, turbo4Holds, turbo4Pair, turbo4Target } from "./turbo4";
 import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeScoreQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
@@ -331,10 +331,13 @@ export function stash(id: i32): void {
     storeList(id);
   } else {
     permuteQuery();
-    if (normalizes()) normalizeInPlace(query);
     if (turbo4()) {
-      encode(query, codePtr(id));
+      if (!turbo4Holds(id)) {
+        if (normalizes()) normalizeInPlace(query);
+        encode(query, codePtr(id));
+      }
     } else {
+      if (normalizes()) normalizeInPlace(query);
       const v = vecPtr(id);
       encodeElements(query, v, stride);
       if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));

@@ -7,7 +7,7 @@
 // turbo4 vector the same way, through the dequantized vector it stands for. A stored vector is
 // read back dequantized and rotated to the original coordinates, as Qdrant returns it.
 
-import { DT_T4, dtype, stride, codePtr } from "./layout";
+import { DT_T4, EMPTY, dtype, dim, stride, count, levels, query, codePtr } from "./layout";
 import { turboDecode, turboPairDist, turboPrepareQuery, turboPadded } from "./turbo-quant";
 
 let row: usize = 0;     // f32[stride]: a stored vector decoded as the query of a linking pass
@@ -34,6 +34,23 @@ export function turbo4Target(id: i32): void {
 export function turbo4Pair(a: i32, b: i32): f32 {
   ensureRows();
   return turboPairDist(codePtr(a), codePtr(b), pairRow);
+}
+
+/**
+ * Whether offset `id` holds a record whose vector, as read back, is the one in the query region.
+ * Storing that vector again keeps the record: re-encoding a dequantized vector is not the identity
+ * (its length comes back scaled by the centroid norm over sqrt(P) for Manhattan, and by rounding
+ * elsewhere), and the shard stores a point's vectors again whenever its record changes (a payload
+ * update), which must not wear the vector down.
+ */
+export function turbo4Holds(id: i32): bool {
+  if (id >= count || load<u8>(levels + <usize>id) == EMPTY) return false;
+  ensureRows();
+  turboDecode(codePtr(id), pairRow);
+  for (let j = 0; j < dim; j++) {
+    if (load<f32>(pairRow + (<usize>j << 2)) != load<f32>(query + (<usize>j << 2))) return false;
+  }
+  return true;
 }
 
 /** Writes stored offset `id`'s vector (dim values, original coordinates) to `out`. */

@@ -88,6 +88,11 @@ for (const distance of DISTANCES) {
         close(t, exact.scores, sorted.slice(0, 10), tolerance, `query ${q}: exact: true is the top 10 of the records`);
       }
 
+      // A point's record stored again as read back (the shard restages records on payload updates) keeps its codes.
+      const before = Array.from({ length: 20 }, (_, i) => index.codes(i));
+      for (let i = 0; i < 20; i++) index.upsert(i, index.vector(i));
+      t.same(Array.from({ length: 20 }, (_, i) => index.codes(i)), before, 'storing the read-back vector again keeps the record');
+
       // The image holds no vectors besides the records, and restores the same answers.
       const copy = await VectorIndex.load(await engineModule(), index.serialize());
       t.same([copy.config.datatype, copy.config.quantization], ['turbo4', null], 'the image restores a turbo4 index');
