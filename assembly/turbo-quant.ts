@@ -21,7 +21,7 @@
 // Bits are counted in halves (2: bits1, 3: bits1_5, 4: bits2, 8: bits4), so 1.5 fits an integer.
 
 import {
-  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, stride, elemShift,
+  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, DT_T4, dtype, dim, metric, count, levels, multi, stride, elemShift,
   vecPtr, multiPtr, multiCount, setCodeStride,
 } from "./layout";
 import { codeSource } from "./quantize";
@@ -48,6 +48,10 @@ const CENTROID_RANGE: f32 = 127;
 // Blocks of 16 code bytes summed in i32 before flushing to f32: at most 4096 coordinates, so a
 // lane's sum (1024 products of at most 127 * 8127) stays inside i32.
 const FLUSH_BLOCKS: i32 = 32;
+
+// How far (in N(0, 1) units) a read-back vector's coordinates may sit from its centroids after
+// the rotation's f32 rounding; centroids are at least 0.25 apart, quantization errors reach 0.13.
+const GRID_TOLERANCE: f32 = 1e-3;
 
 // Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value
 // budget: 1 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
@@ -279,11 +283,30 @@ export function turboEncode(src: usize, dst: usize): void {
   const cn: f32 = metric == METRIC_COSINE && zero ? Mathf.sqrt(<f32>padded) : <f32>Math.sqrt(cnSq);
   const extras = dst + <usize>codeBytes;
   if (metric == METRIC_MANHATTAN) {
-    store<f32>(extras, l2);
+    store<f32>(extras, dtype == DT_T4 && onGrid(cn, table, dst) ? l2 * Mathf.sqrt(<f32>padded) / cn : l2);
     return;
   }
   store<f32>(extras, cn > 0 ? l2 / cn : 0);
   if (metric == METRIC_EUCLID) store<f32>(extras, l2, 4);
+}
+
+/**
+ * Whether `work` (a rescaled vector) is the centroids coded at `rec` times sqrt(P) / cn, up to
+ * rounding: the vector is a Manhattan turbo4 vector read back (decoded as centroids times
+ * length / sqrt(P)), whose own length is the record's times cn / sqrt(P). The turbo4 store then
+ * keeps the record's length, so a point the shard stores again from its read-back vectors (its
+ * persisted records, a snapshot's) keeps its vector instead of shrinking it. A measured vector is never on the grid: its coordinates sit up to half a centroid gap away.
+ */
+function onGrid(cn: f32, table: StaticArray<f32>, rec: usize): bool {
+  if (cn == 0) return false;
+  const f: f32 = cn / Mathf.sqrt(<f32>padded);
+  const mask = (1 << bitsPer) - 1;
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(rec + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    if (Mathf.abs(load<f32>(work + (<usize>i << 2)) * f - table[idx]) > GRID_TOLERANCE) return false;
+  }
+  return true;
 }
 
 /** Makes room for `k` prepared queries. */
