@@ -88,9 +88,6 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
   };
 
   await check('t4', 'stored');
-  // A payload update restages the point's record: its vectors must not be encoded again.
-  resultOf(t, await call(base, 'POST', '/collections/t4/points/payload?wait=true', { payload: { touched: true }, points: [1, 2, 3] }));
-  await check('t4', 'after a payload update');
 
   for (let waited = 0; ; waited += 200) {
     const state = resultOf<{ indexed_vectors_count: number; status: string }>(t, await call(base, 'GET', '/collections/t4'));
@@ -102,6 +99,9 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await check('t4', 'indexed');
+  // A payload update restages the point's record: its vectors must not be encoded again.
+  resultOf(t, await call(base, 'POST', '/collections/t4/points/payload?wait=true', { payload: { touched: true }, points: [1, 2, 3] }));
+  await check('t4', 'after a payload update');
 
   const telemetry = resultOf<{ collections: { collections: { id: string; shards: { local: { vectors_size_bytes: number } }[] }[] } }>(t, await call(base, 'GET', '/telemetry?details_level=2'));
   const bytes = telemetry.collections.collections.find((c) => c.id === 't4')!.shards.reduce((n, s) => n + s.local.vectors_size_bytes, 0);
