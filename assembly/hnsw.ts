@@ -24,7 +24,7 @@ import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, ma
 import { encodeElements, roundElements } from "./element";
 import { Heap } from "./heap";
 import { maybeFitPermutation, permuteQuery } from "./permute";
-import { turbo4, turbo4Holds, turbo4Pair, turbo4Target } from "./turbo4";
+import { turbo4, turbo4Holds, turbo4Pair, turbo4Store, turbo4Target } from "./turbo4";
 import { codeDistQuery, codeDistQueryBounded, codeMaxSimQuery, codeScoreQuery, codeSource, encode, encodeQuery, encodeQueryList, maybeRefit, restatesScores } from "./quantize";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
@@ -334,7 +334,7 @@ export function stash(id: i32): void {
     if (turbo4()) {
       if (!turbo4Holds(id)) {
         if (normalizes()) normalizeInPlace(query);
-        encode(query, codePtr(id));
+        turbo4Store(id);
       }
     } else {
       if (normalizes()) normalizeInPlace(query);

@@ -9,7 +9,8 @@
 // f32 extras: `scaling` = length / norm of the TQ+-reverted centroids (the length is 1 for Cosine;
 // Manhattan keeps the length itself), then for Euclid the length. The per-vector `xm` term Qdrant
 // also stores serves only its symmetric (code-to-code) scoring, which Quiver never does: graphs
-// are linked with the stored f32 vectors.
+// are linked with the stored f32 vectors (turbo4 storage, which has none, links on a decoded
+// record scored asymmetrically: turbo4.ts).
 //
 // Scoring is asymmetric, as in Qdrant: the query is rotated the same way, divided by the TQ+
 // scales, and dot = sum q_i * centroid(idx_i) + qm (qm = sum q_i * -shift_i) estimates the dot
@@ -517,7 +518,7 @@ function kthSmallest(buf: usize, n: i32, k: i32): f32 {
 // is the stored one); Manhattan by length / sqrt(P), as its dequantization does.
 
 /** Writes the P rotated-domain values record `rec` stands for to `out`. */
-export function turboDecodeRotated(rec: usize, out: usize): void {
+function turboDecodeRotated(rec: usize, out: usize): void {
   const table = centroids();
   const mask = (1 << bitsPer) - 1;
   const extra = load<f32>(rec + <usize>codeBytes);
@@ -536,35 +537,4 @@ export function turboDecode(rec: usize, out: usize): void {
   memory.fill(work + (<usize>padded << 2), 0, <usize>(coords - padded) << 2);
   turboRotateBack(work);
   memory.copy(out, work, <usize>dim << 2);
-}
-
-/**
- * Distance (smaller is closer) from record `a`, decoded to the rotated domain as a query, to
- * record `b` scored as a stored vector: the dot product with b's centroids times b's scaling
- * (Euclid: |a|^2 + |b|^2 - 2 dot, both lengths the stored ones), in f32 without the integer query
- * step. Manhattan decodes `a` to original coordinates and takes L1 to b's dequantized vector.
- * `row` is scratch of P floats.
- */
-export function turboPairDist(a: usize, b: usize, row: usize): f32 {
-  if (metric == METRIC_MANHATTAN) {
-    turboDecode(a, row);
-    return manhattan(row, b, load<f32>(b + <usize>codeBytes));
-  }
-  turboDecodeRotated(a, row);
-  const table = centroids();
-  const mask = (1 << bitsPer) - 1;
-  let dot: f32 = 0;
-  for (let i = 0; i < padded; i++) {
-    const bit = i * bitsPer;
-    const idx = (<i32>load<u8>(b + <usize>(bit >> 3)) >> (bit & 7)) & mask;
-    const c = table[idx] / load<f32>(scale + (<usize>i << 2)) - load<f32>(shift + (<usize>i << 2));
-    dot += load<f32>(row + (<usize>i << 2)) * c;
-  }
-  const scaling = load<f32>(b + <usize>codeBytes);
-  if (metric == METRIC_EUCLID) {
-    const la = load<f32>(a + <usize>codeBytes, 4);
-    const lb = load<f32>(b + <usize>codeBytes, 4);
-    return la * la + lb * lb - 2 * dot * scaling;
-  }
-  return -(dot * scaling);
 }

@@ -8,10 +8,15 @@
 // read back dequantized and rotated to the original coordinates, as Qdrant returns it.
 
 import { DT_T4, EMPTY, dtype, dim, stride, count, levels, query, codePtr } from "./layout";
-import { turboDecode, turboPairDist, turboPrepareQuery, turboPadded } from "./turbo-quant";
+import { turboDecode, turboDist, turboPrepareQuery } from "./turbo-quant";
+import { encode } from "./quantize";
 
-let row: usize = 0;     // f32[stride]: a stored vector decoded as the query of a linking pass
-let pairRow: usize = 0; // f32[max(P, stride)]: scratch of turboPairDist
+// Prepared query slots (turbo-quant.ts): 0 holds the query of a search or of a linking pass, 1
+// the first side of pair distances. Pruning measures one node against many (a candidate against
+// each kept neighbour, a node against each of its links), so slot 1 is prepared once per node.
+let row: usize = 0;     // f32[stride]: the vector decoded into slot 0 (Manhattan reads it)
+let pairRow: usize = 0; // f32[stride]: the vector decoded into slot 1
+let pairOf: i32 = -1;   // offset prepared in slot 1; -1 none
 
 @inline export function turbo4(): bool { return dtype == DT_T4; }
 
@@ -19,21 +24,33 @@ function ensureRows(): void {
   if (row != 0) return;
   row = heap.alloc(<usize>stride << 2);
   memory.fill(row, 0, <usize>stride << 2);
-  const n = max(turboPadded(), stride);
-  pairRow = heap.alloc(<usize>n << 2);
+  pairRow = heap.alloc(<usize>stride << 2);
+  memory.fill(pairRow, 0, <usize>stride << 2);
 }
 
 /** Makes stored offset `id` the prepared query (slot 0) that turboDist measures from. */
 export function turbo4Target(id: i32): void {
   ensureRows();
   turboDecode(codePtr(id), row);
-  turboPrepareQuery(row, 0, 1);
+  // Room for both slots from here on: growing the slots later would drop slot 1.
+  turboPrepareQuery(row, 0, 2);
 }
 
 /** Distance from stored offset `a` (decoded, as the query) to stored offset `b`. */
 export function turbo4Pair(a: i32, b: i32): f32 {
   ensureRows();
-  return turboPairDist(codePtr(a), codePtr(b), pairRow);
+  if (pairOf != a) {
+    turboDecode(codePtr(a), pairRow);
+    turboPrepareQuery(pairRow, 1, 2);
+    pairOf = a;
+  }
+  return turboDist(1, codePtr(b));
+}
+
+/** Encodes the vector in the query region (normalised already for Cosine) as offset `id`'s record. */
+export function turbo4Store(id: i32): void {
+  encode(query, codePtr(id));
+  if (id == pairOf) pairOf = -1;
 }
 
 /**
@@ -46,9 +63,9 @@ export function turbo4Pair(a: i32, b: i32): f32 {
 export function turbo4Holds(id: i32): bool {
   if (id >= count || load<u8>(levels + <usize>id) == EMPTY) return false;
   ensureRows();
-  turboDecode(codePtr(id), pairRow);
+  turboDecode(codePtr(id), row);
   for (let j = 0; j < dim; j++) {
-    if (load<f32>(pairRow + (<usize>j << 2)) != load<f32>(query + (<usize>j << 2))) return false;
+    if (load<f32>(row + (<usize>j << 2)) != load<f32>(query + (<usize>j << 2))) return false;
   }
   return true;
 }
