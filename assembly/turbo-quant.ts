@@ -323,10 +323,32 @@ function ensureSlots(k: i32): void {
 
 /** Prepares query vector `i` (dim f32 values at src, as preprocessed for the stored vectors) for turboDist. */
 export function turboPrepareQuery(src: usize, i: i32, total: i32): void {
+  rotateInto(src);
+  prepareWork(src, i, total);
+}
+
+/**
+ * Prepares stored record `rec` as query `i` (storage that keeps only records: turbo4.ts), decoded
+ * straight into the rotated coordinates the estimator works in, with no rotation; for Manhattan,
+ * whose distance reads the query's original coordinates, it is decoded to `row` (dim floats) and
+ * prepared from there.
+ */
+export function turboPrepareRecord(rec: usize, row: usize, i: i32, total: i32): void {
+  if (metric == METRIC_MANHATTAN) {
+    turboDecode(rec, row);
+    turboPrepareQuery(row, i, total);
+    return;
+  }
+  turboDecodeRotated(rec, work);
+  memory.fill(work + (<usize>padded << 2), 0, <usize>(coords - padded) << 2);
+  prepareWork(row, i, total);
+}
+
+/** Fills slot `i` from the rotated query in `work` (`src`: where its original coordinates are, for Manhattan). */
+function prepareWork(src: usize, i: i32, total: i32): void {
   ensureSlots(total);
   const slot = slotPtr(i);
   store<u32>(slot, <u32>src, 12);
-  rotateInto(src);
   const ql2 = length(work);
   let qm: f64 = 0;
   let peak: f32 = 0;

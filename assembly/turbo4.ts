@@ -8,14 +8,14 @@
 // read back dequantized and rotated to the original coordinates, as Qdrant returns it.
 
 import { DT_T4, EMPTY, dtype, dim, stride, count, levels, query, codePtr } from "./layout";
-import { turboDecode, turboDist, turboPrepareQuery } from "./turbo-quant";
+import { turboDecode, turboDist, turboPrepareRecord } from "./turbo-quant";
 import { encode } from "./quantize";
 
 // Prepared query slots (turbo-quant.ts): 0 holds the query of a search or of a linking pass, 1
 // the first side of pair distances. Pruning measures one node against many (a candidate against
 // each kept neighbour, a node against each of its links), so slot 1 is prepared once per node.
-let row: usize = 0;     // f32[stride]: the vector decoded into slot 0 (Manhattan reads it)
-let pairRow: usize = 0; // f32[stride]: the vector decoded into slot 1
+let row: usize = 0;     // f32[stride]: slot 0's vector in original coordinates (Manhattan reads it)
+let pairRow: usize = 0; // f32[stride]: slot 1's
 let pairOf: i32 = -1;   // offset prepared in slot 1; -1 none
 
 @inline export function turbo4(): bool { return dtype == DT_T4; }
@@ -31,17 +31,15 @@ function ensureRows(): void {
 /** Makes stored offset `id` the prepared query (slot 0) that turboDist measures from. */
 export function turbo4Target(id: i32): void {
   ensureRows();
-  turboDecode(codePtr(id), row);
   // Room for both slots from here on: growing the slots later would drop slot 1.
-  turboPrepareQuery(row, 0, 2);
+  turboPrepareRecord(codePtr(id), row, 0, 2);
 }
 
 /** Distance from stored offset `a` (decoded, as the query) to stored offset `b`. */
 export function turbo4Pair(a: i32, b: i32): f32 {
   ensureRows();
   if (pairOf != a) {
-    turboDecode(codePtr(a), pairRow);
-    turboPrepareQuery(pairRow, 1, 2);
+    turboPrepareRecord(codePtr(a), pairRow, 1, 2);
     pairOf = a;
   }
   return turboDist(1, codePtr(b));
