@@ -105,7 +105,7 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
 
   const telemetry = resultOf<{ collections: { collections: { id: string; shards: { local: { vectors_size_bytes: number } }[] }[] } }>(t, await call(base, 'GET', '/telemetry?details_level=2'));
   const bytes = telemetry.collections.collections.find((c) => c.id === 't4')!.shards.reduce((n, s) => n + s.local.vectors_size_bytes, 0);
-  t.equal(bytes, N * DIM * (4 * 0.5 + 4), 'telemetry counts 4 bits per turbo4 component (4 bytes per float32 one)');
+  t.equal(bytes, N * (4 * Math.ceil(DIM / 2) + DIM * 4), 'telemetry counts ceil(dim / 2) bytes per turbo4 vector (4 per float32 component)');
 
   const snapshot = resultOf<{ name: string }>(t, await call(base, 'POST', '/collections/t4/snapshots?wait=true'));
   const archive = new Uint8Array(await (await fetch(`${base}/collections/t4/snapshots/${snapshot.name}`)).arrayBuffer());

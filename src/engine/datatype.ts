@@ -12,9 +12,10 @@ export function datatypeCode(datatype: Datatype): number {
   return DATATYPES.indexOf(datatype);
 }
 
-/** Bytes of one element of the datatype (turbo4: 4 bits). */
-export function elementBytes(datatype: Datatype): number {
-  return datatype === 'float32' ? 4 : datatype === 'float16' ? 2 : datatype === 'uint8' ? 1 : 0.5;
+/** Bytes of a vector's `dim` components in the datatype (turbo4: 4 bits each, over dim rounded up to even, as its codes are). */
+export function componentBytes(datatype: Datatype, dim: number): number {
+  if (datatype === 'turbo4') return Math.ceil(dim / 2);
+  return dim * (datatype === 'float32' ? 4 : datatype === 'float16' ? 2 : 1);
 }
 
 /**

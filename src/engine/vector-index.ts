@@ -5,7 +5,7 @@ import { Bitset } from './bitset.js';
 import { instantiate, type EngineExports } from './exports.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
-import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { DATATYPES, type Datatype, componentBytes, datatypeCode, float16Overflow } from './datatype.js';
 import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
 import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo-quantization.js';
 
@@ -262,7 +262,7 @@ export class VectorIndex {
 
   /** Bytes of one vector's dim components in the datatype (Qdrant's measure of vector storage). */
   get componentBytes(): number {
-    return this.config.dim * elementBytes(this.config.datatype);
+    return componentBytes(this.config.datatype, this.config.dim);
   }
 
   /** Bytes one stored vector takes (its padded stride in the datatype's elements). */
