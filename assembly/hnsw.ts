@@ -27,6 +27,7 @@ import { permuteQuery } from "./permute";
 import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, restatesScores } from "./quantize";
 import { distRows4 } from "./rows4";
 import { afterStore, trainFully } from "./training";
+import { turbo4, turbo4Holds, turbo4Pair, turbo4Store, turbo4Target } from "./turbo4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -83,9 +84,10 @@ let cost: f64 = 0;
   return maxSimBounded<f32, f32>(metric, target, targetCount, p, pn, stride, bound);
 }
 
-/** Distance from the target to stored offset `id` over the stored vectors (no codes). */
+/** Distance from the target to stored offset `id` over the stored vectors (no codes; turbo4 vectors are codes). */
 @inline function exactDist<K>(id: i32): f32 {
   if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), Infinity);
+  if (turbo4()) return codeDistQuery(id);
   return vecDist(vecPtr(id), Infinity, false);
 }
 
@@ -111,6 +113,7 @@ let cost: f64 = 0;
     if (dtype == DT_F16) return maxSimBounded<u16, u16>(metric, pa, na, pb, nb, stride, Infinity);
     return maxSimF32(metric, pa, na, pb, nb, stride);
   }
+  if (turbo4()) return turbo4Pair(a, b);
   if (dtype == DT_U8) return distU8Bounded(metric, vecPtr(a), vecPtr(b), stride, Infinity);
   if (dtype == DT_F16) return distT<u16, u16>(metric, vecPtr(a), vecPtr(b), stride);
   return distF32(metric, vecPtr(a), vecPtr(b), stride);
@@ -360,11 +363,13 @@ function connect<K>(id: i32, level: i32): void {
   if (isLists<K>()) {
     target = multiPtr(id);
     targetCount = multiCount(id);
-  } else {
+  } else if (!turbo4()) {
     target = vecPtr(id);
+  } else {
+    turbo4Target(id);
   }
   targetHalf = dtype == DT_F16;
-  useCodes = false;
+  useCodes = turbo4();
   allow = 0;
   filtering = false;
   excluded = id;
@@ -441,11 +446,18 @@ export function stash(id: i32): void {
   if (multi) {
     storeList(id);
   } else {
-    const v = vecPtr(id);
     permuteQuery();
-    if (normalizes()) normalizeInPlace(query);
-    encodeElements(query, v, stride);
-    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
+    if (turbo4()) {
+      if (!turbo4Holds(id)) {
+        if (normalizes()) normalizeInPlace(query);
+        turbo4Store(id);
+      }
+    } else {
+      if (normalizes()) normalizeInPlace(query);
+      const v = vecPtr(id);
+      encodeElements(query, v, stride);
+      if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
+    }
   }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
@@ -635,7 +647,8 @@ function prepareQuery(codes: bool, bits: usize): void {
   targetCount = k;
   target = dtype == DT_U8 ? queryBytes : query;
   targetHalf = false;
-  useCodes = codes && quantized;
+  // A turbo4 index has nothing but codes to measure, whatever the search asked for.
+  useCodes = (codes || turbo4()) && quantized;
   if (useCodes) {
     if (multi) encodeQueryList(query);
     else encodeQuery(query);

@@ -12,6 +12,7 @@ import { decodeElements } from "./element";
 import { distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
+import { turbo4, turbo4Read } from "./turbo4";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
@@ -20,7 +21,7 @@ export { trainStep } from "./training";
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 
-/** `datatype`: 0 float32, 1 float16, 2 uint8 (layout.ts DT_*), the element type vectors are stored in. */
+/** `datatype`: 0 float32, 1 float16, 2 uint8, 3 turbo4 (layout.ts DT_*), the element type vectors are stored in. */
 export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
   setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32), datatype);
 }
@@ -67,12 +68,13 @@ export function readVector(id: i32): usize {
   }
   // Lists are stored in original order (no permutation in multivector mode).
   if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
+  else if (turbo4()) turbo4Read(id, vecOut);
   else readOriginal(id, vecOut);
   return vecOut;
 }
 export function indexDatatype(): i32 { return dtype; }
 /** Bytes of one stored vector (its padded stride of elements). */
-export function vectorBytes(): i32 { return stride << elemShift; }
+export function vectorBytes(): i32 { return turbo4() ? codeStride : stride << elemShift; }
 export function vecStride(): i32 { return stride; }
 export function offsetCount(): i32 { return count; }
 export function offsetCapacity(): i32 { return capacity; }

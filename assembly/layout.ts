@@ -60,6 +60,10 @@ export const METRIC_MANHATTAN: i32 = 3;
 export const DT_F32: i32 = 0;
 export const DT_F16: i32 = 1;
 export const DT_U8: i32 = 2;
+// Qdrant 1.19's `turbo4`: no elements at all. The vectors themselves are kept only as 4-bit
+// TurboQuant records in the `codes` region (turbo-quant.ts, Normal mode: no TQ+), so the vector
+// chunks stay empty and every distance is taken on codes (see turbo4.ts).
+export const DT_T4: i32 = 3;
 
 // Index parameters.
 export let dim: i32 = 0;
@@ -295,7 +299,7 @@ export function reserve(n: i32): void {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
-  if (!multi) reserveChunks(old, cap);
+  if (!multi && dtype != DT_T4) reserveChunks(old, cap);
   capacity = n;
 }
 

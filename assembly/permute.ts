@@ -8,7 +8,7 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, binaryCodes, qMethod, QM_INT8, QM_TURBO,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8, QM_TURBO,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
@@ -86,7 +86,7 @@ export function maybeFitPermutation(): void {
 
 /** Whether the order should be fitted now (it never is for multivector lists: their arena is not a per-offset stride of vecs). */
 export function orderDue(): bool {
-  return !chosen && !multi && count >= FIT_AT && (metric == METRIC_EUCLID || metric == METRIC_MANHATTAN);
+  return !chosen && !multi && dtype != DT_T4 && count >= FIT_AT && (metric == METRIC_EUCLID || metric == METRIC_MANHATTAN);
 }
 
 /** Fits the order to the stored vectors (by decreasing variance) without applying it; returns it (order[i] = dimension at position i). */

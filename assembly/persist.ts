@@ -9,7 +9,8 @@
 //   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
 //   deleted u32[ceil(count / 32)]
 //   pending u32[ceil(count / 32)]
-//   vecs    T[count * stride], the datatype's elements, dimensions in stored order
+//   vecs    T[count * stride], the datatype's elements, dimensions in stored order (none for
+//           turbo4, whose vectors are its codes)
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
 //           binary, see layout.ts)
@@ -33,7 +34,7 @@
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  chunks, chunkShift, codes, codeCorr, setParams, dtype, elemShift, DT_F32, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  chunks, chunkShift, codes, codeCorr, setParams, dtype, elemShift, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
 } from "./layout";
@@ -73,7 +74,7 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : (n * <usize>stride) << elemShift;
+  vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
@@ -129,6 +130,7 @@ function spanAt(): bool {
     return span(load<u32>(upper + (<usize>id << 2)), bytes);
   }
   if (stage == S_VECS && !multi) {
+    if (dtype == DT_T4) return false; // turbo4's vectors are its codes
     const from = item << chunkShift;
     if (from >= count) return false;
     const chunk = <usize>load<u32>(chunks + (<usize>item << 2));
@@ -283,7 +285,7 @@ export function loadBegin(head: usize, len: usize, total: usize): i32 {
   headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
   if (len < headerBytes) return -1;
   const datatype = old ? DT_F32 : <i32>word(src, 19);
-  if (datatype < 0 || datatype > 2) return -1;
+  if (datatype < 0 || datatype > DT_T4) return -1;
   const quantWord = word(src, 10);
   if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return -1;
   setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0, datatype);

@@ -28,7 +28,7 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, METRIC_COSINE,
+  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
 import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
@@ -91,7 +91,7 @@ export function enableQuantization(q: f32, method: i32): void {
  * stored ones here, a cheap upper bound.
  */
 export function refitDue(): bool {
-  if (!quantized || qMethod == QM_BINARY) return false;
+  if (!quantized || qMethod == QM_BINARY || dtype == DT_T4) return false; // turbo4 records are Normal mode: nothing fitted
   if (qMethod == QM_PRODUCT) return productRefitDue();
   const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
   return trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2);

@@ -9,7 +9,8 @@
 // f32 extras: `scaling` = length / norm of the TQ+-reverted centroids (the length is 1 for Cosine;
 // Manhattan keeps the length itself), then for Euclid the length. The per-vector `xm` term Qdrant
 // also stores serves only its symmetric (code-to-code) scoring, which Quiver never does: graphs
-// are linked with the stored f32 vectors.
+// are linked with the stored f32 vectors (turbo4 storage, which has none, links on a decoded
+// record scored asymmetrically: turbo4.ts).
 //
 // Scoring is asymmetric, as in Qdrant: the query is rotated the same way, divided by the TQ+
 // scales, and dot = sum q_i * centroid(idx_i) + qm (qm = sum q_i * -shift_i) estimates the dot
@@ -21,7 +22,7 @@
 // Bits are counted in halves (2: bits1, 3: bits1_5, 4: bits2, 8: bits4), so 1.5 fits an integer.
 
 import {
-  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, stride, elemShift,
+  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, DT_T4, dtype, dim, metric, count, levels, multi, stride, elemShift,
   vecPtr, multiPtr, multiCount, setCodeStride,
 } from "./layout";
 import { codeSource } from "./quantize";
@@ -48,6 +49,10 @@ const CENTROID_RANGE: f32 = 127;
 // Blocks of 16 code bytes summed in i32 before flushing to f32: at most 4096 coordinates, so a
 // lane's sum (1024 products of at most 127 * 8127) stays inside i32.
 const FLUSH_BLOCKS: i32 = 32;
+
+// How far (in N(0, 1) units) a read-back vector's coordinates may sit from its centroids after
+// the rotation's f32 rounding; centroids are at least 0.25 apart, quantization errors reach 0.13.
+const GRID_TOLERANCE: f32 = 1e-3;
 
 // Vectors the TQ+ calibration is fitted on (Qdrant: the first 10 000), and the sample's value
 // budget: 1 MB of rotated coordinates, so fitting never grows the linear memory by more (it never
@@ -279,11 +284,30 @@ export function turboEncode(src: usize, dst: usize): void {
   const cn: f32 = metric == METRIC_COSINE && zero ? Mathf.sqrt(<f32>padded) : <f32>Math.sqrt(cnSq);
   const extras = dst + <usize>codeBytes;
   if (metric == METRIC_MANHATTAN) {
-    store<f32>(extras, l2);
+    store<f32>(extras, dtype == DT_T4 && onGrid(cn, table, dst) ? l2 * Mathf.sqrt(<f32>padded) / cn : l2);
     return;
   }
   store<f32>(extras, cn > 0 ? l2 / cn : 0);
   if (metric == METRIC_EUCLID) store<f32>(extras, l2, 4);
+}
+
+/**
+ * Whether `work` (a rescaled vector) is the centroids coded at `rec` times sqrt(P) / cn, up to
+ * rounding: the vector is a Manhattan turbo4 vector read back (decoded as centroids times
+ * length / sqrt(P)), whose own length is the record's times cn / sqrt(P). The turbo4 store then
+ * keeps the record's length, so a point the shard stores again from its read-back vectors (its
+ * persisted records, a snapshot's) keeps its vector instead of shrinking it. A measured vector is never on the grid: its coordinates sit up to half a centroid gap away.
+ */
+function onGrid(cn: f32, table: StaticArray<f32>, rec: usize): bool {
+  if (cn == 0) return false;
+  const f: f32 = cn / Mathf.sqrt(<f32>padded);
+  const mask = (1 << bitsPer) - 1;
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(rec + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    if (Mathf.abs(load<f32>(work + (<usize>i << 2)) * f - table[idx]) > GRID_TOLERANCE) return false;
+  }
+  return true;
 }
 
 /** Makes room for `k` prepared queries. */
@@ -299,10 +323,32 @@ function ensureSlots(k: i32): void {
 
 /** Prepares query vector `i` (dim f32 values at src, as preprocessed for the stored vectors) for turboDist. */
 export function turboPrepareQuery(src: usize, i: i32, total: i32): void {
+  rotateInto(src);
+  prepareWork(src, i, total);
+}
+
+/**
+ * Prepares stored record `rec` as query `i` (storage that keeps only records: turbo4.ts), decoded
+ * straight into the rotated coordinates the estimator works in, with no rotation; for Manhattan,
+ * whose distance reads the query's original coordinates, it is decoded to `row` (dim floats) and
+ * prepared from there.
+ */
+export function turboPrepareRecord(rec: usize, row: usize, i: i32, total: i32): void {
+  if (metric == METRIC_MANHATTAN) {
+    turboDecode(rec, row);
+    turboPrepareQuery(row, i, total);
+    return;
+  }
+  turboDecodeRotated(rec, work);
+  memory.fill(work + (<usize>padded << 2), 0, <usize>(coords - padded) << 2);
+  prepareWork(row, i, total);
+}
+
+/** Fills slot `i` from the rotated query in `work` (`src`: where its original coordinates are, for Manhattan). */
+function prepareWork(src: usize, i: i32, total: i32): void {
   ensureSlots(total);
   const slot = slotPtr(i);
   store<u32>(slot, <u32>src, 12);
-  rotateInto(src);
   const ql2 = length(work);
   let qm: f64 = 0;
   let peak: f32 = 0;
@@ -486,4 +532,31 @@ function kthSmallest(buf: usize, n: i32, k: i32): f32 {
     else break;
   }
   return load<f32>(buf + (<usize>k << 2));
+}
+
+// Decoding, for storage that keeps only the codes (the turbo4 datatype, turbo4.ts): a record read
+// back as the vector it stands for. Dot, Cosine and Euclid scale the TQ+-reverted centroids by
+// `scaling` (length / centroid norm), the vector the asymmetric score measures against (its length
+// is the stored one); Manhattan by length / sqrt(P), as its dequantization does.
+
+/** Writes the P rotated-domain values record `rec` stands for to `out`. */
+function turboDecodeRotated(rec: usize, out: usize): void {
+  const table = centroids();
+  const mask = (1 << bitsPer) - 1;
+  const extra = load<f32>(rec + <usize>codeBytes);
+  const f: f32 = metric == METRIC_MANHATTAN ? extra / Mathf.sqrt(<f32>padded) : extra;
+  for (let i = 0; i < padded; i++) {
+    const bit = i * bitsPer;
+    const idx = (<i32>load<u8>(rec + <usize>(bit >> 3)) >> (bit & 7)) & mask;
+    const c = table[idx] / load<f32>(scale + (<usize>i << 2)) - load<f32>(shift + (<usize>i << 2));
+    store<f32>(out + (<usize>i << 2), c * f);
+  }
+}
+
+/** Writes the dim values record `rec` stands for, rotated back to the original coordinates, to `out`. */
+export function turboDecode(rec: usize, out: usize): void {
+  turboDecodeRotated(rec, work);
+  memory.fill(work + (<usize>padded << 2), 0, <usize>(coords - padded) << 2);
+  turboRotateBack(work);
+  memory.copy(out, work, <usize>dim << 2);
 }

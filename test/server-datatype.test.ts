@@ -4,7 +4,7 @@
 // normalised); searches on every distance, dense and multivector, score over the converted
 // vectors exactly as a reference computed here (the query converted too); the graph built by the
 // optimizer and persisted with the datatype serves the same answers after a restart; telemetry
-// counts bytes in the datatype; turbo4 and float16 overflows are refused.
+// counts bytes in the datatype; float16 overflows are refused.
 
 import t from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
@@ -130,10 +130,7 @@ t.test('float16 and uint8 vectors: stored converted, scored over converted value
     t.equal(bytes, (4 * N + 2 * N) * DIM * element, `${datatype}: telemetry counts ${element} byte(s) per component`);
   }
 
-  // Refused: turbo4 storage (not implemented here) and float16 values that would be infinities.
-  const turbo = await call(server.url, 'PUT', '/collections/turbo', { vectors: { size: DIM, distance: 'Dot', datatype: 'turbo4' } });
-  t.same([turbo.status, (turbo.body as { status: { error: string } }).status.error], [400, 'Wrong input: turbo4 datatype is not supported by this server; use float32, float16 or uint8'], 'turbo4 is refused');
-  t.equal((await call(server.url, 'GET', '/collections/turbo')).status, 404, 'and nothing was created');
+  // Refused: float16 values that would be infinities (turbo4: server-turbo4.test.ts).
   const huge = await call(server.url, 'PUT', '/collections/float16/points?wait=true', { points: [{ id: 1, vector: { dot: [1, 2, 3, 70000, 5, 6, 7, 8] } }] });
   t.same([huge.status, (huge.body as { status: { error: string } }).status.error], [400, "Wrong input: value 70000 at index 3 of vector 'dot' is outside the float16 range (its magnitude must be below 65520, which rounds to at most 65504)"], 'a float16 overflow is refused');
   const largest = await call(server.url, 'PUT', '/collections/float16/points?wait=true', { points: [{ id: N + 1, vector: { dot: [65519, -65519, 0, 0, 0, 0, 0, 1e-8] } }] });

@@ -11,7 +11,7 @@ import { httpSweepPoint, type QueryParams } from './http-search.js';
 import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
-import { isExact, makeRunner, storesVectors, type EngineName } from './runners.js';
+import { datatypesOf, isExact, makeRunner, type EngineName } from './runners.js';
 import type { Compression, Datatype, TurboBits } from '../engine/index.js';
 import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
@@ -56,7 +56,7 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
   for (const [i, { m, efConstruct }] of configs.entries()) {
     // Exact baselines have no graph parameters: they are measured once, with the first configuration.
     const engines = options.engines.filter((e) => !isExact(e) || i === 0);
-    const runners = engines.flatMap((engine) => (storesVectors(engine) ? options.datatypes : ['float32' as const])
+    const runners = engines.flatMap((engine) => datatypesOf(engine, options.datatypes)
       .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
         .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
           .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));

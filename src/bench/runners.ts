@@ -86,16 +86,19 @@ interface EngineEntry {
   storesVectors: boolean;
   /** Exact search: no graph parameters, measured once per run. */
   exact: boolean;
+  /** Searches quantization codes: not over turbo4 storage, which takes no quantization on top. */
+  quantized: boolean;
 }
 
 /**
  * A Quiver engine whose name and quantization follow from the run's parameters (quiver-pq's
  * compression); another datatype than float32 is added to the name.
  */
-function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false): EngineEntry {
+function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false, quantized = true): EngineEntry {
   return {
     storesVectors: true,
     exact,
+    quantized,
     make: (params) => {
       const { label, quantization } = config(params);
       const { graph, oversampling, datatype } = params;
@@ -106,7 +109,7 @@ function quiverEngineOf(config: (params: RunnerParams) => { label: string; quant
 
 /** A Quiver engine: `label` names it ("quiver f32"), `quantization` is its config as the engine takes it. */
 function quiverEngine(label: string, quantization: Quantization | null, exact = false): EngineEntry {
-  return quiverEngineOf(() => ({ label, quantization }), exact);
+  return quiverEngineOf(() => ({ label, quantization }), exact, quantization !== null);
 }
 
 const BINARY_ENGINES = Object.fromEntries((Object.keys(BINARY_VARIANTS) as BinaryVariant[])
@@ -120,10 +123,10 @@ const REGISTRY = {
   'quiver-f32': quiverEngine('quiver f32', null),
   'quiver-int8': quiverEngine('quiver int8', { quantile: 1 }),
   'quiver-binary': quiverEngine('quiver binary', { method: 'binary' }),
-  hnswlib: { storesVectors: false, exact: false, make: ({ graph }) => new HnswlibRunner(graph) },
-  usearch: { storesVectors: false, exact: false, make: ({ graph }) => new UsearchRunner(graph) },
+  hnswlib: { storesVectors: false, exact: false, quantized: false, make: ({ graph }) => new HnswlibRunner(graph) },
+  usearch: { storesVectors: false, exact: false, quantized: false, make: ({ graph }) => new UsearchRunner(graph) },
   'quiver-exact': quiverEngine('quiver exact (SIMD)', null, true),
-  flat: { storesVectors: false, exact: true, make: ({ graph }) => new FlatRunner(graph.distance) },
+  flat: { storesVectors: false, exact: true, quantized: false, make: ({ graph }) => new FlatRunner(graph.distance) },
   'quiver-pq': quiverEngineOf(({ compression }) => ({ label: `quiver pq ${compression}`, quantization: { method: 'product', compression } })),
   'quiver-turbo': quiverEngineOf(({ turboBits }) => ({ label: `quiver turbo ${turboBits}`, quantization: { method: 'turbo', bits: turboBits } })),
   ...BINARY_ENGINES,
@@ -135,9 +138,13 @@ export const ENGINES = Object.keys(REGISTRY) as EngineName[];
 /** Engines a run compares unless told otherwise (quiver-pq, quiver-turbo and the binary variants are asked for by name). */
 export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int8', 'quiver-binary', 'hnswlib', 'usearch', 'quiver-exact', 'flat'];
 
-/** Engines that store vectors in Quiver's engine, so a run repeats them per --datatype. */
-export function storesVectors(engine: EngineName): boolean {
-  return REGISTRY[engine].storesVectors;
+/**
+ * The datatypes a run builds `engine` with: every --datatype for engines that store vectors in
+ * Quiver's engine (but turbo4 storage takes no quantization on top), float32 for the others.
+ */
+export function datatypesOf(engine: EngineName, datatypes: readonly Datatype[]): Datatype[] {
+  if (!REGISTRY[engine].storesVectors) return ['float32'];
+  return datatypes.filter((d) => d !== 'turbo4' || !REGISTRY[engine].quantized);
 }
 
 /** Exact engines: measured once per run, with no graph parameters. */

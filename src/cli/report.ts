@@ -7,7 +7,7 @@ import type { BenchResult, Series } from '../bench/result.js';
 import { recallQpsSvg } from './plot.js';
 import { svgToPng } from './png.js';
 import { renderTable, type Column } from './table.js';
-import { elementBytes } from '../engine/index.js';
+import { componentBytes } from '../engine/index.js';
 
 const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(1));
 
@@ -50,7 +50,7 @@ export function comparisons(result: BenchResult): string[] {
   if (result.mode === 'engine') {
     for (const s of result.series.filter((o) => o.m === null)) {
       const datatype = s.datatype ?? 'float32';
-      const bytesPerQuery = result.dataset.base * result.dataset.dim * elementBytes(datatype);
+      const bytesPerQuery = result.dataset.base * componentBytes(datatype, result.dataset.dim);
       lines.push(`${s.engine}: scans ${((s.points[0].qps * bytesPerQuery) / 1e9).toFixed(1)} GB/s of ${datatype === 'float32' ? 'f32' : datatype} vectors (one thread)`);
     }
   }

@@ -115,12 +115,17 @@ function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantiz
 }
 
 /**
- * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's TurboQuant storage) is
- * refused, as other quantizations the engine lacks are: accepting it would keep float32 silently.
+ * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's 4-bit TurboQuant storage)
+ * keeps only codes, in the engine's slot for codes: Qdrant also takes a quantization on top of it
+ * and turbo4 multivectors, which this server cannot serve yet, so it refuses them rather than
+ * store float32 or drop the quantization.
  */
-function engineDatatype(datatype: Datatype | null): EngineDatatype {
-  if (datatype === 'turbo4') throw new BadInput('turbo4 datatype is not supported by this server; use float32, float16 or uint8');
-  return datatype ?? 'float32';
+function engineDatatype(name: string, v: VectorParams, quantization: Quantization | null): EngineDatatype {
+  if (v.datatype !== 'turbo4') return v.datatype ?? 'float32';
+  const vector = name === '' ? 'the vector' : `vector '${name}'`;
+  if (quantization) throw new BadInput(`quantization of a turbo4 vector is not supported by this server: ${vector} has datatype turbo4 and a quantization_config`);
+  if (v.multivector) throw new BadInput(`turbo4 multivectors are not supported by this server: ${vector} has datatype turbo4 and a multivector_config`);
+  return 'turbo4';
 }
 
 export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
@@ -135,6 +140,7 @@ export function walSpecOf(config: CollectionConfig): WalSpec {
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
   return Object.entries(config.params.vectors.byName).map(([name, v]) => {
     const hnsw = { ...config.hnsw, ...(v.hnsw ?? {}) };
+    const quantization = engineQuantization(v.quantization ?? config.quantization);
     return {
       name,
       size: v.size,
@@ -142,9 +148,9 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       m: hnsw.m,
       efConstruct: hnsw.efConstruct,
       fullScanThreshold: hnsw.fullScanThreshold,
-      quantization: engineQuantization(v.quantization ?? config.quantization),
+      quantization,
       multivector: v.multivector ?? null,
-      datatype: engineDatatype(v.datatype),
+      datatype: engineDatatype(name, v, quantization),
     };
   });
 }

@@ -6,7 +6,7 @@ import { instantiate, type EngineExports } from './exports.js';
 import { IMAGE_PART_BYTES, joinParts, loadImage, saveImage } from './image-parts.js';
 import { MemoryViews } from './memory.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
-import { DATATYPES, type Datatype, datatypeCode, elementBytes, float16Overflow } from './datatype.js';
+import { DATATYPES, type Datatype, componentBytes, datatypeCode, float16Overflow } from './datatype.js';
 import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
 import { TURBO_METHOD, type TurboQuantization, turboBitsOf, turboHalfBits, turboRescoresByDefault } from './turbo-quantization.js';
 
@@ -154,6 +154,17 @@ function loadedQuantization(wasm: EngineExports): Quantization {
   return { method: 'binary', ...(method !== 'one_bit' ? { encoding: method } : {}), ...(queryEncoding ? { queryEncoding } : {}) };
 }
 
+/**
+ * Refuses what a turbo4 index cannot be: its engine slot for codes holds the turbo4 records
+ * themselves, so there is no room for a quantization on top, and lists of vectors are not
+ * stored as records.
+ */
+function checkTurbo4(config: VectorIndex['config']): void {
+  if (config.datatype !== 'turbo4') return;
+  if (config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
+  if (config.multivector) throw new RangeError('a turbo4 index stores single vectors only');
+}
+
 export class VectorIndex {
   private readonly views: MemoryViews;
   private bitsPtr = 0;
@@ -177,11 +188,16 @@ export class VectorIndex {
       quantization: config.quantization ?? null,
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
+    checkTurbo4(full);
     const wasm = await instantiate(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
+    if (full.datatype === 'turbo4') {
+      // The codes are the storage: TurboQuant at 4 bits, never calibrated (Qdrant's Normal mode).
+      wasm.setTurboBits(turboHalfBits('bits4'));
+      wasm.enableQuantization(1, TURBO_METHOD);
+    } else if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
     else if (q?.method === 'turbo') {
       wasm.setTurboBits(turboHalfBits(q.bits));
       wasm.enableQuantization(1, TURBO_METHOD);
@@ -199,7 +215,8 @@ export class VectorIndex {
       m: wasm.indexM(),
       efConstruct: wasm.indexEfConstruct(),
       fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
-      quantization: wasm.isQuantized() ? loadedQuantization(wasm) : null,
+      // A turbo4 image's codes are its storage, not a quantization on top.
+      quantization: wasm.isQuantized() && DATATYPES[wasm.indexDatatype()] !== 'turbo4' ? loadedQuantization(wasm) : null,
       multivector: wasm.isMultivector() ? { comparator: 'max_sim' } : null,
       datatype: DATATYPES[wasm.indexDatatype()],
       seed: DEFAULTS.seed,
@@ -241,7 +258,7 @@ export class VectorIndex {
 
   /** Bytes of one vector's dim components in the datatype (Qdrant's measure of vector storage). */
   get componentBytes(): number {
-    return this.config.dim * elementBytes(this.config.datatype);
+    return componentBytes(this.config.datatype, this.config.dim);
   }
 
   /** Bytes one stored vector takes (its padded stride in the datatype's elements). */
@@ -259,6 +276,7 @@ export class VectorIndex {
     return this.wasm.memory.buffer.byteLength;
   }
 
+  /** Whether search can use codes: a quantization, or turbo4 storage (whose codes are the vectors). */
   get quantized(): boolean {
     return this.wasm.isQuantized() !== 0;
   }

@@ -1,6 +1,6 @@
 // What a shard holds, by the numbers: points, vectors per name, indexed points per key, sizes.
 
-import { elementBytes } from '../engine/index.js';
+import { componentBytes } from '../engine/index.js';
 import type { Shard } from './shard.js';
 
 export interface ShardStats {
@@ -29,7 +29,7 @@ export function shardStats(shard: Shard): ShardStats {
     vectors: Object.fromEntries(spec.vectors.map((v) => [v.name, shard.vectorCount(v.name)])),
     indexedPoints: Object.fromEntries(spec.indexes.map((i) => [i.key, shard.indexedPoints(i.key)])),
     lastOp: shard.lastOp,
-    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.storedVectorCount(v.name) * v.size * elementBytes(v.datatype ?? 'float32'), 0),
+    vectorsBytes: spec.vectors.reduce((n, v) => n + shard.storedVectorCount(v.name) * componentBytes(v.datatype ?? 'float32', v.size), 0),
     payloadsBytes: payloadsBytes(shard),
   };
 }

@@ -181,7 +181,7 @@ export function decodeRecord(model: TurboModel, bytes: Uint8Array): TurboCode {
  */
 export function internalScore(model: TurboModel, query: ArrayLike<number>, code: TurboCode): number {
   const table = DOCUMENTED_CENTROIDS[storedBits(model.bits)];
-  if (model.distance === 'Manhattan') return -manhattan(model, query, code, table);
+  if (model.distance === 'Manhattan') return -manhattan(model, query, code);
   const q = rotate(query, model.p, model.f32);
   let qm = 0;
   const y = new Float64Array(model.p);
@@ -199,18 +199,40 @@ export function internalScore(model: TurboModel, query: ArrayLike<number>, code:
   return dot * code.scaling;
 }
 
-function manhattan(model: TurboModel, query: ArrayLike<number>, code: TurboCode, table: number[]): number {
-  let x = new Float64Array(model.p);
-  for (let i = 0; i < model.p; i++) x[i] = (table[code.idx[i]] / model.scale[i] - model.shift[i]) * (code.scaling / Math.sqrt(model.p));
-  // The inverse rotation: W, then for each permutation from the last, scatter back and W.
-  const perms = SEEDS.map((s) => permutation(model.p, s));
+/** The inverse of rotate(): W, then for each permutation from the last, scatter back and W. */
+export function rotateBack(rotated: ArrayLike<number>): Float64Array {
+  let x = Float64Array.from(rotated);
+  const perms = SEEDS.map((s) => permutation(x.length, s));
   for (let k = 2; k >= 0; k--) {
     whtChunks(x);
-    const back = new Float64Array(model.p);
+    const back = new Float64Array(x.length);
     perms[k].forEach((j, i) => (back[j] = x[i]));
     x = back;
   }
   whtChunks(x);
+  return x;
+}
+
+/**
+ * The vector a code stands for, in original coordinates (dim values): the reverted centroids times
+ * scaling (Dot, Cosine, Euclid: the vector the estimator measures against) or times l2 / sqrt(P)
+ * (Manhattan, whose `scaling` holds l2), rotated back.
+ */
+export function dequantize(model: TurboModel, code: TurboCode): Float64Array {
+  const table = DOCUMENTED_CENTROIDS[storedBits(model.bits)];
+  const factor = model.distance === 'Manhattan' ? code.scaling / Math.sqrt(model.p) : code.scaling;
+  const x = Float64Array.from({ length: model.p }, (_, i) => (table[code.idx[i]] / model.scale[i] - model.shift[i]) * factor);
+  return rotateBack(x).subarray(0, model.dim);
+}
+
+/** Qdrant's turbo4 datatype model: bits4 in Normal mode (no TQ+: shift 0, scale 1). */
+export function normalModel(distance: Distance, dim: number, f32 = false): TurboModel {
+  const p = paddedDim(dim, 'bits4');
+  return { distance, bits: 'bits4', dim, p, shift: new Float64Array(p), scale: new Float64Array(p).fill(1), f32 };
+}
+
+function manhattan(model: TurboModel, query: ArrayLike<number>, code: TurboCode): number {
+  const x = dequantize(model, code);
   let s = 0;
   for (let j = 0; j < model.dim; j++) s += Math.abs(query[j] - x[j]);
   return s;
