@@ -168,7 +168,7 @@ function ensureRows(n: i32): void {
 /** Whether the rows of the current search have a four-row kernel (rows4.ts). */
 @inline function rowsInFours<K>(): bool {
   if (isLists<K>()) return false;
-  return useCodes ? codesInRows4() : dtype != DT_U8;
+  return useCodes ? codesInRows4() : dtype != DT_U8 && !turbo4(); // turbo4 vectors are codes: no four-row kernel
 }
 
 /** The four-row form of targetDist (bounded = false) or targetDistBounded for offsets a..d, to out[0..3]. */
