@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Throwaway probe for docs/research/cluster-plan.md: one etcd member on loopback, a second one
-# Output of the run quoted in cluster-plan.md 2.5: docs/research/cluster/etcd-probe.out
 # added as a learner and promoted, both under `setpriv --pdeathsig KILL`, both stopped by pid.
 # No etcdctl is installed (Debian's etcd-server ships the daemon only), so the probe talks to
-# etcd's JSON gateway (/v3/...) with curl; Quiver would use the etcd3 npm client (gRPC).
+# etcd's JSON gateway (/v3/...) with curl, as Quiver would (cluster-plan.md, decision 1).
 # Every wait is bounded. Usage: bash docs/research/cluster/etcd-probe.sh
+# Output of the run quoted in cluster-plan.md 2.5: docs/research/cluster/etcd-probe.out
 set -euo pipefail
 
 DIR=$(mktemp -d /tmp/clusterplan-etcd.XXXXXX)
