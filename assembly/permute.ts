@@ -13,6 +13,7 @@ import {
 import { elementAt } from "./element";
 import { Heap } from "./heap";
 import { codeSource, encode } from "./quantize";
+import { addWork } from "./fresh-codes";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
@@ -120,6 +121,7 @@ export function chooseOrder(): usize {
   heap.free(changetype<usize>(byVariance));
   heap.free(mean);
   heap.free(sq);
+  addWork(<i64>n * <i64>dim);
   chosen = true;
   return order;
 }
@@ -144,4 +146,6 @@ export function applyOrder(): void {
     if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
+  // Every stored vector moved: the one training step not bounded by a batch (the first fit past FIT_AT only).
+  addWork(<i64>count * <i64>dim);
 }

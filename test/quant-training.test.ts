@@ -313,7 +313,11 @@ t.test('TurboQuant Euclid: a fit begun past 1024 vectors chooses the dimension o
   const coded = () => Array.from({ length: n }, (_, i) => decodeRecord(identity, index.codes(i)).idx.join() === encode(identity, row(data, dim, i)).idx.join()).every(Boolean);
   t.ok(coded(), 'before the first fit every vector is coded uncalibrated, in its original order');
   let steps = 0;
-  while (index.trainQuantizationStep()) {
+  const work: number[] = [];
+  for (let more = true; more; ) {
+    more = index.trainQuantizationStep();
+    work.push(index.trainingStepWork);
+    if (!more) break;
     steps++;
     if (steps === 3) {
       const midImage = await reload(index);
@@ -326,6 +330,10 @@ t.test('TurboQuant Euclid: a fit begun past 1024 vectors chooses the dimension o
     close(t, index.search(query, { limit: K, filter: everyOffset(index), quantization: { rescore: true, oversampling: n / K } }).scores, truth.map((i) => score('Euclid', query, row(data, dim, i))), `step ${steps}: rescored at full oversampling, the exact top ${K}`);
   }
   t.equal(index.quantizationTrainedOn, n, 'fitted on every stored vector');
+  const middle = work.slice(1, -1);
+  t.equal(work[0], n * dim, 'the first step reads the stored vectors to choose the order (a sample of at most 4096 of them, permute.ts)');
+  t.ok(middle.every((w) => w <= 64 * dim), `every other step reads at most 64 vectors' coordinates (largest ${Math.max(...middle)})`);
+  t.ok(work[work.length - 1] >= n * dim, 'the last step moves every stored vector into the new order (once, the first fit past 1024 vectors)');
   t.ok(Array.from({ length: n }, (_, i) => index.vector(i).every((x, j) => x === f(data[i * dim + j]))).every(Boolean), 'the stored vectors read back in their original order');
   while (index.linkPending(64) > 0);
   let found = 0;
