@@ -349,6 +349,44 @@ t.test('TurboQuant Euclid: a fit begun past 1024 vectors chooses the dimension o
   t.ok(sameAnswers(index, image, dim), 'an image answers as the index does (order and calibration came back)');
 });
 
+t.test('TurboQuant multivectors: a vacuum during a fit (the arena compacted) starts it again; the codes are a fresh index\'s', async (t) => {
+  const dim = 32;
+  const n = 400;
+  const data = clustered(n * 3 + 6, dim, 6, 21);
+  const queries = data.subarray(n * 3 * dim);
+  // List i: 1 to 3 rows; every tenth is stored again with 3, orphaning its first slot in the arena.
+  const rows = new Map<number, number>();
+  const config: IndexConfig = { dim, distance: 'Dot', multivector: { comparator: 'max_sim' }, quantization: { method: 'turbo', bits: 'bits4' } };
+  const index = await VectorIndex.create(await engineModule(), config);
+  const store = (target: VectorIndex, i: number, k: number) => target.stash(i, data.subarray(i * 3 * dim, (i * 3 + k) * dim), k);
+  for (let i = 0; i < n; i++) rows.set(i, 1 + (i % 3));
+  for (const [i, k] of rows) store(index, i, k);
+  for (let i = 0; i < n; i += 10) {
+    rows.set(i, 3);
+    store(index, i, 3);
+  }
+  // About 800 rows: the sample is gathered and calibrated in ~30 steps, then coded 64 rows a step.
+  let more = true;
+  for (let steps = 0; steps < 40 && more; steps++) more = index.trainQuantizationStep();
+  t.ok(more, 'the fit is still coding rows');
+  for (let i = 5; i < n; i += 10) {
+    index.delete(i);
+    rows.delete(i);
+  }
+  index.vacuum();
+  while (index.trainQuantizationStep());
+  const fresh = await VectorIndex.create(await engineModule(), config);
+  for (const [i, k] of rows) store(fresh, i, k);
+  while (fresh.trainQuantizationStep());
+  t.equal(index.quantizationTrainedOn, fresh.quantizationTrainedOn, 'fitted on the same offsets');
+  for (let q = 0; q < 3; q++) {
+    const query = queries.subarray(q * 2 * dim, (q + 1) * 2 * dim);
+    const a = index.search(query, { limit: 20, filter: everyOffset(index), quantization: { rescore: false } }, 2);
+    const b = fresh.search(query, { limit: 20, filter: everyOffset(fresh), quantization: { rescore: false } }, 2);
+    t.ok(a.offsets.join() === b.offsets.join() && a.scores.join() === b.scores.join(), `query ${q}: MaxSim on the codes answers as the fresh index's`);
+  }
+});
+
 t.test('shard: writes crossing a doubling do not train; the optimizer trains before it links, and reports it', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'quiver-train-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
