@@ -26,7 +26,7 @@ import { Heap } from "./heap";
 import { permuteQuery } from "./permute";
 import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, restatesScores } from "./quantize";
 import { distRows4 } from "./rows4";
-import { afterStore, trainFully } from "./training";
+import { abandonTraining, afterStore, trainFully } from "./training";
 import { turbo4, turbo4Holds, turbo4Pair, turbo4Store, turbo4Target } from "./turbo4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
@@ -548,7 +548,10 @@ export function vacuum(): void {
   }
   setDeletedCount(0);
   setEntry(-1, -1);
-  if (multi) compactArena();
+  if (!multi) return;
+  // A fit in progress codes by arena slot, which compaction moves: it begins again (still due).
+  abandonTraining();
+  compactArena();
 }
 
 /** Total vectors in the lists of the stored offsets. */

@@ -8,11 +8,12 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8, QM_TURBO,
+  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
-import { codeSource, encode, fitCodebook } from "./quantize";
+import { codeSource, encode } from "./quantize";
+import { addWork } from "./fresh-codes";
 
 const FIT_AT: i32 = 1024;
 const SAMPLE: i32 = 4096;
@@ -77,7 +78,7 @@ export function readOriginal(id: i32, out: usize): void {
   }
 }
 
-/** Fits and applies the order when due (after a store; before a TurboQuant fit, see training.ts). */
+/** Fits and applies the order when due (after a store of a method fitted on the insert path, see training.ts). */
 export function maybeFitPermutation(): void {
   if (!orderDue()) return;
   chooseOrder();
@@ -120,14 +121,20 @@ export function chooseOrder(): usize {
   heap.free(changetype<usize>(byVariance));
   heap.free(mean);
   heap.free(sq);
+  addWork(<i64>n * <i64>dim);
   chosen = true;
   return order;
 }
 
+/** Forgets an order chosen by a fit that was given up before applying it (training.ts), so the next fit chooses again. */
+export function forgetChosenOrder(): void {
+  if (!fitted) chosen = false;
+}
+
 /**
  * Applies the chosen order: permutes every stored vector in place and redoes the codes that
- * depend on it (int8 codes move with their dimensions, bit codes and TurboQuant are encoded
- * again); a product fit applying it installs its codebook right after.
+ * depend on it (int8 codes move with their dimensions, bit codes are encoded again); a stepped
+ * fit (product, TurboQuant) applying it installs its codes, made in that order, right after.
  */
 export function applyOrder(): void {
   if (fitted || !chosen) return;
@@ -139,6 +146,6 @@ export function applyOrder(): void {
     if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
     else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
   }
-  // TurboQuant rotates the permuted vectors into other coordinates: calibrated and coded anew.
-  if (quantized && qMethod == QM_TURBO) fitCodebook();
+  // Every stored vector moved: the one training step not bounded by a batch (the first fit past FIT_AT only).
+  addWork(<i64>count * <i64>dim);
 }

@@ -17,27 +17,28 @@
 // from the index's generator, so the same inserts give the same codebook.
 //
 // When: Qdrant trains when the optimizer builds a segment, and so does Quiver (training.ts): a fit
-// runs in bounded steps (productFitStep: gathering a group of chunks' sub-vectors, one k-means
-// round of one chunk, or coding a batch of offsets) into a separate codebook, `fresh`, and
-// separate codes, `shadow`, while the codebook in use and every code stay as they are, so
-// searches and stores between steps see one consistent codebook (a store behind the coding
-// cursor is coded into both); the last step swaps them in. The sample is kept as offsets (and
-// rows), not pointers, since stores between steps may move the vectors. It is fitted again
-// whenever the number of stored offsets doubles, until a fit has seen at least KMEANS_SAMPLE of
-// them (later vectors are only encoded). The dimension order chosen for early abandoning
-// (permute.ts) changes the chunks: a fit that chooses it reads the sample in that order and the
-// order is applied when the fit is installed.
+// runs in bounded steps (productFitStep: gathering a group of chunks' sub-vectors, or one k-means
+// round of one chunk) into a separate codebook, `fresh`, while the codebook in use and every code
+// stay as they are; the vectors are then coded with `fresh` into the second code region
+// (fresh-codes.ts) and both are swapped in at the end, so searches and stores between steps see
+// one consistent codebook. The sample is kept as offsets (and rows), not pointers, since stores
+// between steps may move the vectors. It is fitted again whenever the number of stored offsets
+// doubles, until a fit has seen at least KMEANS_SAMPLE of them (later vectors are only encoded).
+// The dimension order chosen for early abandoning (permute.ts) changes the chunks: a fit that
+// chooses it reads the sample in that order (fresh-codes.ts inFitOrder) and the order is applied
+// when the fit is installed.
 
 // Memory: codebook f32[dim * 256], laid out dimension-major (value of stored dimension j in
 // centroid k at j * 256 + k), so one SIMD step measures four centroids at once; the lookup table
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt, arenaUsed, codes,
-  multi, queryCount, codeVecPtr, vecPtr, multiPtr, multiCount, multiStart, mvCount, nextRandom, setQuantMethod,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt,
+  multi, vecPtr, multiPtr, multiCount, mvCount, nextRandom, setQuantMethod,
   setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
-import { codeSource } from "./quantize";
+import { addWork, inFitOrder } from "./fresh-codes";
+import { abandonTraining } from "./training";
 
 const CENTROIDS: i32 = 256;
 const KMEANS_SAMPLE: i32 = 10000;
@@ -46,8 +47,6 @@ const KMEANS_ACCURACY: f64 = 1e-5;
 // Floats gathered at once while training: chunks are trained a group at a time, so the sample's
 // sub-vectors never take more than 4 MiB whatever the dimension.
 const GATHER_FLOATS: i32 = 1 << 20;
-// Offsets coded per step once the centroids are fitted (a few milliseconds at 784-d, x16).
-const CODE_BATCH: i32 = 64;
 
 let bucket: i32 = 0;   // dimensions per chunk
 let chunks: i32 = 0;   // ceil(dim / bucket): code bytes per vector
@@ -74,9 +73,11 @@ function setBucket(b: i32): void {
 
 /**
  * Turns on product quantization with `b` dimensions per chunk. Nothing is fitted here: the fit is
- * due (trainedAt 0) and runs where fits run (training.ts).
+ * due (trainedAt 0) and runs where fits run (training.ts); a fit of the method in use before is
+ * given up.
  */
 export function enableProductQuantization(b: i32): void {
+  abandonTraining();
   setBucket(b);
   setQuantState(true, 1, 1, 0, 0);
   reserveCodes();
@@ -139,15 +140,10 @@ let gathered: usize = 0; // f32: a group of chunks' sub-vectors, chunk-major, ea
 let assign: usize = 0;   // u8[s]
 let sums: usize = 0;     // f64[256 * bucket]
 let members: usize = 0;  // i32[256]
-let reorder: usize = 0;  // u32[dim]: the order the sample is read in (stored position -> dimension), 0 = as stored
-let shadow: usize = 0;   // u8[shadowCap * chunks]: codes with `fresh`, by code slot (offset, or arena vector)
-let shadowCap: i32 = 0;
-let reordered: usize = 0; // f32[dim]: a vector in the fit's order
 
 // The fit in progress (see the header): its sample size, the offsets it was drawn from, the
 // gathered group of chunks [groupFirst, groupLast), the chunk being fitted and its k-means round
-// (-1: not seeded yet), then the coding cursor (offsets below it are coded into `shadow`).
-let fitting: bool = false;
+// (-1: not seeded yet).
 let sampled: i32 = 0;
 let fittedOffsets: i32 = 0;
 let groupSize: i32 = 0;
@@ -155,18 +151,14 @@ let groupFirst: i32 = 0;
 let groupLast: i32 = 0;
 let chunkAt: i32 = 0;
 let round: i32 = -1;
-let cursor: i32 = 0;
 
 @inline function chunkWidth(c: i32): i32 { return min(bucket, dim - c * bucket); }
 
-/** Whether a fit is in progress (begun, not installed). */
-export function productFitting(): bool { return fitting; }
-
 /**
- * Starts a fit over the stored vectors, read in `order` (u32[dim], stored position -> dimension;
- * 0 = as stored); false when nothing is stored. Draws the sample (the index's generator).
+ * Starts a fit over the stored vectors (read in the fit's order, fresh-codes.ts); false when
+ * nothing is stored. Draws the sample (the index's generator).
  */
-export function beginProductFit(order: usize): bool {
+export function beginProductFit(): bool {
   const n = vectorTotal();
   if (n == 0) return false;
   const s = min(n, KMEANS_SAMPLE);
@@ -178,22 +170,19 @@ export function beginProductFit(order: usize): bool {
   assign = heap.alloc(<usize>s);
   sums = heap.alloc(<usize>CENTROIDS * <usize>bucket << 3);
   members = heap.alloc(<usize>CENTROIDS << 2);
-  reorder = order;
   sampled = s;
   fittedOffsets = count;
-  groupFirst = groupLast = chunkAt = cursor = 0;
+  groupFirst = groupLast = chunkAt = 0;
   round = -1;
-  fitting = true;
   return true;
 }
 
 /**
- * One bounded step of the fit in progress: gathering the next group of chunks, seeding or one
- * k-means round of the current chunk, or coding the next CODE_BATCH offsets with the fitted
- * centroids. True while steps remain before installProductFit.
+ * One bounded step of the fit in progress: gathering the next group of chunks, or seeding or one
+ * k-means round of the current chunk. False once every chunk's centroids are fitted (nothing done).
  */
 export function productFitStep(): bool {
-  if (chunkAt >= chunks) return codeBatch();
+  if (chunkAt >= chunks) return false;
   if (chunkAt >= groupLast) {
     groupFirst = chunkAt;
     groupLast = min(chunkAt + groupSize, chunks);
@@ -201,6 +190,7 @@ export function productFitStep(): bool {
     return true;
   }
   const xs = gathered + ((<usize>(chunkAt - groupFirst) * <usize>sampled * <usize>bucket) << 2);
+  addWork(<i64>sampled * <i64>chunkWidth(chunkAt));
   if (sampled <= CENTROIDS) {
     seedCentroids(xs, sampled, chunkAt);
     chunkAt++;
@@ -218,97 +208,39 @@ export function productFitStep(): bool {
   return true;
 }
 
-/** Code slots in use: offsets, or arena vectors for multivectors (codes are indexed by them). */
-@inline function codeSlots(): i32 { return multi ? arenaUsed : count; }
-
-/**
- * Makes `shadow` hold every code slot in use (stores may add slots between steps). A slot no
- * vector is coded into (an empty offset, a replaced list's rows) keeps its code, as a full
- * re-encode leaves it.
- */
-function ensureShadow(): void {
-  const need = codeSlots();
-  if (need <= shadowCap) return;
-  const grown = heap.alloc(<usize>need * <usize>chunks);
-  const kept = <usize>shadowCap * <usize>chunks;
-  memory.copy(grown + kept, codes + kept, <usize>need * <usize>chunks - kept);
-  if (shadow != 0) {
-    memory.copy(grown, shadow, kept);
-    heap.free(shadow);
-  }
-  shadow = grown;
-  shadowCap = need;
+/** Writes the code of the vector at `src` (in the fit's order) with the codebook being fitted. */
+export function productEncodeFresh(src: usize, dst: usize): void {
+  encodeWith(fresh, src, dst);
 }
 
-/** Codes the next CODE_BATCH offsets into `shadow`; true while offsets remain. */
-function codeBatch(): bool {
-  ensureShadow();
-  const end = min(cursor + CODE_BATCH, count);
-  for (; cursor < end; cursor++) codeFresh(cursor);
-  return cursor < count;
-}
-
-/** Writes the codes of offset `id`'s vector (each vector of its list) with `fresh` into `shadow`. */
-function codeFresh(id: i32): void {
-  if (!multi) {
-    if (load<u8>(levels + <usize>id) != EMPTY) encodeWith(fresh, inFitOrder(vecPtr(id)), shadow + <usize>id * <usize>chunks);
-    return;
-  }
-  const first = multiStart(id);
-  const p = multiPtr(id);
-  for (let v = 0; v < multiCount(id); v++) {
-    encodeWith(fresh, inFitOrder(p + ((<usize>v * <usize>stride) << elemShift)), shadow + <usize>(first + v) * <usize>chunks);
-  }
-}
-
-/** The stored vector at `p` in code space, in the order the fit reads (see reorder). */
-function inFitOrder(p: usize): usize {
-  const src = codeSource(p);
-  if (reorder == 0) return src;
-  if (reordered == 0) reordered = heap.alloc(<usize>dim << 2);
-  for (let i = 0; i < dim; i++) store<f32>(reordered + (<usize>i << 2), load<f32>(src + (<usize>load<u32>(reorder + (<usize>i << 2)) << 2)));
-  return reordered;
-}
-
-/** Called after offset `id` is stored: behind the coding cursor, its codes with `fresh` are written too. */
-export function productStored(id: i32): void {
-  if (!fitting || chunkAt < chunks || id >= cursor) return;
-  ensureShadow();
-  codeFresh(id);
-}
-
-/** Makes the fitted codebook and codes the ones in use (after the last step). */
+/** Makes the fitted codebook the one in use (the last step, with the codes of fresh-codes.ts). */
 export function installProductFit(): void {
   memory.copy(codebook, fresh, codebookBytes());
-  memory.copy(codes, shadow, <usize>codeSlots() * <usize>chunks);
+  abandonProductFit();
+  setQuantState(true, 1, 1, 0, max(fittedOffsets, 1));
+}
+
+/** Frees the fit's scratch regions (installed, or given up when the method changes). */
+export function abandonProductFit(): void {
+  if (gathered == 0) return;
   heap.free(gathered);
   heap.free(assign);
   heap.free(sums);
   heap.free(members);
-  heap.free(shadow);
-  shadow = 0;
-  shadowCap = 0;
-  fitting = false;
-  reorder = 0;
-  setQuantState(true, 1, 1, 0, max(fittedOffsets, 1));
+  gathered = 0;
 }
 
 /** Copies the sampled vectors' sub-vectors of chunks [first, last) (in the fit's order) into `gathered`. */
 function gather(s: i32, first: i32, last: i32): void {
   for (let i = 0; i < s; i++) {
-    const src = codeSource(sampledPtr(i));
+    const src = inFitOrder(sampledPtr(i));
     for (let c = first; c < last; c++) {
       const w = chunkWidth(c);
       const dst = gathered + ((<usize>(c - first) * <usize>s * <usize>bucket + <usize>i * <usize>w) << 2);
-      if (reorder == 0) {
-        memory.copy(dst, src + (<usize>(c * bucket) << 2), <usize>w << 2);
-        continue;
-      }
-      for (let j = 0; j < w; j++) {
-        store<f32>(dst + (<usize>j << 2), load<f32>(src + (<usize>load<u32>(reorder + (<usize>(c * bucket + j) << 2)) << 2)));
-      }
+      memory.copy(dst, src + (<usize>(c * bucket) << 2), <usize>w << 2);
     }
   }
+  addWork(<i64>s * <i64>dim);
 }
 
 /** Centroid k of chunk c in the codebook being fitted := the sub-vector at `x` (width w). */
@@ -425,15 +357,16 @@ function encodeWith(book: usize, src: usize, dst: usize): void {
   }
 }
 
-/** Builds the lookup tables of the `k` query vectors at `src` (stride apart). */
-export function productQuery(src: usize, k: i32): void {
-  const rowBytes = <usize>chunks * <usize>CENTROIDS << 2;
-  if (k > lutCap) {
+@inline function tableBytes(): usize { return <usize>chunks * <usize>CENTROIDS << 2; }
+
+/** Builds the lookup table of query vector `i` of `total` (its f32 values at `src`). */
+export function productPrepareQuery(src: usize, i: i32, total: i32): void {
+  if (total > lutCap) {
     if (lut != 0) heap.free(lut);
-    lut = heap.alloc(<usize>k * rowBytes);
-    lutCap = k;
+    lut = heap.alloc(<usize>total * tableBytes());
+    lutCap = total;
   }
-  for (let i = 0; i < k; i++) buildTable(src + ((<usize>i * <usize>stride) << 2), lut + <usize>i * rowBytes);
+  buildTable(src, lut + <usize>i * tableBytes());
 }
 
 /** table[c * 256 + k] = the distance between the query's chunk c and centroid k of chunk c. */
@@ -482,24 +415,9 @@ function buildTable(q: usize, table: usize): void {
   return (s0 + s1) + (s2 + s3);
 }
 
-/** Quantized distance between the query (its table) and the codes at `code`. */
-export function productDist(code: usize): f32 {
-  return tableSum(lut, code);
-}
-
-/** MaxSim on codes: for each query vector, its smallest distance to a vector of offset `id`'s list, summed. */
-export function productMaxSim(id: i32): f32 {
-  const first = multiStart(id);
-  const n = multiCount(id);
-  const rowBytes = <usize>chunks * <usize>CENTROIDS << 2;
-  let total: f32 = 0;
-  for (let i = 0; i < queryCount; i++) {
-    const table = lut + <usize>i * rowBytes;
-    let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, tableSum(table, codeVecPtr(first + j)));
-    total += best;
-  }
-  return total;
+/** Quantized distance between query vector `i` (its table) and the codes at `code`. */
+@inline export function productDist(i: i32, code: usize): f32 {
+  return tableSum(lut + <usize>i * tableBytes(), code);
 }
 
 // ---- Persistence (persist.ts): a trailing section, present only for product quantization ----

@@ -17,9 +17,10 @@
 // (bigger is closer), so the distance kept here is its negation, 2 * xor - dim. Its two_bits and
 // one_and_half_bits encodings and its scalar query encodings are in binary-codes.ts; they score
 // with the same formula. Product quantization (codebooks, lookup tables) is product-quant.ts and
-// TurboQuant (rotation, calibration, Lloyd-Max codes) turbo-quant.ts, both dispatched from here:
-// this module is the one entry for encoding and code distances whatever the method (product fits
-// run in steps from training.ts, which decides when every method fits).
+// TurboQuant (rotation, calibration, Lloyd-Max codes) turbo-quant.ts. This module is the one
+// entry for encoding and code distances whatever the method, through the method's row of
+// operations (quant-methods.ts); product and TurboQuant fits run in steps from training.ts, which
+// decides when every method fits.
 //
 // Multivectors share the codebook: every vector of every list gets its own codes (indexed by
 // arena vector, see layout.ts), and MaxSim on codes takes the same per-pair quantized distance.
@@ -29,15 +30,17 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
-  qMethod, QM_BINARY, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
+  qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
-import { turboFitLimit, turboConfigure, turboDist, turboEncode, turboFit, turboPrepareQuery } from "./turbo-quant";
+import { turboDist } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
-import { binaryStatsBytes, encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
+import { encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
 import { dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
-import { productDist, productEncode, productMaxSim, productQuery, productRefitDue } from "./product-quant";
+import { productDist } from "./product-quant";
+import { method } from "./quant-methods";
+import { abandonTraining, trainFully } from "./training";
 
 const REFIT_LIMIT: i32 = 1 << 17;
 // Qdrant's quantile window: a sample of at most QUANTILE_SAMPLE vectors, and no window below
@@ -71,40 +74,53 @@ export function codeSource(p: usize): usize {
 }
 
 /**
- * Turns on quantization: `method` QM_INT8 (with `q`, the quantile), a binary encoding (with
+ * Turns on quantization: `kind` QM_INT8 (with `q`, the quantile), a binary encoding (with
  * `q`, the query's bits per value: 1 as stored, 4 or 8 for the scalar query encodings) or
- * QM_TURBO (its bits set first).
+ * QM_TURBO (its bits set first). A fit of the method in use before is given up.
  */
-export function enableQuantization(q: f32, method: i32): void {
-  setQuantMethod(method);
-  if (method == QM_TURBO) turboConfigure();
+export function enableQuantization(q: f32, kind: i32): void {
+  abandonTraining();
+  setQuantMethod(kind);
+  const m = method();
+  m.configure(q);
   setQuantState(true, q, 1, 0, 0);
-  if (binaryCodes()) setQueryBits(<i32>q);
   reserveCodes();
-  if (method == QM_BINARY) encodeAll();
-  else if (count > 0) fitCodebook();
+  if (count == 0) return;
+  if (m.stepped) trainFully();
+  else m.fit();
+}
+
+/** configure for the binary encodings: `q` is the query's bits per value. */
+export function setBinaryQueryBits(q: f32): void {
+  setQueryBits(<i32>q);
+}
+
+/** Whether the codebook is due a fit (never fitted, or due by its method's rule; turbo4 records are Normal mode: nothing fitted). */
+export function refitDue(): bool {
+  return quantized && dtype != DT_T4 && method().fitDue();
 }
 
 /**
- * Whether the codebook is due a refit while the data set keeps doubling. trainedAt is the number
- * of vectors (rows, for multivectors) the codebook was fitted on; the arena's rows stand for the
- * stored ones here, a cheap upper bound.
+ * The rule of the methods refitted as the data set keeps doubling: never fitted, or `stored`
+ * reached twice what the codebook was fitted on (trainedAt), up to `limit` vectors.
  */
-export function refitDue(): bool {
-  if (!quantized || qMethod == QM_BINARY || dtype == DT_T4) return false; // turbo4 records are Normal mode: nothing fitted
-  if (qMethod == QM_PRODUCT) return productRefitDue();
-  const limit = qMethod == QM_TURBO ? turboFitLimit() : REFIT_LIMIT;
-  return trainedAt == 0 || (trainedAt < limit && storedRows() >= trainedAt * 2);
+@inline export function doublingDue(limit: i32, stored: i32 = count): bool {
+  return trainedAt == 0 || (trainedAt < limit && stored >= trainedAt * 2);
 }
 
-/** Refits a codebook fitted in one go (not product: product-quant.ts fits in steps) when due. */
+/** int8's rule: rows for multivectors (the arena's, a cheap upper bound of the stored ones). */
+export function int8FitDue(): bool {
+  return doublingDue(REFIT_LIMIT, multi ? arenaUsed : count);
+}
+
+/** The two_bits / one_and_half_bits statistics' rule (offsets). */
+export function statsFitDue(): bool {
+  return doublingDue(REFIT_LIMIT);
+}
+
+/** Refits a codebook fitted in one go (not the stepped methods: training.ts) when due. */
 export function maybeRefit(): void {
-  if (qMethod != QM_PRODUCT && refitDue()) fitCodebook();
-}
-
-/** Stored vectors for the doubling rule: offsets, or the arena's rows for int8 multivectors (the other methods count offsets). */
-@inline function storedRows(): i32 {
-  return multi && qMethod == QM_INT8 ? arenaUsed : count;
+  if (!method().stepped && refitDue()) method().fit();
 }
 
 /**
@@ -117,20 +133,24 @@ export function refitQuantization(): void {
 
 /** Writes the codes of the f32 vector at `src` to `dst`; returns the correction stored with them (0 for binary). */
 export function encode(src: usize, dst: usize): f32 {
-  if (binaryCodes()) {
-    if (qMethod == QM_BINARY) encodeBits(src, dst);
-    else encodeTwoBits(src, dst);
-    return 0;
-  }
-  if (qMethod == QM_PRODUCT) {
-    productEncode(src, dst);
-    return 0;
-  }
-  if (qMethod == QM_TURBO) {
-    turboEncode(src, dst);
-    return 0;
-  }
+  return method().encode(src, dst);
+}
+
+/** encode for int8: the codes, with the shared shift in the correction. */
+export function encodeInt8Stored(src: usize, dst: usize): f32 {
   return encodeInt8(src, dst) + int8Shift();
+}
+
+/** encode for one_bit. */
+export function encodeBitsStored(src: usize, dst: usize): f32 {
+  encodeBits(src, dst);
+  return 0;
+}
+
+/** encode for two_bits / one_and_half_bits (binary-codes.ts). */
+export function encodeTwoBitsStored(src: usize, dst: usize): f32 {
+  encodeTwoBits(src, dst);
+  return 0;
 }
 
 /** Qdrant's int8 code of `x`: (x - offset) / alpha clamped to [0, 127], rounded half away from zero (NaN gives 0). */
@@ -208,36 +228,31 @@ function encodeBits(src: usize, dst: usize): void {
   return -((<f32>dim - xor) - xor);
 }
 
-/** Writes the codes of the query vector at `src` to `dst`; returns its correction (an int8 query carries no shift, as in Qdrant). */
-function encodeQueryVector(src: usize, dst: usize): f32 {
-  if (!binaryCodes()) return encodeInt8(src, dst);
-  if (queryBits == 1) return encode(src, dst);
-  encodeScalarQuery(src, dst);
+@inline function queryCodesOf(i: i32): usize {
+  return queryCodes + <usize>i * <usize>queryCodeStride;
+}
+
+/** prepareQuery for int8: the codes of query vector `i`; its correction carries no shift, as in Qdrant. */
+export function int8Query(src: usize, i: i32, total: i32): f32 {
+  return encodeInt8(src, queryCodesOf(i));
+}
+
+/** prepareQuery for the binary encodings: coded as stored, or in the scalar query encoding. */
+export function binaryQuery(src: usize, i: i32, total: i32): f32 {
+  if (queryBits == 1) return encode(src, queryCodesOf(i));
+  encodeScalarQuery(src, queryCodesOf(i));
   return 0;
 }
 
 export function encodeQuery(src: usize): void {
-  if (qMethod == QM_PRODUCT) {
-    productQuery(src, 1);
-    return;
-  }
-  if (qMethod == QM_TURBO) turboPrepareQuery(src, 0, 1);
-  else setQueryCorr(encodeQueryVector(src, queryCodes));
+  setQueryCorr(method().prepareQuery(src, 0, 1));
 }
 
 /** Codes of the queryCount query vectors at `src` (stride apart), with their corrections. */
 export function encodeQueryList(src: usize): void {
-  if (qMethod == QM_PRODUCT) {
-    productQuery(src, queryCount);
-    return;
-  }
+  const m = method();
   for (let i = 0; i < queryCount; i++) {
-    if (qMethod == QM_TURBO) {
-      turboPrepareQuery(src + ((<usize>i * <usize>stride) << 2), i, queryCount);
-      continue;
-    }
-    const c = encodeQueryVector(src + ((<usize>i * <usize>stride) << 2), queryCodes + <usize>i * <usize>queryCodeStride);
-    store<f32>(queryCorrs + (<usize>i << 2), c);
+    store<f32>(queryCorrs + (<usize>i << 2), m.prepareQuery(src + ((<usize>i * <usize>stride) << 2), i, queryCount));
   }
 }
 
@@ -265,14 +280,20 @@ export function restatesScores(): bool {
   return qMethod == QM_INT8 && metric == METRIC_EUCLID;
 }
 
-/** Quantized distance between query vector `i` (codes at `q`, correction qc) and arena vector `v`. */
-@inline function codePairDist(i: i32, q: usize, qc: f32, v: i32, qdrantForm: bool): f32 {
-  const p = codeVecPtr(v);
-  if (binaryCodes()) return bitsDist(q, p);
+/**
+ * Quantized distance between query vector `i` (codes at `q`, correction qc) and the codes at `p`
+ * (code slot `slot`, whose correction int8 reads); `qdrantForm` takes int8 Euclid in Qdrant's
+ * float form (int8EuclidScore). The one per-method branch of scoring: see quant-methods.ts.
+ */
+@inline function codeDist(i: i32, q: usize, qc: f32, p: usize, slot: i32, qdrantForm: bool): f32 {
+  if (qMethod == QM_INT8) {
+    const pc = load<f32>(codeCorr + (<usize>slot << 2));
+    if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
+    return int8Dist(q, qc, p, pc);
+  }
   if (qMethod == QM_TURBO) return turboDist(i, p);
-  const pc = load<f32>(codeCorr + (<usize>v << 2));
-  if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
-  return int8Dist(q, qc, p, pc);
+  if (qMethod == QM_PRODUCT) return productDist(i, p);
+  return bitsDist(q, p);
 }
 
 /**
@@ -280,7 +301,6 @@ export function restatesScores(): bool {
  * computes each pair as Qdrant's floats do (see int8EuclidScore).
  */
 export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
-  if (qMethod == QM_PRODUCT) return productMaxSim(id);
   const first = multiStart(id);
   const n = multiCount(id);
   let total: f32 = 0;
@@ -288,7 +308,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
     const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, codePairDist(i, q, qc, first + j, qdrantForm));
+    for (let j = 0; j < n; j++) best = min(best, codeDist(i, q, qc, codeVecPtr(first + j), first + j, qdrantForm));
     total += best;
   }
   return total;
@@ -296,11 +316,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
 
 /** Quantized distance between the query codes and stored offset `id`. */
 @inline export function codeDistQuery(id: i32): f32 {
-  const p = codePtr(id);
-  if (binaryCodes()) return bitsDist(queryCodes, p);
-  if (qMethod == QM_PRODUCT) return productDist(p);
-  if (qMethod == QM_TURBO) return turboDist(0, p);
-  return int8Dist(queryCodes, queryCorr, p, load<f32>(codeCorr + (<usize>id << 2)));
+  return codeDist(0, queryCodes, queryCorr, codePtr(id), id, false);
 }
 
 /** The quantized distance of a result as Qdrant reports it (differs from codeDistQuery's float form for int8 Euclid only). */
@@ -312,7 +328,7 @@ export function codeScoreQuery(id: i32): f32 {
 
 /** codeDistQuery, allowed to stop early (Euclid) once the distance must exceed `bound`. */
 @inline export function codeDistQueryBounded(id: i32, bound: f32): f32 {
-  if (metric != METRIC_EUCLID || binaryCodes() || qMethod == QM_PRODUCT || qMethod == QM_TURBO) return codeDistQuery(id);
+  if (metric != METRIC_EUCLID || qMethod != QM_INT8) return codeDistQuery(id);
   const scale = qAlpha * qAlpha;
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
@@ -394,30 +410,27 @@ function liveVectors(): i32 {
   return n;
 }
 
+/** Fits the codebook of a method fitted in one go and re-encodes every stored vector (see fitInt8, fitTwoBits). */
+export function fitCodebook(): void {
+  method().fit();
+}
+
+/** fit for two_bits / one_and_half_bits: their statistics (binary-codes.ts), then every code. */
+export function fitTwoBits(): void {
+  fitBinaryStats();
+  setQuantState(true, quantile, 1, 0, max(count, 1));
+  encodeAll();
+}
+
 /**
- * Fits the int8 codebook to the live vectors as Qdrant does (or the binary two_bits statistics,
- * see binary-codes.ts, or TurboQuant's calibration, see turbo-quant.ts) and re-encodes every
- * stored vector.
+ * Fits the int8 codebook to the live vectors as Qdrant does and re-encodes every stored vector.
  * Whole range: min and max of every value (alpha = offset = 0 with no vectors). Quantile q < 1
  * with n >= 127 vectors: k = min(n, 5000) vectors drawn uniformly without replacement (every one
  * when n <= 5000), their L = k * dim values, cut = max(1, min((L - 1) / 2, floor(k (1 - q) / 2))),
  * Qdrant's cut counted in vectors, not values; the window is the sorted values s[cut + 1 ..
  * L - cut - 1] (Qdrant's two selections), used if it holds at least 2 values.
  */
-export function fitCodebook(): void {
-  if (qMethod == QM_TURBO) {
-    turboFit();
-    setQuantState(true, quantile, qAlpha, qOffset, max(count, 1));
-    encodeAll();
-    return;
-  }
-  if (binaryStatsBytes() != 0) {
-    // two_bits / one_and_half_bits: refit the statistics their thresholds come from.
-    fitBinaryStats();
-    setQuantState(true, quantile, 1, 0, max(count, 1));
-    encodeAll();
-    return;
-  }
+export function fitInt8(): void {
   rewind();
   let lo = F32.MAX_VALUE, hi = -F32.MAX_VALUE;
   let n = 0;

@@ -23,9 +23,9 @@
 
 import {
   EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, DT_T4, dtype, dim, metric, count, levels, multi, stride, elemShift,
-  vecPtr, multiPtr, multiCount, setCodeStride,
+  vecPtr, multiPtr, multiCount, setCodeStride, setQuantState, quantile, qAlpha, qOffset,
 } from "./layout";
-import { codeSource } from "./quantize";
+import { CODE_ROWS, addWork, inFitOrder } from "./fresh-codes";
 
 // Qdrant's rotation: three permutations (Fisher-Yates driven by Knuth's MMIX LCG), each followed by
 // the chunked Walsh-Hadamard transform.
@@ -110,6 +110,7 @@ export function turboConfigure(): void {
   codeBytes = (((padded * bitsPer) >> 3) + 15) & ~15;
   coords = (codeBytes << 3) / bitsPer;
   setCodeStride(codeBytes + (metric == METRIC_EUCLID ? 8 : 4));
+  abandonTurboFit(); // its regions are sized by P
   if (perms != 0) { heap.free(perms); heap.free(shift); heap.free(scale); heap.free(work); heap.free(spare); }
   perms = heap.alloc(<usize>padded * 12);
   buildPermutation(perms, SEED_0);
@@ -262,6 +263,16 @@ function rescaleWork(): f32 {
 
 /** Writes the code record of the f32 vector at src (dim values, as the codes encode it) to dst. */
 export function turboEncode(src: usize, dst: usize): void {
+  encodeCalibrated(src, dst, shift, scale);
+}
+
+/** turboEncode with the calibration being fitted (fresh-codes.ts codes the vectors with it before it is installed). */
+export function turboEncodeFresh(src: usize, dst: usize): void {
+  encodeCalibrated(src, dst, freshShift, freshScale);
+}
+
+/** turboEncode with the TQ+ calibration f32[P] `shifts` and `scales`. */
+function encodeCalibrated(src: usize, dst: usize, shifts: usize, scales: usize): void {
   rotateInto(src);
   const l2 = rescaleWork();
   let zero = true;
@@ -270,8 +281,8 @@ export function turboEncode(src: usize, dst: usize): void {
   memory.fill(dst, 0, <usize>codeBytes);
   let cnSq: f64 = 0;
   for (let i = 0; i < padded; i++) {
-    const sh = load<f32>(shift + (<usize>i << 2));
-    const sc = load<f32>(scale + (<usize>i << 2));
+    const sh = load<f32>(shifts + (<usize>i << 2));
+    const sc = load<f32>(scales + (<usize>i << 2));
     let x = load<f32>(work + (<usize>i << 2));
     if (!zero) x = (x + sh) * sc;
     const idx = nearestCentroid(x, table);
@@ -433,54 +444,123 @@ function manhattan(q: usize, rec: usize, l2: f32): f32 {
   return sum;
 }
 
-/**
- * Fits TQ+ (Qdrant's median / stddev version): over the first turboFitLimit() stored vectors,
- * rotated and rescaled, shift_i = -median and
- * scale_i = 1 / the population stddev of coordinate i; a flat coordinate keeps 0 and 1.
- */
-export function turboFit(): void {
-  const limit = turboFitLimit();
-  const sample = heap.alloc(<usize>limit * <usize>padded << 2);
-  let n = 0;
-  for (let id = 0; id < count && n < limit; id++) {
-    if (multi) {
-      const p = multiPtr(id);
-      for (let v = 0; v < multiCount(id) && n < limit; v++) n = addSample(sample, n, p + ((<usize>v * <usize>stride) << elemShift));
-    } else if (load<u8>(levels + <usize>id) != EMPTY) {
-      n = addSample(sample, n, vecPtr(id));
-    }
+// ---- Fitting TQ+ (Qdrant's median / stddev version), in bounded steps (training.ts) ----
+// Over the first turboFitLimit() stored vectors, rotated and rescaled, shift_i = -median and
+// scale_i = 1 / the population stddev of coordinate i; a flat coordinate keeps 0 and 1. The
+// calibration is fitted into freshShift / freshScale while the one in use scores and codes as
+// before; the vectors are then coded with it (fresh-codes.ts) and both are swapped in at the end.
+// A step handles at most CODE_ROWS vectors' worth of values (CODE_ROWS * P): gathering CODE_ROWS
+// sample vectors, or the statistics of CODE_ROWS * P / n coordinates over the n sampled.
+
+let freshShift: usize = 0; // f32[P]: the calibration being fitted
+let freshScale: usize = 0;
+let sample: usize = 0;     // f32[sampleCap * P]: the sample, rotated and rescaled, vector by vector
+let column: usize = 0;     // f32[sampleCap]: one coordinate of the sample
+let sampleCap: i32 = 0;
+let sampled: i32 = 0;      // vectors in the sample so far
+let gatherId: i32 = 0;     // the next offset (and row of its list) to sample
+let gatherRow: i32 = 0;
+let gathering: bool = false;
+let coordAt: i32 = 0;      // the next coordinate to calibrate
+let fittedOffsets: i32 = 0;
+
+/** Starts a fit over the stored vectors (read in the fit's order, fresh-codes.ts); false when nothing is stored. */
+export function beginTurboFit(): bool {
+  if (count == 0) return false;
+  abandonTurboFit();
+  sampleCap = turboFitLimit();
+  sample = heap.alloc(<usize>sampleCap * <usize>padded << 2);
+  column = heap.alloc(<usize>sampleCap << 2);
+  freshShift = heap.alloc(<usize>padded << 2);
+  freshScale = heap.alloc(<usize>padded << 2);
+  for (let i = 0; i < padded; i++) {
+    store<f32>(freshShift + (<usize>i << 2), 0);
+    store<f32>(freshScale + (<usize>i << 2), 1);
   }
-  resetCalibration();
-  if (n > 0) {
-    const column = heap.alloc(<usize>n << 2);
-    for (let i = 0; i < padded; i++) {
-      let sum: f64 = 0;
-      for (let r = 0; r < n; r++) {
-        const x = load<f32>(sample + ((<usize>r * <usize>padded + <usize>i) << 2));
-        store<f32>(column + (<usize>r << 2), x);
-        sum += <f64>x;
-      }
-      const mean = sum / <f64>n;
-      let sq: f64 = 0;
-      for (let r = 0; r < n; r++) {
-        const d = <f64>load<f32>(column + (<usize>r << 2)) - mean;
-        sq += d * d;
-      }
-      const sigma = <f32>Math.sqrt(sq / <f64>n);
-      if (sigma <= f32.EPSILON) continue;
-      store<f32>(shift + (<usize>i << 2), -kthSmallest(column, n, n >> 1));
-      store<f32>(scale + (<usize>i << 2), 1 / sigma);
-    }
-    heap.free(column);
-  }
-  heap.free(sample);
+  sampled = gatherId = gatherRow = coordAt = 0;
+  gathering = true;
+  fittedOffsets = count;
+  return true;
 }
 
-function addSample(sample: usize, n: i32, p: usize): i32 {
-  rotateInto(codeSource(p));
+/** One bounded step of the fit in progress; false once the calibration is fitted (nothing done). */
+export function turboFitStep(): bool {
+  if (gathering) {
+    gatherSample();
+    return true;
+  }
+  if (coordAt >= padded || sampled == 0) return false;
+  const end = min(padded, coordAt + max(1, CODE_ROWS * padded / sampled));
+  addWork(<i64>(end - coordAt) * <i64>sampled);
+  for (; coordAt < end; coordAt++) calibrate(coordAt);
+  return true;
+}
+
+/** Adds up to CODE_ROWS stored vectors, in offset order, to the sample; ends the gathering at the limit or the last offset. */
+function gatherSample(): void {
+  const end = min(sampled + CODE_ROWS, sampleCap);
+  while (sampled < end && gatherId < count) {
+    const id = gatherId;
+    if (multi) {
+      if (gatherRow < multiCount(id)) {
+        addSample(multiPtr(id) + ((<usize>(gatherRow++) * <usize>stride) << elemShift));
+        continue;
+      }
+      gatherRow = 0;
+    } else if (load<u8>(levels + <usize>id) != EMPTY) {
+      addSample(vecPtr(id));
+    }
+    gatherId++;
+  }
+  gathering = sampled < sampleCap && gatherId < count;
+}
+
+function addSample(p: usize): void {
+  rotateInto(inFitOrder(p));
   rescaleWork();
-  memory.copy(sample + (<usize>n * <usize>padded << 2), work, <usize>padded << 2);
-  return n + 1;
+  memory.copy(sample + (<usize>sampled * <usize>padded << 2), work, <usize>padded << 2);
+  sampled++;
+  addWork(padded);
+}
+
+/** Fits coordinate i's shift and scale to the sample. */
+function calibrate(i: i32): void {
+  const n = sampled;
+  let sum: f64 = 0;
+  for (let r = 0; r < n; r++) {
+    const x = load<f32>(sample + ((<usize>r * <usize>padded + <usize>i) << 2));
+    store<f32>(column + (<usize>r << 2), x);
+    sum += <f64>x;
+  }
+  const mean = sum / <f64>n;
+  let sq: f64 = 0;
+  for (let r = 0; r < n; r++) {
+    const d = <f64>load<f32>(column + (<usize>r << 2)) - mean;
+    sq += d * d;
+  }
+  const sigma = <f32>Math.sqrt(sq / <f64>n);
+  if (sigma <= f32.EPSILON) return;
+  store<f32>(freshShift + (<usize>i << 2), -kthSmallest(column, n, n >> 1));
+  store<f32>(freshScale + (<usize>i << 2), 1 / sigma);
+}
+
+/** Makes the fitted calibration the one in use (the last step, with the codes of fresh-codes.ts). */
+export function installTurboFit(): void {
+  memory.copy(shift, freshShift, <usize>padded << 2);
+  memory.copy(scale, freshScale, <usize>padded << 2);
+  abandonTurboFit();
+  setQuantState(true, quantile, qAlpha, qOffset, max(fittedOffsets, 1));
+}
+
+/** Frees the fit's regions (installed, or given up when the method or the bits change). */
+export function abandonTurboFit(): void {
+  if (sample == 0) return;
+  heap.free(sample);
+  heap.free(column);
+  heap.free(freshShift);
+  heap.free(freshScale);
+  sample = column = freshShift = freshScale = 0;
+  gathering = false;
 }
 
 // Persisted form (a trailing section of the image, only for turbo): shift f32[P], scale f32[P],

@@ -2,9 +2,12 @@
 // doubling of the stored count keeps the codebook in use; searches meanwhile score linked vectors
 // on that codebook's codes and pending ones as Qdrant does (originals for product, codes for
 // TurboQuant), against references computed here; the optimizer's steps then fit the codebook to
-// the data (product: Qdrant's k-means, a round per step, stores between steps still served with
-// the old codebook), and images written before, during and after a fit load back identically.
-// The shard optimizer trains before it links, and reports the step.
+// the data (product: Qdrant's k-means, a round per step; TurboQuant: the TQ+ calibration a group
+// of sample vectors or coordinates per step; then both code a batch of vectors per step with the
+// new codebook and swap it in at the last), stores between steps still served with the old
+// codebook, and images written before, during and after a fit load back identically. Step sizes
+// are checked in work units (coordinates read), not time. The shard optimizer trains before it
+// links, and reports the step.
 
 import t, { type Test } from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +21,7 @@ import { buildIndex } from './helpers/engine.js';
 import { everyOffset } from './helpers/full-scan.js';
 import { better, bruteForce, dot, score } from './helpers/reference.js';
 import { chunkRange, kmeans, nearest, quantizedScore, rebuilt } from './helpers/product-reference.js';
-import { decodeRecord, encode, fitModel, internalScore } from './helpers/turbo-reference.js';
+import { decodeRecord, encode, fitModel, internalScore, type TurboModel } from './helpers/turbo-reference.js';
 
 const DIM = 24;
 const B = 2; // x8: two dimensions per chunk
@@ -68,9 +71,9 @@ function checkProductSearches(t: Test, index: VectorIndex, codebook: Float32Arra
   }
 }
 
-function sameAnswers(a: VectorIndex, b: VectorIndex): boolean {
+function sameAnswers(a: VectorIndex, b: VectorIndex, dim = DIM): boolean {
   for (let q = 0; q < 3; q++) {
-    const query = uniform(DIM, 900 + q);
+    const query = uniform(dim, 900 + q);
     const x = a.search(query, { limit: K, ef: 64 });
     const y = b.search(query, { limit: K, ef: 64 });
     if (x.offsets.join() !== y.offsets.join() || x.scores.join() !== y.scores.join()) return false;
@@ -177,36 +180,211 @@ t.test('product Euclid: a fit begun past 1024 vectors chooses the dimension orde
   t.ok(sameAnswers(index, image), 'an image answers as the index does (order and codebook came back)');
 });
 
-t.test('TurboQuant: stores crossing a doubling keep the calibration in use; the optimizer step refits it', async (t) => {
-  const dim = 100;
-  const data = clustered(LINKED + STASHED + 5, dim, 8, 3, 12, 0.2);
-  const queries = data.subarray((LINKED + STASHED) * dim);
-  const index = await buildIndex({ dim, distance: 'Dot', quantization: { method: 'turbo', bits: 'bits4' } }, data.subarray(0, LINKED * dim));
-  for (let i = LINKED; i < LINKED + STASHED; i++) index.stash(i, row(data, dim, i));
+// TurboQuant at 300-d bits4: P = 300 and the calibration reads the first 2^18 / 300 = 873 stored
+// vectors (turbo-quant.ts turboFitLimit), so stores past offset 873 never change a fit.
+const TQ_DIM = 300;
+const TQ_SAMPLE = Math.floor(2 ** 18 / TQ_DIM);
+// A training step reads at most 64 vectors' worth of coordinates (fresh-codes.ts CODE_ROWS * P).
+const STEP_VALUES = 64 * TQ_DIM;
+
+/** Every code of offsets [0, n) is the reference's code, with `model`, of the vector stored there now. */
+function turboCodedBy(index: VectorIndex, model: TurboModel, n: number): boolean {
+  for (let i = 0; i < n; i++) if (decodeRecord(model, index.codes(i)).idx.join() !== encode(model, index.vector(i)).idx.join()) return false;
+  return true;
+}
+
+/**
+ * Searches of a TurboQuant Dot index scored on the codes with `model` (pending vectors too, as
+ * Qdrant scores an appendable segment's): the unrescored scan's top 10 by the estimator; rescored
+ * at full oversampling, the exact top 10; the graph, rescoring 4x candidates, finds the exact
+ * top 10 at or above the recall floor.
+ */
+function checkTurboSearches(t: Test, index: VectorIndex, model: TurboModel, queries: Float32Array, n: number, what: string): void {
+  const stored = Array.from({ length: n }, (_, i) => index.vector(i));
+  const flat = new Float32Array(n * TQ_DIM);
+  stored.forEach((v, i) => flat.set(v, i * TQ_DIM));
+  const reach = Math.max(...stored.map((v) => Math.sqrt(dot(v, v))));
+  let found = 0;
+  for (let q = 0; q < 3; q++) {
+    const query = row(queries, TQ_DIM, q);
+    const internal = stored.map((_, i) => f(internalScore(model, query, decodeRecord(model, index.codes(i)))));
+    const scan = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
+    const want = bestFirst('Dot', internal).slice(0, 10);
+    let worst = 0;
+    for (let i = 0; i < 10; i++) worst = Math.max(worst, Math.abs(scan.scores[i] - want[i]));
+    t.ok(scan.scores.length === 10 && worst <= 1e-5 * Math.max(1, Math.sqrt(dot(query, query)) * reach), `${what}, query ${q}: the unrescored scan's top 10 by the estimator on the codes in use (worst error ${worst.toExponential(2)})`);
+    const truth = bruteForce('Dot', flat, TQ_DIM, query, 10);
+    close(t, index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: true, oversampling: n / 10 } }).scores, truth.map((i) => dot(query, stored[i])), `${what}, query ${q}: rescored at full oversampling, the exact top 10`);
+    const graph = index.search(query, { limit: 10, ef: 64, quantization: { rescore: true, oversampling: 4 } });
+    found += truth.filter((i) => Array.from(graph.offsets).includes(i)).length;
+  }
+  t.ok(found / 30 >= 0.9, `${what}: the graph on codes, rescored, finds the exact top 10 (recall ${(found / 30).toFixed(2)} >= 0.9)`);
+}
+
+t.test('TurboQuant: stores crossing a doubling keep the calibration in use; the optimizer refits it in bounded steps while stores and searches go on', async (t) => {
+  const data = clustered(LINKED + STASHED + LATE + 200 + 3, TQ_DIM, 8, 3, 12, 0.2);
+  const moves = data.subarray((LINKED + STASHED + LATE) * TQ_DIM);
+  const queries = data.subarray((LINKED + STASHED + LATE + 200) * TQ_DIM);
+  const index = await buildIndex({ dim: TQ_DIM, distance: 'Dot', quantization: { method: 'turbo', bits: 'bits4' } }, data.subarray(0, LINKED * TQ_DIM));
+  for (let i = LINKED; i < LINKED + STASHED; i++) index.stash(i, row(data, TQ_DIM, i));
   const n = LINKED + STASHED;
   t.equal(index.quantizationTrainedOn, LINKED, 'the store that crossed 1024 did not refit the calibration');
-  const stored = Array.from({ length: n }, (_, i) => index.vector(i));
-  const inUse = fitModel('Dot', 'bits4', dim, stored.slice(0, LINKED), true);
-  const codes = stored.map((_, i) => decodeRecord(inUse, index.codes(i)));
-  t.ok(codes.every((code, i) => code.idx.join() === encode(inUse, stored[i]).idx.join()), 'every vector, pending ones included, is coded with the calibration fitted at 512');
-  for (let q = 0; q < 3; q++) {
-    const query = row(queries, dim, q);
-    // Qdrant scores TurboQuant's appendable segments on codes: pending vectors too.
-    const internal = codes.map((code) => internalScore(inUse, query, code));
-    const reach = Math.sqrt(dot(query, query)) * Math.max(...stored.map((v) => Math.sqrt(dot(v, v))));
-    const found = index.search(query, { limit: 10, filter: everyOffset(index), quantization: { rescore: false } });
-    const want = bestFirst('Dot', internal.map(f)).slice(0, 10);
-    let worst = 0;
-    for (let i = 0; i < 10; i++) worst = Math.max(worst, Math.abs(found.scores[i] - want[i]));
-    t.ok(found.scores.length === 10 && worst <= 1e-5 * Math.max(1, reach), `query ${q}: the exact scan's top 10 by the estimator on those codes (worst error ${worst.toExponential(2)})`);
+  const inUse = fitModel('Dot', 'bits4', TQ_DIM, Array.from({ length: LINKED }, (_, i) => index.vector(i)), true);
+  t.ok(turboCodedBy(index, inUse, n), 'every vector, pending ones included, is coded with the calibration fitted at 512');
+  checkTurboSearches(t, index, inUse, queries, n, 'after the stores');
+  const sample = Array.from({ length: TQ_SAMPLE }, (_, i) => index.vector(i));
+
+  // The optimizer's steps, with stores between them from the first to the last: vectors past the
+  // sampled offsets moved (pending again), behind and ahead of the coding cursor, and new offsets.
+  const work: number[] = [];
+  let more = true;
+  for (let step = 0; more; step++) {
+    more = index.trainQuantizationStep();
+    work.push(index.trainingStepWork);
+    if (step === 2) {
+      const midImage = await reload(index);
+      t.ok(turboCodedBy(midImage, inUse, n), 'mid-fit: an image holds the calibration and codes in use');
+      t.equal(midImage.quantizationTrainedOn, LINKED, 'mid-fit: the image keeps what it was fitted on');
+      t.ok(sameAnswers(index, midImage, TQ_DIM), 'mid-fit: the image answers as the index does');
+    }
+    if (!more) break;
+    const at = TQ_SAMPLE + ((step * 37) % (n - TQ_SAMPLE));
+    index.stash(at, row(moves, TQ_DIM, step % 200));
+    if (step === 10) for (let i = n; i < n + LATE; i++) index.stash(i, row(data, TQ_DIM, i));
+    // Once while the calibration is fitted, once while the vectors are coded with it.
+    if (step === 6 || step === 30) {
+      const stored = step > 10 ? n + LATE : n;
+      t.ok(turboCodedBy(index, inUse, stored), `step ${step}: every vector is coded with the calibration in use, those stored meanwhile too`);
+      checkTurboSearches(t, index, inUse, queries, stored, `step ${step}`);
+    }
   }
-  t.notOk(index.trainQuantizationStep(), 'the calibration is refitted in one step');
-  t.equal(index.quantizationTrainedOn, n, 'fitted on every stored vector');
-  const refitted = fitModel('Dot', 'bits4', dim, stored, true);
-  t.ok(stored.every((v, i) => decodeRecord(refitted, index.codes(i)).idx.join() === encode(refitted, v).idx.join()), 'every vector is coded anew with the refitted calibration');
+  const total = n + LATE;
+  t.ok(work.length > total / 64, `${work.length} steps for ${total} vectors`);
+  t.ok(work.every((w) => w <= STEP_VALUES), `every step reads at most 64 vectors' coordinates (largest ${Math.max(...work)}, bound ${STEP_VALUES})`);
+  t.ok(work.reduce((a, b) => a + b, 0) >= (TQ_SAMPLE + total) * TQ_DIM, 'the steps read the sample and code every vector');
+  t.equal(index.quantizationTrainedOn, n, 'fitted on the vectors stored when the fit began');
+  const refitted = fitModel('Dot', 'bits4', TQ_DIM, sample, true);
+  t.ok(turboCodedBy(index, refitted, total), 'every vector is coded with the calibration Qdrant fits on the first 873, those stored during the fit included');
+  checkTurboSearches(t, index, refitted, queries, total, 'after the fit, before linking');
+
+  while (index.linkPending(64) > 0);
+  t.notOk(index.trainQuantizationStep(), 'nothing left to train');
+  checkTurboSearches(t, index, refitted, queries, total, 'after linking');
   const image = await reload(index);
-  t.ok(Array.from({ length: n }, (_, i) => image.codes(i).join() === index.codes(i).join()).every(Boolean), 'an image keeps every code');
+  t.ok(Array.from({ length: total }, (_, i) => image.codes(i).join() === index.codes(i).join()).every(Boolean), 'an image keeps every code');
   t.same(image.serialize(), index.serialize(), 'and round-trips byte for byte');
+});
+
+t.test('TurboQuant: a stepped fit is deterministic, searches between its steps change nothing', async (t) => {
+  const n = 400;
+  const data = clustered(n + 3, TQ_DIM, 8, 9, 12, 0.2);
+  const queries = data.subarray(n * TQ_DIM);
+  const config: IndexConfig = { dim: TQ_DIM, distance: 'Dot', quantization: { method: 'turbo', bits: 'bits2' } };
+  const make = async () => {
+    const index = await VectorIndex.create(await engineModule(), config);
+    for (let i = 0; i < n; i++) index.stash(i, row(data, TQ_DIM, i));
+    return index;
+  };
+  const searched = await make();
+  const straight = await make();
+  let steps = 0;
+  while (searched.trainQuantizationStep()) {
+    steps++;
+    searched.search(row(queries, TQ_DIM, steps % 3), { limit: 10, ef: 32 });
+  }
+  while (straight.trainQuantizationStep());
+  t.ok(steps > 1, `${steps + 1} steps`);
+  t.same(searched.serialize(), straight.serialize(), 'the same image whether searches ran between the steps or not');
+  const model = fitModel('Dot', 'bits2', TQ_DIM, Array.from({ length: n }, (_, i) => straight.vector(i)), true);
+  t.ok(turboCodedBy(straight, model, n), 'every code is the code of the reference fit in one go');
+});
+
+t.test('TurboQuant Euclid: a fit begun past 1024 vectors chooses the dimension order and applies it when installed', async (t) => {
+  const n = 1100;
+  const dim = 48;
+  const data = clustered(n + 5, dim, 8, 5);
+  const queries = data.subarray(n * dim);
+  const index = await VectorIndex.create(await engineModule(), { dim, distance: 'Euclid', quantization: { method: 'turbo', bits: 'bits4' } });
+  for (let i = 0; i < n; i++) index.stash(i, row(data, dim, i));
+  const stored = data.subarray(0, n * dim);
+  t.equal(index.quantizationTrainedOn, 0, 'stores never trained');
+  // Fitted on one vector, every coordinate is flat: shift 0 and scale 1, the calibration before any fit.
+  const identity = fitModel('Euclid', 'bits4', dim, [row(data, dim, 0)], true);
+  const coded = () => Array.from({ length: n }, (_, i) => decodeRecord(identity, index.codes(i)).idx.join() === encode(identity, row(data, dim, i)).idx.join()).every(Boolean);
+  t.ok(coded(), 'before the first fit every vector is coded uncalibrated, in its original order');
+  let steps = 0;
+  const work: number[] = [];
+  for (let more = true; more; ) {
+    more = index.trainQuantizationStep();
+    work.push(index.trainingStepWork);
+    if (!more) break;
+    steps++;
+    if (steps === 3) {
+      const midImage = await reload(index);
+      t.ok(sameAnswers(index, midImage, dim), 'mid-fit (the order chosen, not applied): an image answers as the index does');
+    }
+    if (steps % 5 !== 1) continue;
+    t.ok(coded(), `step ${steps}: the codes in use are unchanged`);
+    const query = row(queries, dim, steps % 5);
+    const truth = bruteForce('Euclid', stored, dim, query, K);
+    close(t, index.search(query, { limit: K, filter: everyOffset(index), quantization: { rescore: true, oversampling: n / K } }).scores, truth.map((i) => score('Euclid', query, row(data, dim, i))), `step ${steps}: rescored at full oversampling, the exact top ${K}`);
+  }
+  t.equal(index.quantizationTrainedOn, n, 'fitted on every stored vector');
+  const middle = work.slice(1, -1);
+  t.equal(work[0], n * dim, 'the first step reads the stored vectors to choose the order (a sample of at most 4096 of them, permute.ts)');
+  t.ok(middle.every((w) => w <= 64 * dim), `every other step reads at most 64 vectors' coordinates (largest ${Math.max(...middle)})`);
+  t.ok(work[work.length - 1] >= n * dim, 'the last step moves every stored vector into the new order (once, the first fit past 1024 vectors)');
+  t.ok(Array.from({ length: n }, (_, i) => index.vector(i).every((x, j) => x === f(data[i * dim + j]))).every(Boolean), 'the stored vectors read back in their original order');
+  while (index.linkPending(64) > 0);
+  let found = 0;
+  for (let q = 0; q < 5; q++) {
+    const query = row(queries, dim, q);
+    const truth = bruteForce('Euclid', stored, dim, query, K);
+    close(t, index.search(query, { limit: K, filter: everyOffset(index), quantization: { rescore: true, oversampling: n / K } }).scores, truth.map((i) => score('Euclid', query, row(data, dim, i))), `query ${q}: rescored at full oversampling, the exact top ${K}`);
+    const codes = index.search(query, { limit: K, ef: 128, quantization: { rescore: false } }).offsets;
+    found += truth.filter((i) => Array.from(codes).includes(i)).length;
+  }
+  t.ok(found / (5 * K) > 0.8, `the codes of the permuted vectors rank the true neighbours first (recall ${(found / (5 * K)).toFixed(2)})`);
+  const image = await reload(index);
+  t.ok(sameAnswers(index, image, dim), 'an image answers as the index does (order and calibration came back)');
+});
+
+t.test('TurboQuant multivectors: a vacuum during a fit (the arena compacted) starts it again; the codes are a fresh index\'s', async (t) => {
+  const dim = 32;
+  const n = 400;
+  const data = clustered(n * 3 + 6, dim, 6, 21);
+  const queries = data.subarray(n * 3 * dim);
+  // List i: 1 to 3 rows; every tenth is stored again with 3, orphaning its first slot in the arena.
+  const rows = new Map<number, number>();
+  const config: IndexConfig = { dim, distance: 'Dot', multivector: { comparator: 'max_sim' }, quantization: { method: 'turbo', bits: 'bits4' } };
+  const index = await VectorIndex.create(await engineModule(), config);
+  const store = (target: VectorIndex, i: number, k: number) => target.stash(i, data.subarray(i * 3 * dim, (i * 3 + k) * dim), k);
+  for (let i = 0; i < n; i++) rows.set(i, 1 + (i % 3));
+  for (const [i, k] of rows) store(index, i, k);
+  for (let i = 0; i < n; i += 10) {
+    rows.set(i, 3);
+    store(index, i, 3);
+  }
+  // About 800 rows: the sample is gathered and calibrated in ~30 steps, then coded 64 rows a step.
+  let more = true;
+  for (let steps = 0; steps < 40 && more; steps++) more = index.trainQuantizationStep();
+  t.ok(more, 'the fit is still coding rows');
+  for (let i = 5; i < n; i += 10) {
+    index.delete(i);
+    rows.delete(i);
+  }
+  index.vacuum();
+  while (index.trainQuantizationStep());
+  const fresh = await VectorIndex.create(await engineModule(), config);
+  for (const [i, k] of rows) store(fresh, i, k);
+  while (fresh.trainQuantizationStep());
+  t.equal(index.quantizationTrainedOn, fresh.quantizationTrainedOn, 'fitted on the same offsets');
+  for (let q = 0; q < 3; q++) {
+    const query = queries.subarray(q * 2 * dim, (q + 1) * 2 * dim);
+    const a = index.search(query, { limit: 20, filter: everyOffset(index), quantization: { rescore: false } }, 2);
+    const b = fresh.search(query, { limit: 20, filter: everyOffset(fresh), quantization: { rescore: false } }, 2);
+    t.ok(a.offsets.join() === b.offsets.join() && a.scores.join() === b.scores.join(), `query ${q}: MaxSim on the codes answers as the fresh index's`);
+  }
 });
 
 t.test('shard: writes crossing a doubling do not train; the optimizer trains before it links, and reports it', async (t) => {

@@ -2,8 +2,9 @@
 // real server and Qdrant's JS client: the config echoed as given at collection and vector level,
 // Qdrant's validation errors, unrescored scores equal to the JS reference of Qdrant's estimator
 // (helpers/turbo-reference), Qdrant's rescoring defaults (bits4 off, the smaller widths on),
-// rescored and ignored answers equal to the exact ones, the same answers after a restart, and a
-// PATCH from int8 to turbo to binary.
+// rescored and ignored answers equal to the exact ones, the same answers after a restart, a
+// PATCH from int8 to turbo to binary, and PATCHes between turbo and product while the optimizer
+// trains (fits run in steps between requests).
 
 import t from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
@@ -123,6 +124,53 @@ t.test('PATCH int8 -> turbo -> binary: each answers with its own codes', async (
   const binary = await client.query('p', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
   const xorScore = (v: number[]) => DIM - 2 * v.filter((x, i) => x > 0 !== query[i] > 0).length;
   t.same(binary.points.map((p) => p.score), binary.points.map((p) => xorScore(points[Number(p.id) - 1])), 'PATCH to binary: binary scores');
+});
+
+t.test('PATCH int8 -> turbo -> product -> turbo, each while the optimizer trains the one before: exact when rescored meanwhile, bits2 codes after', async (t) => {
+  // Large enough that a fit spans several of the optimizer's slices between requests.
+  const dim = 256;
+  const n = 4000;
+  const more = rng(91);
+  const big = uniformVectors(more, n, dim);
+  const query = uniformVectors(more, 1, dim)[0];
+  const exact = big.map((p, i) => ({ id: i + 1, score: dot(query, p) })).sort((x, y) => y.score - x.score || x.id - y.id).slice(0, LIMIT);
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  const client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  // Written under int8: no graph image stored for a later configuration, so each PATCH trains anew.
+  await client.createCollection('m', { vectors: { size: dim, distance: 'Dot' }, quantization_config: { scalar: { type: 'int8' } }, shard_number: 1, optimizers_config: { indexing_threshold: 1 } });
+  for (let from = 0; from < n; from += 500) {
+    await client.upsert('m', { wait: true, points: big.slice(from, from + 500).map((p, i) => ({ id: from + i + 1, vector: p })) });
+  }
+  await waitIndexed(client, 'm', n);
+  const rescored = async (what: string) => {
+    const found = await client.query('m', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: true, oversampling: n / LIMIT } } });
+    sameHits(t, brief(found.points), exact, what, 1e-5);
+  };
+  /** Polls the collection's optimizations (bounded) until one is training the quantization. */
+  const training = async (): Promise<boolean> => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const { result } = (await call(server.url, 'GET', '/collections/m/optimizations')).body as { result: { running: { progress: { children?: { name: string; finished_at?: string }[] } }[] } };
+      if (result.running.some((r) => r.progress.children?.some((c) => c.name === 'train_quantization' && !c.finished_at))) return true;
+    }
+    return false;
+  };
+  for (const config of [{ turbo: { bits: 'bits4' as const } }, { product: { compression: 'x16' as const } }, { turbo: { bits: 'bits2' as const } }]) {
+    const name = JSON.stringify(config);
+    await client.updateCollection('m', { quantization_config: config });
+    await rescored(`PATCH to ${name}, right after it`);
+    if (config.turbo?.bits === 'bits2') break;
+    t.ok(await training(), `PATCH to ${name}: the optimizer is training it (and the next PATCH lands meanwhile)`);
+    await rescored(`PATCH to ${name}, while it is trained`);
+  }
+  await waitIndexed(client, 'm', n);
+  await rescored('bits2 indexed');
+  // bits2 fitted by the optimizer on the first 2^18 / 256 = 1024 points (turbo-quant.ts turboFitLimit), in id order.
+  const model = fitModel('Dot', 'bits2', dim, big.slice(0, 1024).map((p) => Float32Array.from(p)), true);
+  const raw = await client.query('m', { query, limit: LIMIT, filter: everyPoint(1e9), params: { quantization: { rescore: false } } });
+  const worst = Math.max(...raw.points.map((p) => Math.abs(p.score - internalScore(model, Float32Array.from(query), encode(model, Float32Array.from(big[Number(p.id) - 1]))))));
+  t.ok(raw.points.length === LIMIT && worst < 1e-3, `after the PATCHes: bits2 scores on the calibration fitted in steps (worst error ${worst.toExponential(2)})`);
 });
 
 t.test('turbo configs: accepted and echoed as Qdrant does, bad ones refused with its errors', async (t) => {

@@ -27,6 +27,7 @@ export interface EngineExports {
   codebookPtr(): number;
   refitQuantization(): void;
   trainStep(): number;
+  trainStepWork(): number;
   trainedVectors(): number;
   quantizationMethod(): number;
   setTurboBits(halfBits: number): void;

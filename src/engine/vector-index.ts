@@ -362,13 +362,19 @@ export class VectorIndex {
 
   /**
    * One bounded step of training the product codebook or the TurboQuant calibration when due (the
-   * stored count doubled since the last fit, or the dimension order is to be fitted): one k-means
-   * round of one chunk, or the final install and re-encode of every vector. Stores never train
-   * these (upsert trains before it links); the shard optimizer calls this between requests before
-   * linking. True while steps remain.
+   * stored count doubled since the last fit, or the dimension order is to be fitted): gathering
+   * the sample, one k-means round of one chunk or calibrating a group of coordinates, or coding a
+   * batch of vectors with the new codebook, the last of which swaps it in (assembly/training.ts).
+   * Stores never train these (upsert trains before it links); the shard optimizer calls this
+   * between requests before linking. True while steps remain.
    */
   trainQuantizationStep(): boolean {
     return this.wasm.trainStep() !== 0;
+  }
+
+  /** The size of the last trainQuantizationStep in work units: the vector coordinates it read. */
+  get trainingStepWork(): number {
+    return this.wasm.trainStepWork();
   }
 
   /** Vectors (offsets, for product) the quantization codebook was last fitted on; 0 = never. */
