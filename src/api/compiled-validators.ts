@@ -3,7 +3,7 @@
 // schemas as they are now (same fingerprint), else compiled here with Ajv, as before there was a
 // build step (slow: seconds). The server bundle (build/server, `npm start`) does not contain this
 // module: the bundler puts in its place one that takes the validators generated in the same build,
-// without this check and without Ajv's compiler (src/build/server.ts).
+// without this check and without Ajv's compiler (src/cli/build-server.ts).
 
 import { BODY_SCHEMAS, validatorFingerprint, type BodyName } from './body-schemas.js';
 import { readGeneratedValidators, type CompiledBodies } from './validator-module.js';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: runs the server as built into build/server (src/build/server.ts: compiled
+// `npm start`: runs the server as built into build/server (src/cli/build-server.ts: compiled
 // JavaScript and precompiled validators, so a start transpiles and compiles nothing). `npm ci`
 // builds it (`prepare`); when a file under src/ or the lockfile is newer than the build (a
 // checkout or an edit since), it is built again first, so `npm start` never serves stale code.
@@ -34,7 +34,7 @@ const sources = Math.max(newestUnder(root + 'src'), modified(root + 'package-loc
 // NaN (a build file missing) compares false: rebuilt as well.
 if (!(built >= sources)) {
   console.error('build/server is missing or older than src/: building it (npm run build:server) ...');
-  const build = spawnSync(process.execPath, ['--import', 'tsx', root + 'src/build/server.ts'], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, ['--import', 'tsx', root + 'src/cli/build-server.ts'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 await import(new URL('build/server/main.js', ROOT).href);
