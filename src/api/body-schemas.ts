@@ -6,11 +6,9 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Options, SchemaObject } from 'ajv';
-import { filterSchema } from './filter.js';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION, VECTOR_NAME_CONFIG } from './schemas/collection.js';
 import { rulesOf, shapeOf } from './schemas/derive.js';
-import { EXPRESSION_SCHEMA } from './schemas/formula.js';
 import { CREATE_FIELD_INDEX } from './schemas/payload-index.js';
 import {
   COUNT_REQUEST,
@@ -27,7 +25,7 @@ import {
 import { QUOTA_CONFIG } from './schemas/quota.js';
 import { CREATE_SHARDING_KEY, DROP_SHARDING_KEY } from './schemas/shard-keys.js';
 import { SHARD_SNAPSHOT_RECOVER, SNAPSHOT_RECOVER, type WireSnapshotRecover } from './schemas/snapshots.js';
-import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
 import { VALIDATOR_KEYWORDS } from './validator-keywords.js';
 import type { WireQuotaConfig } from '../quota/config.js';
 import type {
@@ -139,26 +137,26 @@ export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
   VectorNameConfig: VECTOR_NAME_CONFIG,
 };
 
-/** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
-export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
+/**
+ * Everything the validators are compiled from: the bodies, and the schemas they refer to by `$id`,
+ * registered whole or, for a self-nesting one (a prefetch), as its shape and its rules
+ * (`<id>Rules`) apart. src/api/validator.ts names them.
+ */
+export interface ValidatorSources {
+  whole: readonly SchemaObject[];
+  split: readonly SchemaObject[];
+}
 
 // References stay calls (inlineRefs: false): a self-nesting schema (prefetch) is validated by
 // recursion, and inlined references would make every level's frame big enough to overflow the
 // stack before the 127 levels a body may nest.
 export const AJV_OPTIONS: Options = { strict: true, allowUnionTypes: true, verbose: true, inlineRefs: false };
 
-/**
- * What is registered with Ajv before the bodies are compiled: the referenced schemas, a
- * self-nesting one as its shape and its rules (`<id>Rules`) apart.
- */
-export function registeredSchemas(): SchemaObject[] {
+/** What is registered with Ajv before the bodies are compiled. */
+export function registeredSchemas(sources: ValidatorSources): SchemaObject[] {
   return [
-    filterSchema,
-    EXPRESSION_SCHEMA,
-    shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject,
-    { ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' },
-    shapeOf(PREFETCH_SCHEMA) as SchemaObject,
-    { ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' },
+    ...sources.whole,
+    ...sources.split.flatMap((schema) => [shapeOf(schema) as SchemaObject, { ...(rulesOf(schema) as SchemaObject), $id: `${String(schema.$id)}Rules` }]),
   ];
 }
 
@@ -174,7 +172,9 @@ export function bodyParts(name: BodyName): BodyParts {
   return { shape: shapeOf(schema) as SchemaObject, rules: rules === true ? null : (rules as SchemaObject) };
 }
 
-/** Bumped whenever the generated module's form changes (validator-code.ts), so older builds read as stale. */
+export const BODY_NAMES = Object.keys(BODY_SCHEMAS) as BodyName[];
+
+/** Bumped whenever the generated script's form changes (validator-compiler.ts), so older builds read as stale. */
 const GENERATED_FORM = 1;
 
 /**
@@ -183,9 +183,9 @@ const GENERATED_FORM = 1;
  * registered schemas and every body's parts. Generated validators carrying another digest were
  * compiled from other schemas.
  */
-export function validatorFingerprint(): string {
+export function validatorFingerprint(sources: ValidatorSources): string {
   const ajvVersion = (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version;
-  const bodies = (Object.keys(BODY_SCHEMAS) as BodyName[]).map((name) => [name, bodyParts(name)]);
-  const text = JSON.stringify([GENERATED_FORM, ajvVersion, AJV_OPTIONS, VALIDATOR_KEYWORDS, registeredSchemas(), bodies]);
+  const bodies = BODY_NAMES.map((name) => [name, bodyParts(name)]);
+  const text = JSON.stringify([GENERATED_FORM, ajvVersion, AJV_OPTIONS, VALIDATOR_KEYWORDS, registeredSchemas(sources), bodies]);
   return createHash('sha256').update(text).digest('hex');
 }

@@ -9,19 +9,40 @@ import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError } f
 import { printJson } from '../json/print.js';
 import type { PointIdErrorParams } from './point-id-keyword.js';
 import { parseQuery, type ParsedQuery, type QueryParamSet, type RawQuery } from './schemas/query.js';
-import type { BodyName, BodyTypes } from './body-schemas.js';
-import { COMPILED_BODIES } from './compiled-validators.js';
+import type { BodyName, BodyTypes, ValidatorSources } from './body-schemas.js';
+import { compiledBodies } from './compiled-validators.js';
+import type { CompiledBodies } from './validator-module.js';
 import { brokenRules, startRules } from './validator-keywords.js';
+import { filterSchema } from './filter.js';
+import { EXPRESSION_SCHEMA } from './schemas/formula.js';
+import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
-export { BODY_SCHEMAS, REFERENCED_SCHEMAS, type BodyName, type BodyTypes } from './body-schemas.js';
+export { BODY_SCHEMAS, type BodyName, type BodyTypes } from './body-schemas.js';
+
+/** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
+export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
+
+/** What the validators are compiled from beside the bodies: the self-nesting query schemas have rules of their own. */
+export const VALIDATOR_SOURCES: ValidatorSources = { whole: [filterSchema, EXPRESSION_SCHEMA], split: [QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA] };
+
+let compiled: CompiledBodies | null = null;
+
+/**
+ * Every body's validators, ready from the first call on: the server bundle has them loaded as it
+ * starts; from source they are found (or compiled) on first use (compiled-validators.ts).
+ */
+function bodies(): CompiledBodies {
+  compiled ??= compiledBodies(VALIDATOR_SOURCES);
+  return compiled;
+}
 
 /** Checks a parsed JSON body against Qdrant's type `name`; throws FormatError or ValidationError. */
 export function validateBody<K extends BodyName>(name: K, body: unknown): BodyTypes[K] {
   // What serde_json says of an empty body.
   if (body === undefined) throw formatError('EOF while parsing a value at line 1 column 0');
-  const { shape, rules } = COMPILED_BODIES[name];
+  const { shape, rules } = bodies()[name];
   if (!shape(body)) throw formatError(describeShapeError(shape.errors ?? []));
   if (rules) {
     startRules();

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { validatorCodeCache, validatorScript } from '../api/validator-compiler.js';
 import { GENERATED_VALIDATORS_PATH, VALIDATORS_CODE_CACHE_PATH } from '../api/validator-module.js';
+import { VALIDATOR_SOURCES } from '../api/validator.js';
 
 const SRC = new URL('../', import.meta.url);
 export const SERVER_BUNDLE_DIR = fileURLToPath(new URL('../../build/server/', import.meta.url));
@@ -28,9 +29,10 @@ const path = (relative: string): string => fileURLToPath(new URL(relative, SRC))
 
 /** The generated validators in place of compiled-validators.ts. */
 const BUNDLED_VALIDATORS = `
-import { BODY_SCHEMAS } from ${JSON.stringify(path('api/body-schemas.ts'))};
+import { BODY_NAMES } from ${JSON.stringify(path('api/body-schemas.ts'))};
 import { readGeneratedValidators } from ${JSON.stringify(path('api/validator-module.ts'))};
-export const COMPILED_BODIES = readGeneratedValidators().bodies(Object.keys(BODY_SCHEMAS));
+const generated = readGeneratedValidators().bodies(BODY_NAMES);
+export function compiledBodies() { return generated; }
 `;
 
 const bundledValidators: Plugin = {
@@ -43,7 +45,7 @@ const bundledValidators: Plugin = {
 
 export async function buildServer(): Promise<void> {
   await mkdir(dirname(GENERATED_VALIDATORS_PATH), { recursive: true });
-  const script = validatorScript();
+  const script = validatorScript(VALIDATOR_SOURCES);
   await writeFile(GENERATED_VALIDATORS_PATH, script);
   await writeFile(VALIDATORS_CODE_CACHE_PATH, validatorCodeCache(script));
   await rm(SERVER_BUNDLE_DIR, { recursive: true, force: true });

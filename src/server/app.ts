@@ -16,6 +16,7 @@ import { errorBody, markStart, sendError } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerRequestHardware } from './request-hardware.js';
+import { requestLoggerFactory } from './request-logger.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
@@ -53,6 +54,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
     // bound is above what Node's HTTP parser lets through in a request line anyway.
     routerOptions: { caseSensitive: true, maxParamLength: MAX_PARAM_LENGTH },
     https: httpsOptions(context.config),
+    childLoggerFactory: requestLoggerFactory,
     ...FRAMEWORK_ERROR_OPTIONS,
   });
   app.removeAllContentTypeParsers();
