@@ -1,17 +1,29 @@
 // `npm start`: loads the configuration, opens the storage, serves the REST API, and shuts down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests within
 // service.shutdown_timeout_sec or cut them short, close the stores).
+//
+// Start-up order: the shard workers are spawned first, from this module's few static imports, so
+// that each thread loads its modules and the engine while this thread loads the server's (the
+// dynamic imports below); then the stored collections open on the workers.
 
-import { CollectionManager } from './collection/manager.js';
 import { isLoopback, loadConfig } from './config/config.js';
-import { buildServer } from './server/app.js';
-import { shutDown } from './server/shutdown.js';
-import { hasApiKeys } from './server/auth/keys.js';
-import { prepareSnapshots } from './snapshot/startup.js';
-import { openNodeState } from './telemetry/node.js';
-import { VERSION } from './version.js';
+import { ShardWorkers } from './worker/pool.js';
 
 const config = loadConfig();
+// Test-only (src/worker/faults.ts): read once, here, so nothing else can turn it on.
+const faults = process.env.QUIVER_TEST_FAULTS === '1';
+const workers = new ShardWorkers(config.workers, { limits: config.worker_limits, faults });
+
+const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }] = await Promise.all([
+  import('./collection/manager.js'),
+  import('./server/app.js'),
+  import('./server/shutdown.js'),
+  import('./server/auth/keys.js'),
+  import('./snapshot/startup.js'),
+  import('./telemetry/node.js'),
+  import('./version.js'),
+]);
+
 const logger = { level: config.log_level.toLowerCase() };
 const keyed = hasApiKeys(config);
 if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthenticated_bind) {
@@ -19,9 +31,7 @@ if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthen
   process.exit(2);
 }
 
-// Test-only (src/worker/faults.ts): read once, here, so nothing else can turn it on.
-const faults = process.env.QUIVER_TEST_FAULTS === '1';
-const collections = await CollectionManager.open(config.storage.storage_path, config.workers, { limits: config.worker_limits, faults });
+const collections = await CollectionManager.openWith(config.storage.storage_path, workers);
 const node = await openNodeState(collections.meta, config);
 const recovered = await prepareSnapshots(collections, config, node.peerId).catch(async (err: Error) => {
   console.error(`Cannot recover the storage snapshot ${config.recover.storage_snapshot}: ${err.message}`);

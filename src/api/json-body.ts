@@ -50,6 +50,22 @@ function closingQuote(text: string, open: number): number {
 }
 
 /**
+ * Whether `text` has MAX_JSON_NESTING opening brackets at all, wherever they stand (inside strings
+ * too): the nesting can only reach the limit if it does. Counted by indexOf, which scans natively
+ * and far faster than the structural scan, so a body with few brackets (a query: its vector is
+ * one list of numbers) skips that scan.
+ */
+function mayReachNesting(text: string): boolean {
+  let opened = 0;
+  for (const bracket of ['[', '{']) {
+    for (let at = text.indexOf(bracket); at >= 0; at = text.indexOf(bracket, at + 1)) {
+      if (++opened >= MAX_JSON_NESTING) return true;
+    }
+  }
+  return false;
+}
+
+/**
  * The body as a JSON value (undefined when empty); FormatError with serde_json's message otherwise.
  * Its text is kept beside it, for the exact value of an id past 2^53 (exact-integers.ts).
  */
@@ -57,7 +73,7 @@ export function parseJsonBody(text: string): unknown {
   if (text.length === 0) return undefined;
   // Too deep for serde_json: the syntax scan (itself depth-limited) finds where it stops, at the
   // limit or at a syntax error before it.
-  if (!exceedsNesting(text)) {
+  if (!mayReachNesting(text) || !exceedsNesting(text)) {
     try {
       const body: unknown = JSON.parse(text);
       rememberSource(body, text);

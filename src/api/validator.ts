@@ -1,263 +1,54 @@
-// Request validation, compiled once at startup on one Ajv instance. A body is judged as Qdrant
+// Request validation, by validators compiled ahead (see compiled-validators.ts). A body is judged as Qdrant
 // judges it: first its shape, as serde would parse it (failure: 400 "Format error in JSON body:
 // <serde's message>"), then the validator-crate rules (failure: 422 "Validation error in JSON
 // body: [<path>: <message>; ...]"). Qdrant's messages also carry "at line L column C"; bodies
 // arrive here parsed, so positions are not reported.
 
-import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
-import { filterSchema } from './filter.js';
-import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError, type RuleBreach } from './messages.js';
-import { parseDatetime } from '../shard/filter/datetime.js';
+import type { ErrorObject, SchemaObject } from 'ajv';
+import { formatError, invalidJsonPathText, POINTS_OR_FILTER, validationError } from './messages.js';
 import { printJson } from '../json/print.js';
-import { EXACT_INTEGERS_KEYWORD, I64_KEYWORD } from './exact-integer-keywords.js';
-import { POINT_ID_KEYWORD, type PointIdErrorParams } from './point-id-keyword.js';
-import { CHANGE_ALIASES } from './schemas/aliases.js';
-import { CREATE_COLLECTION, UPDATE_COLLECTION, VECTOR_NAME_CONFIG } from './schemas/collection.js';
-import { rulesOf, shapeOf, type PathStep, type PlacedRule } from './schemas/derive.js';
-import { CREATE_FIELD_INDEX } from './schemas/payload-index.js';
-import {
-  COUNT_REQUEST,
-  DELETE_PAYLOAD,
-  DELETE_VECTORS,
-  POINT_INSERT_OPERATIONS,
-  POINT_REQUEST,
-  POINTS_SELECTOR,
-  SCROLL_REQUEST,
-  SET_PAYLOAD,
-  UPDATE_OPERATIONS,
-  UPDATE_VECTORS,
-} from './schemas/points.js';
-import { QUOTA_CONFIG } from './schemas/quota.js';
-import { CREATE_SHARDING_KEY, DROP_SHARDING_KEY } from './schemas/shard-keys.js';
-import type { WireQuotaConfig } from '../quota/config.js';
+import type { PointIdErrorParams } from './point-id-keyword.js';
 import { parseQuery, type ParsedQuery, type QueryParamSet, type RawQuery } from './schemas/query.js';
-import { SHARD_SNAPSHOT_RECOVER, SNAPSHOT_RECOVER, type WireSnapshotRecover } from './schemas/snapshots.js';
-import { violation } from './schemas/rules.js';
-import type {
-  WireChangeAliases,
-  WireCountRequest,
-  WireCreateCollection,
-  WireCreateFieldIndex,
-  WireCreateShardingKey,
-  WireDropShardingKey,
-  WireVectorNameConfig,
-  WireDeletePayload,
-  WireDeleteVectors,
-  WirePointInsertOperations,
-  WirePointRequest,
-  WirePointsSelector,
-  WireScrollRequest,
-  WireSetPayload,
-  WireUpdateCollection,
-  WireUpdateOperations,
-  WireUpdateVectors,
-  WireSearchRequest,
-  WireSearchRequestBatch,
-  WireQueryRequest,
-  WireQueryRequestBatch,
-  WireFacetRequest,
-  WireRecommendRequest,
-  WireRecommendRequestBatch,
-  WireSearchGroupsRequest,
-  WireRecommendGroupsRequest,
-  WireQueryGroupsRequest,
-  WireDiscoverRequest,
-  WireDiscoverRequestBatch,
-  WireSearchMatrixRequest,
-} from './types.js';
+import type { BodyName, BodyTypes, ValidatorSources } from './body-schemas.js';
+import { compiledBodies } from './compiled-validators.js';
+import type { CompiledBodies } from './validator-module.js';
+import { brokenRules, startRules } from './validator-keywords.js';
+import { filterSchema } from './filter.js';
 import { EXPRESSION_SCHEMA } from './schemas/formula.js';
-import { parseJsonPath } from '../shard/filter/json-path.js';
-import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA, SEARCH_MATRIX_REQUEST, DISCOVER_REQUEST, DISCOVER_REQUEST_BATCH, FACET_REQUEST, QUERY_REQUEST, QUERY_REQUEST_BATCH, RECOMMEND_REQUEST, RECOMMEND_REQUEST_BATCH, RECOMMEND_GROUPS_REQUEST, QUERY_GROUPS_REQUEST, SEARCH_GROUPS_REQUEST, SEARCH_REQUEST, SEARCH_REQUEST_BATCH } from './schemas/search.js';
+import { PREFETCH_SCHEMA, QUERY_INTERFACE_SCHEMA } from './schemas/search.js';
 
 export { CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS, READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS } from './schemas/query.js';
 
-/** Each request body Quiver validates, by the name of its Qdrant type. */
-export interface BodyTypes {
-  CreateCollection: WireCreateCollection;
-  UpdateCollection: WireUpdateCollection;
-  PointInsertOperations: WirePointInsertOperations;
-  PointRequest: WirePointRequest;
-  PointsSelector: WirePointsSelector;
-  UpdateVectors: WireUpdateVectors;
-  DeleteVectors: WireDeleteVectors;
-  SetPayload: WireSetPayload;
-  DeletePayload: WireDeletePayload;
-  UpdateOperations: WireUpdateOperations;
-  ScrollRequest: WireScrollRequest;
-  CountRequest: WireCountRequest;
-  CreateFieldIndex: WireCreateFieldIndex;
-  ChangeAliasesOperation: WireChangeAliases;
-  SearchRequest: WireSearchRequest;
-  SearchRequestBatch: WireSearchRequestBatch;
-  QueryRequest: WireQueryRequest;
-  QueryRequestBatch: WireQueryRequestBatch;
-  FacetRequest: WireFacetRequest;
-  RecommendRequest: WireRecommendRequest;
-  RecommendRequestBatch: WireRecommendRequestBatch;
-  SearchGroupsRequest: WireSearchGroupsRequest;
-  RecommendGroupsRequest: WireRecommendGroupsRequest;
-  QueryGroupsRequest: WireQueryGroupsRequest;
-  DiscoverRequest: WireDiscoverRequest;
-  DiscoverRequestBatch: WireDiscoverRequestBatch;
-  SearchMatrixRequest: WireSearchMatrixRequest;
-  SnapshotRecover: WireSnapshotRecover;
-  ShardSnapshotRecover: WireSnapshotRecover;
-  QuotaConfig: WireQuotaConfig;
-  CreateShardingKey: WireCreateShardingKey;
-  DropShardingKey: WireDropShardingKey;
-  VectorNameConfig: WireVectorNameConfig;
-}
+export { BODY_SCHEMAS, type BodyName, type BodyTypes } from './body-schemas.js';
 
-export type BodyName = keyof BodyTypes;
-
-/** Each body's schema, rules inline (src/api/schemas/derive.ts splits them). */
-export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
-  CreateCollection: CREATE_COLLECTION,
-  UpdateCollection: UPDATE_COLLECTION,
-  PointInsertOperations: POINT_INSERT_OPERATIONS,
-  PointRequest: POINT_REQUEST,
-  PointsSelector: POINTS_SELECTOR,
-  UpdateVectors: UPDATE_VECTORS,
-  DeleteVectors: DELETE_VECTORS,
-  SetPayload: SET_PAYLOAD,
-  DeletePayload: DELETE_PAYLOAD,
-  UpdateOperations: UPDATE_OPERATIONS,
-  ScrollRequest: SCROLL_REQUEST,
-  CountRequest: COUNT_REQUEST,
-  CreateFieldIndex: CREATE_FIELD_INDEX,
-  ChangeAliasesOperation: CHANGE_ALIASES,
-  SearchRequest: SEARCH_REQUEST,
-  SearchRequestBatch: SEARCH_REQUEST_BATCH,
-  QueryRequest: QUERY_REQUEST,
-  QueryRequestBatch: QUERY_REQUEST_BATCH,
-  FacetRequest: FACET_REQUEST,
-  RecommendRequest: RECOMMEND_REQUEST,
-  RecommendRequestBatch: RECOMMEND_REQUEST_BATCH,
-  SearchGroupsRequest: SEARCH_GROUPS_REQUEST,
-  RecommendGroupsRequest: RECOMMEND_GROUPS_REQUEST,
-  QueryGroupsRequest: QUERY_GROUPS_REQUEST,
-  DiscoverRequest: DISCOVER_REQUEST,
-  DiscoverRequestBatch: DISCOVER_REQUEST_BATCH,
-  SearchMatrixRequest: SEARCH_MATRIX_REQUEST,
-  SnapshotRecover: SNAPSHOT_RECOVER,
-  ShardSnapshotRecover: SHARD_SNAPSHOT_RECOVER,
-  QuotaConfig: QUOTA_CONFIG,
-  CreateShardingKey: CREATE_SHARDING_KEY,
-  DropShardingKey: DROP_SHARDING_KEY,
-  VectorNameConfig: VECTOR_NAME_CONFIG,
-};
-
-// Rules never fail validation: each broken one is noted here (Ajv runs synchronously, so one
-// list serves every call) and all are reported together, as the validator crate does.
-let breaches: RuleBreach[] = [];
-
-// References stay calls (inlineRefs: false): a self-nesting schema (prefetch) is validated by
-// recursion, and inlined references would make every level's frame big enough to overflow the
-// stack before the 127 levels a body may nest.
-const ajv = new Ajv({ strict: true, allowUnionTypes: true, verbose: true, inlineRefs: false });
-ajv.addKeyword({ keyword: 'serde', schemaType: 'string' });
-ajv.addKeyword({ keyword: 'untagged', schemaType: 'string' });
-// serde's `expecting` text of an untagged enum, reported instead of the generic one.
-ajv.addKeyword({ keyword: 'expecting', schemaType: 'string' });
-ajv.addKeyword(POINT_ID_KEYWORD);
-ajv.addKeyword(EXACT_INTEGERS_KEYWORD);
-ajv.addKeyword(I64_KEYWORD);
-ajv.addKeyword({ keyword: 'f32Items', schemaType: 'boolean', type: 'array', errors: true, validate: f32Items });
-// A JsonPath or a datetime is a string that must parse; JsonPath's deserializer reports its own message.
-ajv.addKeyword({ keyword: 'jsonPath', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseJsonPath(data) !== undefined });
-ajv.addKeyword({ keyword: 'datetime', schemaType: 'boolean', type: 'string', validate: (_: boolean, data: string) => parseDatetime(data) !== undefined });
-ajv.addKeyword({
-  keyword: 'pointsOrFilter',
-  schemaType: 'boolean',
-  validate: (_: boolean, data: unknown) => {
-    if (typeof data !== 'object' || data === null) return true;
-    const { points, filter } = data as { points?: unknown; filter?: unknown };
-    return (points ?? null) !== null || (filter ?? null) !== null;
-  },
-});
-// serde's aliases: a field sent under another of its names is moved to its own name before the
-// struct is checked (so `required` and the field's schema see it); both names at once are one
-// field given twice.
-ajv.addKeyword({
-  keyword: 'aliases',
-  type: 'object',
-  schemaType: 'object',
-  modifying: true,
-  errors: true,
-  before: 'required',
-  validate: renameAliases,
-});
-ajv.addKeyword({
-  keyword: 'rule',
-  schemaType: 'object',
-  validate: (rule: PlacedRule, data: unknown, _parent?: unknown, cxt?: { instancePath: string; rootData: unknown }) => {
-    const message = violation(rule, data);
-    if (message !== null) breaches.push({ path: qdrantPath(rule, cxt?.instancePath ?? '', cxt?.rootData), message });
-    return true;
-  },
-});
 /** The schemas the bodies refer to by `$id` (`{ $ref: 'Filter' }`, 'QueryInterface', 'Prefetch'). */
 export const REFERENCED_SCHEMAS: readonly SchemaObject[] = [filterSchema, QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA, EXPRESSION_SCHEMA];
 
-ajv.addSchema(filterSchema);
-ajv.addSchema(EXPRESSION_SCHEMA);
-ajv.addSchema(shapeOf(QUERY_INTERFACE_SCHEMA) as SchemaObject);
-ajv.addSchema({ ...(rulesOf(QUERY_INTERFACE_SCHEMA) as SchemaObject), $id: 'QueryInterfaceRules' });
-ajv.addSchema(shapeOf(PREFETCH_SCHEMA) as SchemaObject);
-ajv.addSchema({ ...(rulesOf(PREFETCH_SCHEMA) as SchemaObject), $id: 'PrefetchRules' });
+/** What the validators are compiled from beside the bodies: the self-nesting query schemas have rules of their own. */
+export const VALIDATOR_SOURCES: ValidatorSources = { whole: [filterSchema, EXPRESSION_SCHEMA], split: [QUERY_INTERFACE_SCHEMA, PREFETCH_SCHEMA] };
 
-function renameAliases(aliases: Record<string, string>, data: Record<string, unknown>, _parent?: unknown, cxt?: { instancePath: string }): boolean {
-  for (const [alias, field] of Object.entries(aliases)) {
-    if (!Object.hasOwn(data, alias)) continue;
-    if (Object.hasOwn(data, field)) {
-      renameAliases.errors = [{ keyword: 'aliases', instancePath: cxt?.instancePath ?? '', schemaPath: '', params: { field } }];
-      return false;
-    }
-    data[field] = data[alias];
-    delete data[alias];
-  }
-  return true;
+let compiled: CompiledBodies | null = null;
+
+/**
+ * Every body's validators, ready from the first call on: the server bundle has them loaded as it
+ * starts; from source they are found (or compiled) on first use (compiled-validators.ts).
+ */
+function bodies(): CompiledBodies {
+  compiled ??= compiledBodies(VALIDATOR_SOURCES);
+  return compiled;
 }
-renameAliases.errors = undefined as Partial<ErrorObject>[] | undefined;
-
-/** Every item of a list (known to be one) is a number; the first that is not is reported as serde reports it. */
-function f32Items(_: boolean, data: unknown[], _parent?: unknown, cxt?: { instancePath: string }): boolean {
-  for (let i = 0; i < data.length; i++) {
-    if (typeof data[i] !== 'number') {
-      f32Items.errors = [{ keyword: 'f32Items', instancePath: `${cxt?.instancePath ?? ''}/${i}`, schemaPath: '', params: { item: data[i] } }];
-      return false;
-    }
-  }
-  return true;
-}
-f32Items.errors = undefined as Partial<ErrorObject>[] | undefined;
-
-interface CompiledBody {
-  shape: ValidateFunction;
-  rules: ValidateFunction | null;
-}
-
-const COMPILED = Object.fromEntries(
-  Object.entries(BODY_SCHEMAS).map(([name, schema]) => {
-    const rules = rulesOf(schema);
-    const compiled: CompiledBody = {
-      shape: ajv.compile(shapeOf(schema) as SchemaObject),
-      rules: rules === true ? null : ajv.compile(rules as SchemaObject),
-    };
-    return [name, compiled];
-  }),
-) as Record<BodyName, CompiledBody>;
 
 /** Checks a parsed JSON body against Qdrant's type `name`; throws FormatError or ValidationError. */
 export function validateBody<K extends BodyName>(name: K, body: unknown): BodyTypes[K] {
   // What serde_json says of an empty body.
   if (body === undefined) throw formatError('EOF while parsing a value at line 1 column 0');
-  const { shape, rules } = COMPILED[name];
+  const { shape, rules } = bodies()[name];
   if (!shape(body)) throw formatError(describeShapeError(shape.errors ?? []));
   if (rules) {
-    breaches = [];
+    startRules();
     rules(body);
-    if (breaches.length > 0) throw validationError(breaches);
+    const breaches = brokenRules();
+    if (breaches.length > 0) throw validationError([...breaches]);
   }
   return body as BodyTypes[K];
 }
@@ -267,27 +58,6 @@ export function validateQuery<S extends QueryParamSet>(set: S, query: RawQuery):
   const parsed = parseQuery(set, query);
   if (!parsed.ok) throw formatError(parsed.error, 'query parameters');
   return parsed.value;
-}
-
-// Qdrant's field paths (actix-web-validator's flatten_errors): fields joined by dots, list
-// items as [i], map entries as "?" (Qdrant validates map values as an anonymous list).
-// A rule of a referenced schema (a nested prefetch) has its steps from that schema's root; the
-// steps before it, through nested prefetches, are fields and list items, told apart by the data.
-function qdrantPath(rule: PlacedRule, instancePath: string, root: unknown): string {
-  const segments = instancePath.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
-  const lead = segments.length - rule.path.length;
-  let path = '';
-  let node = root;
-  for (const segment of segments.slice(0, lead)) {
-    path += Array.isArray(node) ? `[${segment}]` : (path ? '.' : '') + segment;
-    node = (node as Record<string, unknown>)[segment];
-  }
-  rule.path.forEach((step: PathStep, i) => {
-    if (step === 'index') path += `[${segments[lead + i]}]`;
-    else path += (path ? '.' : '') + (step === 'key' ? '?' : segments[lead + i]);
-  });
-  if (rule.field) path += (path ? '.' : '') + rule.field;
-  return path;
 }
 
 // Ajv keywords that only wrap the failure of a subschema.

@@ -6,7 +6,7 @@
 // - open-loop: single queries offered at `rate` per second on a fixed timetable (open-loop.ts);
 // - upsert: `upsertClients` clients upserting `batch` points each, wait=true, into a fresh
 //   collection of the same shape;
-// - start: a Quiver spawned on empty storage, until GET /readyz answers 200.
+// - start: a Quiver spawned on empty storage as `npm start` runs it, until GET /readyz answers 200.
 // Every load reports the load generator's own CPU, and the run ends with the same data built in
 // this process and searched on one thread: the served queries per second over the engine's.
 
@@ -192,7 +192,7 @@ async function startToReady(workers: number): Promise<number> {
   try {
     const port = await freePort();
     const started = performance.now();
-    const server = await startQuiver({ storage, port, workers, readyPath: '/readyz', pollMs: START_POLL_MS });
+    const server = await startQuiver({ storage, port, workers, readyPath: '/readyz', pollMs: START_POLL_MS, entry: 'build' });
     const readyMs = performance.now() - started;
     await server.stop();
     return readyMs;

@@ -59,7 +59,7 @@ export async function openTarget(url: string | null, connections: number, worker
 async function startLocalQuiver(workers: number): Promise<{ url: string; stop(): Promise<void> }> {
   const storage = await mkdtemp(join(tmpdir(), 'quiver-bench-'));
   const removeStorage = () => rm(storage, { recursive: true, force: true });
-  const server = await startQuiver({ storage, workers, echo: process.stderr }).catch(async (err: unknown) => {
+  const server = await startQuiver({ storage, workers, echo: process.stderr, entry: 'build' }).catch(async (err: unknown) => {
     await removeStorage();
     throw err;
   });

@@ -1,5 +1,6 @@
-// A Quiver server (src/main.ts) in a child process on a loopback port: what `quiver bench
-// server|ingest` starts when given no --url, and what the tests run against.
+// A Quiver server in a child process on a loopback port: what `quiver bench server|ingest` starts
+// when given no --url (the build, as `npm start` runs it), and what the tests run against (the
+// sources, through tsx, so a test always runs the code as it is).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -8,6 +9,8 @@ import { Agent, fetch } from 'undici';
 import { CommandError } from '../errors.js';
 
 const MAIN = new URL('../main.ts', import.meta.url).pathname;
+/** What `npm start` runs: the server bundle in build/server, built first when stale. */
+const START = new URL('../cli/start.js', import.meta.url).pathname;
 const READY_WITHIN_MS = 60_000;
 const READY_POLL_MS = 50;
 
@@ -31,6 +34,8 @@ export interface QuiverProcessOptions {
   readyPath?: string;
   /** Milliseconds between readiness probes (default 50): what a start-up timing is resolved to. */
   pollMs?: number;
+  /** 'source' (default): src/main.ts through tsx; 'build': what `npm start` runs (src/cli/start.js). */
+  entry?: 'source' | 'build';
 }
 
 export interface QuiverProcess {
@@ -60,7 +65,8 @@ export async function freePort(): Promise<number> {
 export async function startQuiver(options: QuiverProcessOptions): Promise<QuiverProcess> {
   const { storage, workers } = options;
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(workers), ...(options.args ?? [])], {
+  const entry = options.entry === 'build' ? [START] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...entry, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 'snapshots'), '--workers', String(workers), ...(options.args ?? [])], {
     env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

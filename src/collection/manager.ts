@@ -60,9 +60,19 @@ export class CollectionManager {
    * creates, deletes and recoveries cut short by a crash left.
    */
   static async open(storagePath: string, workerCount: number, workerOptions?: ShardWorkerOptions): Promise<CollectionManager> {
+    return CollectionManager.openWith(storagePath, new ShardWorkers(workerCount, workerOptions));
+  }
+
+  /**
+   * open() on workers already started (the server spawns them before it loads its own modules,
+   * so that both start at once). The collections open side by side, each on its shards' workers.
+   */
+  static async openWith(storagePath: string, workers: ShardWorkers): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
-    const manager = new CollectionManager(new LocalPlacement(storagePath, new ShardWorkers(workerCount, workerOptions)), meta);
-    for (const record of await meta.collections()) manager.register(record, await manager.start(record));
+    const manager = new CollectionManager(new LocalPlacement(storagePath, workers), meta);
+    const records = await meta.collections();
+    const opened = await Promise.all(records.map((record) => manager.start(record)));
+    records.forEach((record, i) => manager.register(record, opened[i]));
     manager.aliases = await meta.aliases();
     await manager.placement.removeOrphans(new Map([...manager.records.values()].map((r) => [r.storageId, manager.live.get(r.name)!.shards.map((s) => s.id)])));
     return manager;

@@ -6,16 +6,16 @@ import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
 import { parseJsonBody } from '../api/json-body.js';
-import { printJson } from '../json/print.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { registerPathNameCheck } from './path-names.js';
 import { registerQueryCheck } from './query-params.js';
 import { requireCatalogueEntries } from './route-catalogue.js';
-import { errorBody, markStart, sendError } from './reply.js';
+import { errorBody, markStart, printReply, sendError } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerRequestHardware } from './request-hardware.js';
+import { requestLoggerFactory } from './request-logger.js';
 import { registerAliasRoutes } from './routes/aliases.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
@@ -53,6 +53,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
     // bound is above what Node's HTTP parser lets through in a request line anyway.
     routerOptions: { caseSensitive: true, maxParamLength: MAX_PARAM_LENGTH },
     https: httpsOptions(context.config),
+    childLoggerFactory: requestLoggerFactory,
     ...FRAMEWORK_ERROR_OPTIONS,
   });
   app.removeAllContentTypeParsers();
@@ -64,8 +65,9 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
       done(err as Error, undefined);
     }
   });
-  // JSON.stringify, except that point ids past 2^53 (bigints) are printed as JSON integers.
-  app.setReplySerializer((payload) => printJson(payload));
+  // JSON.stringify, except that point ids past 2^53 (bigints) are printed as JSON integers; the
+  // hot search answers through compiled serialisers that print the same text (reply.ts).
+  app.setReplySerializer(printReply);
   app.addHook('onRequest', async (request) => markStart(request));
   // Before the routes: each route must have a catalogue entry, which gives it its access rule and
   // its query parameters as it registers. Before any body is read: authentication, then the

@@ -1,10 +1,16 @@
 // Qdrant's response envelope, and the one place where errors become HTTP responses.
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { SchemaObject } from 'ajv';
 import { FormatError, isQuiverError, RateLimited, ServiceError, type QuiverError } from '../errors.js';
+import { printJson } from '../json/print.js';
 import { usageMember } from './request-hardware.js';
 
 const started = Symbol('started');
+/** An answer's compiled serialiser, if its route has one (answer-serializers.ts); a symbol, so no printer sees it. */
+const compiledPrinter = Symbol('compiledPrinter');
+
+type Printer = (payload: unknown) => string;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,6 +28,33 @@ function elapsed(request: FastifyRequest): number {
 
 export function ok<T>(request: FastifyRequest, result: T): { result: T; status: 'ok'; time: number } {
   return { result, status: 'ok', time: elapsed(request), ...usageMember(request) };
+}
+
+/**
+ * ok(), printed by the route's compiled serialiser for `schema` (compiled once per route, by
+ * Fastify's serialiser compiler) instead of printJson; see answer-serializers.ts.
+ */
+export function okCompiled<T>(request: FastifyRequest, reply: FastifyReply, schema: SchemaObject, result: T): { result: T; status: 'ok'; time: number } {
+  const answer = ok(request, result);
+  Object.defineProperty(answer, compiledPrinter, { value: reply.compileSerializationSchema(schema) });
+  return answer;
+}
+
+/**
+ * The server's reply serialiser: the answer's compiled serialiser when it has one and it takes
+ * every value, printJson otherwise (JSON.stringify, with bigints as integers). Both print the same
+ * text; the compiled one refuses what it cannot print as JSON.stringify would (a bigint, a NaN).
+ */
+export function printReply(payload: unknown): string {
+  const compiled = (payload as { [compiledPrinter]?: Printer } | null)?.[compiledPrinter];
+  if (compiled !== undefined) {
+    try {
+      return compiled(payload);
+    } catch {
+      // printed below
+    }
+  }
+  return printJson(payload);
 }
 
 /** Qdrant's error body. */

@@ -10,7 +10,6 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { Agent, fetch } from 'undici';
 import type { DownloadLimits } from '../config/config.js';
 import { BadInput, ServiceError } from '../errors.js';
 
@@ -44,6 +43,8 @@ function bodyFailed(err: unknown): ServiceError {
 
 /** Downloads `url` to the new file `target` (removed again on failure), with the `api-key` header when a key is given. */
 export async function downloadTo(url: URL, apiKey: string | null, target: string, limits: DownloadLimits): Promise<void> {
+  // Loaded on the first download: undici is a large package that a server start need not load.
+  const { Agent, fetch } = await import('undici');
   const agent = new Agent({
     connectTimeout: limits.connect_timeout_sec * 1000,
     headersTimeout: limits.response_timeout_sec * 1000,

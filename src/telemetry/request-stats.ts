@@ -22,27 +22,35 @@ class Accumulator {
   min = Infinity;
   max = 0;
   total = 0;
-  last = new Date(0);
+  /** Epoch milliseconds of the latest response: a Date is made only when telemetry is read. */
+  last = 0;
+  /** The latest AVERAGE_WINDOW durations, a ring: `next` is where the next one goes. */
   private readonly recent: number[] = [];
+  private next = 0;
 
-  add(micros: number, at: Date): void {
+  add(micros: number, at: number): void {
     this.count++;
     this.min = Math.min(this.min, micros);
     this.max = Math.max(this.max, micros);
     this.total += micros;
     this.last = at;
-    this.recent.push(micros);
-    if (this.recent.length > AVERAGE_WINDOW) this.recent.shift();
+    if (this.recent.length < AVERAGE_WINDOW) this.recent.push(micros);
+    else this.recent[this.next] = micros;
+    this.next = (this.next + 1) % AVERAGE_WINDOW;
   }
 
   stats(): DurationStats {
+    // Summed oldest first, as the window was kept before it became a ring.
+    const full = this.recent.length === AVERAGE_WINDOW;
+    let sum = 0;
+    for (let i = 0; i < this.recent.length; i++) sum += this.recent[full ? (this.next + i) % AVERAGE_WINDOW : i];
     return {
       count: this.count,
-      avg_duration_micros: this.recent.reduce((a, b) => a + b, 0) / this.recent.length,
+      avg_duration_micros: sum / this.recent.length,
       min_duration_micros: this.min,
       max_duration_micros: this.max,
       total_duration_micros: Math.round(this.total),
-      last_responded: this.last.toISOString(),
+      last_responded: new Date(this.last).toISOString(),
     };
   }
 }
@@ -61,7 +69,7 @@ export class RequestStats {
     if (!statuses) this.byEndpoint.set(key, (statuses = new Map()));
     let acc = statuses.get(status);
     if (!acc) statuses.set(status, (acc = new Accumulator()));
-    acc.add(micros, new Date());
+    acc.add(micros, Date.now());
     // Whole microseconds, the resolution of Qdrant's timings (its `_sum` has six decimals).
     if (status === TIMED_STATUS && REPORTED_ENDPOINTS.has(endpoint)) this.durations.observe({ method, endpoint, status: String(status) }, Math.round(micros) / 1e6);
   }
@@ -71,8 +79,19 @@ export class RequestStats {
   }
 }
 
-/** Fastify's route pattern in Qdrant's template form: /collections/:name/index/:field -> /collections/{collection_name}/index/{field_name}. */
+const templates = new Map<string, string>();
+
+/**
+ * Fastify's route pattern in Qdrant's template form: /collections/:name/index/:field ->
+ * /collections/{collection_name}/index/{field_name}. Worked out once per route (routes are few
+ * and fixed), as every answered request asks.
+ */
 export function endpointTemplate(route: string): string {
-  const names: Record<string, string> = { name: 'collection_name', field: 'field_name' };
-  return route.replace(/:([A-Za-z_]+)/g, (_, param: string) => `{${names[param] ?? param}}`);
+  let template = templates.get(route);
+  if (template === undefined) {
+    const names: Record<string, string> = { name: 'collection_name', field: 'field_name' };
+    template = route.replace(/:([A-Za-z_]+)/g, (_, param: string) => `{${names[param] ?? param}}`);
+    templates.set(route, template);
+  }
+  return template;
 }

@@ -3,11 +3,12 @@
 // but Greek, which it lacks; Greek comes from @orama/stemmers, also Snowball-generated.
 // Stemmers expect lowercased input, as Qdrant's pipeline gives them (lowercase runs first).
 
-// A named import: the package marks itself __esModule without a default export, so a default
-// import is undefined wherever it is loaded as CommonJS (the shard workers, through tsx).
-import { newStemmer } from 'snowball-stemmers';
-import { stemmer as greekStemmer } from '@orama/stemmers/greek';
+import { createRequire } from 'node:module';
 import type { SnowballLanguage } from './languages.js';
+
+// Both packages are loaded on the first stemmer asked for (synchronously, through require): every
+// language's generated stemmer is in them, which a start of a server or a shard worker need not load.
+const require = createRequire(import.meta.url);
 
 export type Stem = (word: string) => string;
 
@@ -17,9 +18,9 @@ export function snowballStemmer(language: SnowballLanguage): Stem {
   let stem = cache.get(language);
   if (stem === undefined) {
     if (language === 'greek') {
-      stem = greekStemmer;
+      stem = (require('@orama/stemmers/greek') as typeof import('@orama/stemmers/greek')).stemmer;
     } else {
-      const stemmer = newStemmer(language);
+      const stemmer = (require('snowball-stemmers') as typeof import('snowball-stemmers')).newStemmer(language);
       stem = (word) => stemmer.stem(word);
     }
     cache.set(language, stem);

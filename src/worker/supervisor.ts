@@ -14,7 +14,9 @@ import type { ShardSpec } from '../shard/shard.js';
 import type { Deadline } from '../shard/deadline.js';
 import { isUpdateTask, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
 
-const WORKER_FILE = new URL('./shard-worker.ts', import.meta.url).href;
+// The worker's module beside this one: shard-worker.ts from source, shard-worker.js in the
+// server bundle (build/server, where this code is part of main.js).
+const WORKER_FILE = new URL(`./shard-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
 
 /**
  * Replacement threads started in a row with no task answered in between (each reopening every

@@ -10,7 +10,8 @@ import { collectionScope, runQueries } from '../../collection/query-planner.js';
 import type { QueryRequest } from '../../collection/query-tree.js';
 import type { CollectionManager } from '../../collection/manager.js';
 import { groupsRead, queryRead } from '../../collection/strict-reads.js';
-import { ok } from '../reply.js';
+import { ok, okCompiled } from '../reply.js';
+import { QUERY_ANSWER, QUERY_BATCH_ANSWER, SEARCH_ANSWER, SEARCH_BATCH_ANSWER } from '../answer-serializers.js';
 import type { ServerContext } from '../app.js';
 import { admitRead, collectionName, read } from './params.js';
 
@@ -52,27 +53,27 @@ export function registerSearchRoutes(app: FastifyInstance, { collections }: Serv
     return ok(request, await groups(collections, request, () => [toQueryRequest(body), toGroupSpec(body)]));
   }));
 
-  app.post('/collections/:name/points/search', (request) => read(request, 'Search', async () => {
+  app.post('/collections/:name/points/search', (request, reply) => read(request, 'Search', async () => {
     const body = validateBody('SearchRequest', request.body);
     const [points] = await run(collections, request, () => [fromSearchRequest(body)]);
-    return ok(request, points);
+    return okCompiled(request, reply, SEARCH_ANSWER, points);
   }));
 
-  app.post('/collections/:name/points/search/batch', (request) => read(request, 'Search', async () => {
+  app.post('/collections/:name/points/search/batch', (request, reply) => read(request, 'Search', async () => {
     const requests = validateBody('SearchRequestBatch', request.body).searches.map(fromSearchRequest);
-    return ok(request, await run(collections, request, () => requests, true));
+    return okCompiled(request, reply, SEARCH_BATCH_ANSWER, await run(collections, request, () => requests, true));
   }));
 
-  app.post('/collections/:name/points/query', (request) => read(request, 'Query', async () => {
+  app.post('/collections/:name/points/query', (request, reply) => read(request, 'Query', async () => {
     const body = validateBody('QueryRequest', request.body);
     const [points] = await run(collections, request, () => [toQueryRequest(body)]);
-    return ok(request, { points });
+    return okCompiled(request, reply, QUERY_ANSWER, { points });
   }));
 
-  app.post('/collections/:name/points/query/batch', (request) => read(request, 'Query', async () => {
+  app.post('/collections/:name/points/query/batch', (request, reply) => read(request, 'Query', async () => {
     const body = validateBody('QueryRequestBatch', request.body);
     const results = await run(collections, request, () => body.searches.map(toQueryRequest), true);
-    return ok(request, results.map((points) => ({ points })));
+    return okCompiled(request, reply, QUERY_BATCH_ANSWER, results.map((points) => ({ points })));
   }));
 
   app.post('/collections/:name/points/recommend', (request) => read(request, 'Search', async () => {
