@@ -47,16 +47,25 @@ t.test('a search task crosses with its dense vectors as f32 and comes back as it
   t.same((message.task as { searches: SearchSpec[] }).searches[0].query, { kind: 'nearest', vector: dense }, 'the sent spec is untouched (other shards get it too)');
 });
 
-t.test('hits come back as they were found: plain lists as columns, others as they are', async (t) => {
+t.test('hits come back as they were found: plain lists in one block, others as they are', async (t) => {
   const message: TaskMessage = { task: { type: 'search', shard: 'c/0', searches: [] }, deadline: null };
+  const usage = { cpu: 5, payload_io_read: 0, payload_io_write: 0, payload_index_io_read: 0, payload_index_io_write: 0, vector_io_read: 0, vector_io_write: 0 };
   const plain: ScoredView[] = [{ id: 7, score: 0.9125, version: 3 }, { id: 2 ** 53 - 1, score: -1.5, version: 0 }, { id: 0, score: 0.1 + 0.2, version: 12 }];
+  const other: ScoredView[] = [{ id: 5, score: 2.25, version: 1 }];
+  const reply: TaskReply<ScoredView[][]> = { ok: [plain, [], other], usage };
+  const packed = packReply(message, reply);
+  t.equal(packed.transfer.length, 1, 'plain hit lists go as one buffer');
+  t.same(unpackReply(message, await cross(packed.value, packed.transfer)), reply, 'the same hits, in the same lists and order, with the usage report');
+
   const uuids: ScoredView[] = [{ id: '936da01f-9abd-4d9d-80c7-02af85c822a8', score: 0.5, version: 1 }];
   const big: ScoredView[] = [{ id: 2n ** 60n, score: 0.5, version: 1 }];
   const withPayload: ScoredView[] = [{ id: 1, score: 0.5, version: 1, payload: { a: 1 } }];
-  const reply: TaskReply<ScoredView[][]> = { ok: [plain, [], uuids, big, withPayload], usage: { cpu: 5, payload_io_read: 0, payload_io_write: 0, payload_index_io_read: 0, payload_index_io_write: 0, vector_io_read: 0, vector_io_write: 0 } };
-  const packed = packReply(message, reply);
-  t.equal(packed.transfer.length, 6, 'the plain and the empty list go as three columns each');
-  t.same(unpackReply(message, await cross(packed.value, packed.transfer)), reply, 'the same hits, in the same order, with the usage report');
+  for (const [name, list] of [['uuid ids', uuids], ['ids past 2^53', big], ['a payload', withPayload]] as const) {
+    const mixed: TaskReply<ScoredView[][]> = { ok: [plain, list], usage };
+    const asIs = packReply(message, mixed);
+    t.equal(asIs.transfer.length, 0, `hits with ${name} go as they are`);
+    t.same(unpackReply(message, await cross(asIs.value, asIs.transfer)), mixed, `and come back the same (${name})`);
+  }
 
   const failed: TaskReply<unknown> = { error: { quiverError: 'NotFound', statusCode: 404, message: 'Not found: shard c/0 is not open' } };
   t.same(unpackReply(message, await cross(packReply(message, failed).value, [])), failed, 'an error reply crosses as it is');

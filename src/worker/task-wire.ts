@@ -2,8 +2,8 @@
 // clone copies a JavaScript array number by number and rebuilds every hit object on the other
 // side; a typed array goes as one block of bytes (and a transferred one is not even copied). So a
 // nearest search's dense query vector travels as a Float32Array (the engine keeps queries in f32,
-// so nothing it sees changes), and a list of plain hits (numeric ids, no payload, no vectors)
-// comes back as three typed arrays. Anything else crosses as it is.
+// so nothing it sees changes), and plain hits (numeric ids, no payload, no vectors) come back in
+// one Float64Array. Anything else crosses as it is.
 
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { ShardTask, TaskMessage, TaskReply, TaskResults } from './tasks.js';
@@ -13,14 +13,12 @@ type SearchTask = Extract<ShardTask, { type: 'search' }>;
 /** A search spec on the wire: a nearest search's dense vector as f32. */
 type WireSpec = Omit<SearchSpec, 'query'> & { query: SearchSpec['query'] | { kind: 'nearest'; vector: Float32Array } };
 
-/** A list of plain hits as columns; position i of each is hit i. */
-interface HitColumns {
-  ids: Float64Array;
-  scores: Float64Array;
-  versions: Float64Array;
-}
-
-type WireHits = ScoredView[] | HitColumns;
+/**
+ * Every hit list of a search reply in one block (one transferred buffer costs less to post than
+ * several, or than the hit objects): the number of lists L, each list's length, then per list its
+ * ids, its scores and its versions.
+ */
+type HitBlock = Float64Array;
 
 /** A task message as it is posted, with the buffers it hands over. */
 export interface Packed<T> {
@@ -62,36 +60,46 @@ function plain(hits: ScoredView[]): boolean {
   return hits.every((h) => typeof h.id === 'number' && h.payload === undefined && h.vectors === undefined && h.shardKey === undefined && h.orderValue === undefined);
 }
 
-function columns(hits: ScoredView[], transfer: ArrayBuffer[]): WireHits {
-  if (!plain(hits)) return hits;
-  const n = hits.length;
-  const ids = new Float64Array(n);
-  const scores = new Float64Array(n);
-  const versions = new Float64Array(n);
-  hits.forEach((h, i) => {
-    ids[i] = h.id as number;
-    scores[i] = h.score;
-    versions[i] = h.version;
+function toBlock(lists: ScoredView[][]): Float64Array<ArrayBuffer> {
+  const block = new Float64Array(1 + lists.length + 3 * lists.reduce((n, hits) => n + hits.length, 0));
+  block[0] = lists.length;
+  let at = 1 + lists.length;
+  lists.forEach((hits, l) => {
+    const n = (block[1 + l] = hits.length);
+    hits.forEach((h, i) => {
+      block[at + i] = h.id as number;
+      block[at + n + i] = h.score;
+      block[at + 2 * n + i] = h.version;
+    });
+    at += 3 * n;
   });
-  transfer.push(ids.buffer, scores.buffer, versions.buffer);
-  return { ids, scores, versions };
+  return block;
 }
 
-function rows(hits: WireHits): ScoredView[] {
-  if (Array.isArray(hits)) return hits;
-  return Array.from(hits.ids, (id, i) => ({ id, score: hits.scores[i], version: hits.versions[i] }));
+function fromBlock(block: HitBlock): ScoredView[][] {
+  const lists: ScoredView[][] = [];
+  let at = 1 + block[0];
+  for (let l = 0; l < block[0]; l++) {
+    const n = block[1 + l];
+    const hits: ScoredView[] = new Array(n);
+    for (let i = 0; i < n; i++) hits[i] = { id: block[at + i], score: block[at + n + i], version: block[at + 2 * n + i] };
+    lists.push(hits);
+    at += 3 * n;
+  }
+  return lists;
 }
 
-/** The reply to post for `message`'s task: a search's plain hit lists as transferred columns. */
+/** The reply to post for `message`'s task: a search's hit lists as one transferred block when they are all plain. */
 export function packReply<R extends object>(message: TaskMessage, reply: R): Packed<R> {
-  const transfer: ArrayBuffer[] = [];
-  if (!isSearch(message) || !('ok' in reply)) return { value: reply, transfer };
-  const lists = (reply.ok as TaskResults['search']).map((hits) => columns(hits, transfer));
-  return { value: { ...reply, ok: lists }, transfer };
+  if (!isSearch(message) || !('ok' in reply)) return { value: reply, transfer: [] };
+  const lists = reply.ok as TaskResults['search'];
+  if (!lists.every(plain)) return { value: reply, transfer: [] };
+  const block = toBlock(lists);
+  return { value: { ...reply, ok: block }, transfer: [block.buffer] };
 }
 
-/** The reply as the supervisor hands it on: hit columns as hit objects again. */
+/** The reply as the supervisor hands it on: a hit block as hit objects again. */
 export function unpackReply(message: TaskMessage, reply: TaskReply<unknown>): TaskReply<unknown> {
-  if (!isSearch(message) || !('ok' in reply)) return reply;
-  return { ...reply, ok: (reply.ok as WireHits[]).map(rows) };
+  if (!isSearch(message) || !('ok' in reply) || !(reply.ok instanceof Float64Array)) return reply;
+  return { ...reply, ok: fromBlock(reply.ok) };
 }
