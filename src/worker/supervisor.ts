@@ -5,14 +5,14 @@
 // reads queued one behind another are sent without waiting for each other's answers (up to
 // MAX_READS_SENT): the worker still runs them one at a time, in order. A task that is not a read
 // waits until every earlier answer is in, and later tasks wait for it, so writes and reads keep
-// the order they were queued in. The supervisor remembers which shards the thread owns (from the open, reopen, restore, close and drop tasks
-// that succeeded). When the thread dies (an uncaught error, its memory limit), traps in
-// WebAssembly (its shards' engine memory can no longer be trusted) or overruns its watchdog (a read
-// past its deadline plus a grace period, any task past a hard bound), the task it was running
-// fails with a 500, the thread is terminated and replaced, and the owned shards are opened again
-// from storage in the new thread before the tasks waiting behind run there (reads already sent
-// but not begun go back to the front of the queue). Storage holds every
-// acknowledged write (each is one synced batch), so nothing acknowledged is lost.
+// the order they were queued in. The supervisor remembers which shards the thread owns (from the
+// open, reopen, restore, close and drop tasks that succeeded). When the thread dies (an uncaught
+// error, its memory limit), traps in WebAssembly (its shards' engine memory can no longer be
+// trusted) or overruns its watchdog (a read past its deadline plus a grace period, any task past a
+// hard bound), the task it was running fails with a 500, the thread is terminated and replaced,
+// and the owned shards are opened again from storage in the new thread before the tasks waiting
+// behind run there (reads already sent but not begun go back to the front of the queue). Storage
+// holds every acknowledged write (each is one synced batch), so nothing acknowledged is lost.
 
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
