@@ -14,7 +14,7 @@
 // behind run there (reads already sent but not begun go back to the front of the queue). Storage
 // holds every acknowledged write (each is one synced batch), so nothing acknowledged is lost.
 
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { fromWire, ServiceError } from '../errors.js';
 import type { ShardSpec } from '../shard/shard.js';
@@ -187,6 +187,9 @@ export class WorkerSupervisor {
    */
   private fail(thread: Thread, reason: string): void {
     if (thread !== this.thread || this.failure !== null || this.closed) return;
+    this.collect(thread);
+    // One of them was a fault, which failed the thread already.
+    if (this.failure !== null) return;
     this.failure = reason;
     this.options.onFault(reason);
     this.stopWatchdog();
@@ -199,6 +202,16 @@ export class WorkerSupervisor {
     void end(thread);
     this.wake();
     void this.drain();
+  }
+
+  /**
+   * Takes the answers the worker posted that are still on the port: its death or a timer can be
+   * noticed before them (each comes through its own channel), and they are good answers.
+   */
+  private collect(thread: Thread): void {
+    for (let queued = receiveMessageOnPort(thread.port); queued; queued = receiveMessageOnPort(thread.port)) {
+      this.answered(thread, queued.message as Answer);
+    }
   }
 
   private wake(): void {
@@ -240,12 +253,15 @@ export class WorkerSupervisor {
    * task, the thread is replaced.
    */
   private startWatchdog(thread: Thread): void {
-    const { deadline } = thread.flights[0];
+    const watched = thread.flights[0];
     const { limits } = this.options;
     const hardMs = limits.task_timeout_sec * 1000;
-    const graceMs = deadline ? Math.max(0, deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
+    const graceMs = watched.deadline ? Math.max(0, watched.deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
     this.watchdog = setTimeout(() => {
       this.watchdog = null;
+      // Answered just now (the answer not taken yet): the next message is watched from here.
+      this.collect(thread);
+      if (thread.flights[0] !== watched) return;
       this.fail(thread, graceMs < hardMs
         ? `a read ran more than ${limits.deadline_grace_sec}s past its deadline`
         : `a task ran longer than ${limits.task_timeout_sec}s`);
