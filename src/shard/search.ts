@@ -258,11 +258,11 @@ export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
     // score_threshold is inclusive, on the side of "closer" for the ranking.
     if (spec.scoreThreshold !== null && (larger ? score < spec.scoreThreshold : score > spec.scoreThreshold)) break;
     const id: PointId = shard.pointId(offset);
-    const record = shard.record(id)!;
-    const hit: ScoredView = { id, score, version: record.version ?? 0 };
-    const payload = selectPayload(record.payload ?? {}, spec.withPayload);
+    const hit: ScoredView = { id, score, version: shard.version(offset) };
+    const payload = selectPayload(shard.payload(offset) ?? {}, spec.withPayload);
     if (payload) hit.payload = payload;
-    const vectors = selectVectors(record.vectors, spec.withVector);
+    // The whole record (every stored vector copied out of the engine) only when vectors are asked for.
+    const vectors = spec.withVector === false ? undefined : selectVectors(shard.record(id)!.vectors, spec.withVector);
     if (vectors) hit.vectors = vectors;
     hits.push(hit);
   }

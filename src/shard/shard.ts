@@ -386,6 +386,10 @@ export class Shard implements FilterSource {
   pointId(offset: number): PointId {
     return this.ids[offset];
   }
+  /** The version of the live point at `offset`, as its record has it, without reading the record. */
+  version(offset: number): number {
+    return this.versions[offset] ?? 0;
+  }
   hasVector(offset: number, name: string): boolean {
     return (this.vectors.get(name) ?? this.sparse.get(name))?.has(offset) ?? false;
   }

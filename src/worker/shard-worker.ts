@@ -1,5 +1,6 @@
 // Entry point of a shard worker thread (run by Piscina, one thread per pool). The thread owns
-// the shards opened in it; Piscina hands it one task at a time, so each shard is single-writer.
+// the shards opened in it. Piscina hands it one task, the port its supervisor sends every other
+// message through (task-port.ts), which runs them one at a time, so each shard is single-writer.
 
 import { workerData } from 'node:worker_threads';
 import { isQuiverError, NotFound, ServiceError, toWire } from '../errors.js';
@@ -18,7 +19,8 @@ import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import { addUsage, emptyUsage, type HardwareUsage } from '../shard/hardware.js';
 import { measured } from './task-usage.js';
 import { injectFault } from './faults.js';
-import type { ShardTask, TaskMessage, TaskReply, TaskResults, UpdateBatch, UpdateBatchReply, UpdateReply, UpdateTask, UsageReport, WorkerSettings } from './tasks.js';
+import { serve } from './task-port.js';
+import type { Connect, ShardTask, TaskMessage, TaskReply, TaskResults, UpdateBatch, UpdateBatchReply, UpdateReply, UpdateTask, UsageReport, WorkerSettings } from './tasks.js';
 import type { WireError } from '../errors.js';
 
 const shards = new Map<string, Shard>();
@@ -181,7 +183,7 @@ async function runUpdates(updates: UpdateTask[]): Promise<UpdateBatchReply> {
 }
 
 /** Answers every message (a rejected one would be taken for a dead worker); a trap is a fault. */
-export default async function handle(message: TaskMessage | UpdateBatch): Promise<TaskReply<TaskResults[ShardTask['type']]> | UpdateBatchReply> {
+async function handle(message: TaskMessage | UpdateBatch): Promise<TaskReply<TaskResults[ShardTask['type']]> | UpdateBatchReply> {
   if ('updates' in message) {
     try {
       if (injecting) for (const update of message.updates) await injectFault(update);
@@ -201,4 +203,10 @@ export default async function handle(message: TaskMessage | UpdateBatch): Promis
     const failure = failureOf(err);
     return 'fault' in failure ? failure : { ...failure, usage, ...takeDeferred(task.shard) };
   }
+}
+
+/** Piscina's one task for this thread: from now on, messages come through the supervisor's port. */
+export default function connect(connection: Connect): null {
+  serve(connection, handle);
+  return null;
 }

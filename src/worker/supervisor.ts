@@ -1,18 +1,26 @@
-// One shard worker thread kept alive. The supervisor runs the thread's tasks one at a time (updates
-// queued one behind another go together, as one batch: see UpdateBatch) and
-// remembers which shards the thread owns (from the open, reopen, restore, close and drop tasks
-// that succeeded). When the thread dies (an uncaught error, its memory limit), traps in
-// WebAssembly (its shards' engine memory can no longer be trusted) or overruns its watchdog (a read
-// past its deadline plus a grace period, any task past a hard bound), the task it was running
-// fails with a 500, the thread is terminated and replaced, and the owned shards are opened again
-// from storage in the new thread before the tasks waiting behind run there. Storage holds every
-// acknowledged write (each is one synced batch), so nothing acknowledged is lost.
+// One shard worker thread kept alive. Piscina owns the thread; the supervisor talks to it through
+// a MessagePort of its own (handed over in Piscina's one task, see Connect), which the worker
+// drains several messages per wake-up. The supervisor sends the thread's tasks one at a time
+// (updates queued one behind another go together, as one batch: see UpdateBatch), except that
+// reads queued one behind another are sent without waiting for each other's answers (up to
+// MAX_READS_SENT): the worker still runs them one at a time, in order. A task that is not a read
+// waits until every earlier answer is in, and later tasks wait for it, so writes and reads keep
+// the order they were queued in. The supervisor remembers which shards the thread owns (from the
+// open, reopen, restore, close and drop tasks that succeeded). When the thread dies (an uncaught
+// error, its memory limit), traps in WebAssembly (its shards' engine memory can no longer be
+// trusted) or overruns its watchdog (a read past its deadline plus a grace period, any task past a
+// hard bound), the task it was running fails with a 500, the thread is terminated and replaced,
+// and the owned shards are opened again from storage in the new thread before the tasks waiting
+// behind run there (reads already sent but not begun go back to the front of the queue). Storage
+// holds every acknowledged write (each is one synced batch), so nothing acknowledged is lost.
 
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { fromWire, ServiceError } from '../errors.js';
 import type { ShardSpec } from '../shard/shard.js';
 import type { Deadline } from '../shard/deadline.js';
-import { isUpdateTask, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
+import { isReadTask, isUpdateTask, type Answer, type Connect, type Sent, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
+import { packTask, unpackReply } from './task-wire.js';
 
 // The worker's module beside this one: shard-worker.ts from source, shard-worker.js in the
 // server bundle (build/server, where this code is part of main.js).
@@ -27,6 +35,12 @@ const RESTART_ATTEMPTS = 3;
 
 /** Most updates sent in one batch: enough to share a synced write widely, few enough to answer the first soon. */
 const MAX_BATCH = 64;
+
+/**
+ * Most reads in the worker at once: enough that a busy worker finds several per wake-up, few
+ * enough that a read is not long behind others once sent.
+ */
+const MAX_READS_SENT = 16;
 
 /** Quiver's own settings (`worker_limits` in the configuration). */
 export interface WorkerLimits {
@@ -52,6 +66,12 @@ export type SettledReply = Exclude<TaskReply<unknown>, { fault: string }>;
 
 interface Thread {
   pool: Piscina;
+  /** The supervisor's end of the port every message goes through. */
+  port: MessagePort;
+  /** Sequence number of the message the worker began last (it writes it as it begins each). */
+  begun: Int32Array;
+  /** Messages sent and not answered yet, in the order sent. */
+  flights: Flight[];
   /** Settles once the thread has exited, and so has closed the stores it had open. */
   exited: Promise<void>;
   /** Set by the first call to end(): Piscina's destroy() must not run twice on a pool at once. */
@@ -61,7 +81,26 @@ interface Thread {
 /** Terminates the thread (and any replacement Piscina started on its own), once it has exited. */
 function end(thread: Thread): Promise<void> {
   thread.ended ??= thread.pool.destroy().then(() => thread.exited);
+  thread.port.close();
   return thread.ended;
+}
+
+/** What became of a message: the worker's reply, or the thread failed before answering it. */
+type Outcome = { reply: Answer } | { lost: string };
+
+interface Flight {
+  seq: number;
+  deadline: Deadline | null;
+  /** Turns the reply from its wire form (task-wire.ts) back. */
+  unpack(reply: Answer): Answer;
+  done(outcome: Outcome): void;
+  /** A read: when its thread fails before beginning it, it is queued again instead of failed. */
+  retry?: Waiting;
+}
+
+function faultOf(outcome: Outcome): string | null {
+  if ('lost' in outcome) return outcome.lost;
+  return 'fault' in outcome.reply ? outcome.reply.fault : null;
 }
 
 interface Waiting {
@@ -80,6 +119,11 @@ export class WorkerSupervisor {
   private readonly owned = new Map<string, ShardSpec>();
   private readonly waiting: Waiting[] = [];
   private draining = false;
+  /** Told when the current thread answers a message or fails: the drain loop waits for that. */
+  private onAnswer: (() => void) | null = null;
+  /** Last sequence number sent, across threads. */
+  private seq = 0;
+  private watchdog: NodeJS.Timeout | null = null;
   /** Why the current thread can no longer be used; null while it is healthy. */
   private failure: string | null = null;
   /** Replacement threads started since a thread last answered a task. */
@@ -103,6 +147,9 @@ export class WorkerSupervisor {
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of this.waiting.splice(0)) entry.reject(new ServiceError('the node is shutting down'));
+    this.stopWatchdog();
+    for (const flight of this.thread.flights.splice(0)) flight.done({ lost: 'the node is shutting down' });
+    this.wake();
     await end(this.thread);
   }
 
@@ -120,7 +167,14 @@ export class WorkerSupervisor {
       ...(limits.memory_mb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: limits.memory_mb } }),
     });
     const [worker] = pool.threads;
-    const thread: Thread = { pool, exited: new Promise((resolve) => worker.once('exit', () => resolve())), ended: null };
+    const { port1, port2 } = new MessageChannel();
+    const connect: Connect = { port: port2, begun: new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)) };
+    // Its failure is the thread's, which the thread's own events below report.
+    pool.run(connect, { transferList: [port2] }).catch(() => undefined);
+    const thread: Thread = { pool, port: port1, begun: connect.begun, flights: [], exited: new Promise((resolve) => worker.once('exit', () => resolve())), ended: null };
+    port1.on('message', (answer: Answer) => this.answered(thread, answer));
+    // Only waiting requests keep the process alive, as with Piscina's own port.
+    port1.unref();
     // A thread that dies between tasks (its shard optimizer failed) is noticed here, not by a
     // task; 'error' (an uncaught error, the memory limit) comes before 'exit' and says more.
     worker.once('error', (err) => this.fail(thread, messageOf(err)));
@@ -129,13 +183,96 @@ export class WorkerSupervisor {
     return thread;
   }
 
-  /** Marks `thread` failed (once) and terminates it; the drain loop replaces it. */
+  /**
+   * Marks `thread` failed (once) and terminates it; the drain loop replaces it. The message it was
+   * running fails with `reason`; reads sent behind it go back to the front of the queue.
+   */
   private fail(thread: Thread, reason: string): void {
     if (thread !== this.thread || this.failure !== null || this.closed) return;
+    this.collect(thread);
+    // One of them was a fault, which failed the thread already.
+    if (this.failure !== null) return;
     this.failure = reason;
     this.options.onFault(reason);
+    this.stopWatchdog();
+    const running = Atomics.load(thread.begun, 0);
+    const flights = thread.flights.splice(0);
+    // A read the worker began may have been answered with the answer still on its way: running
+    // it again is harmless; only the one it was running when it failed is the cause.
+    this.waiting.unshift(...flights.flatMap((f) => (f.retry && f.seq !== running ? [f.retry] : [])));
+    for (const flight of flights) if (!flight.retry || flight.seq === running) flight.done({ lost: reason });
     void end(thread);
+    this.wake();
     void this.drain();
+  }
+
+  /**
+   * Takes the answers the worker posted that are still on the port: its death or a timer can be
+   * noticed before them (each comes through its own channel), and they are good answers.
+   */
+  private collect(thread: Thread): void {
+    for (let queued = receiveMessageOnPort(thread.port); queued; queued = receiveMessageOnPort(thread.port)) {
+      this.answered(thread, queued.message as Answer);
+    }
+  }
+
+  private wake(): void {
+    const wake = this.onAnswer;
+    this.onAnswer = null;
+    wake?.();
+  }
+
+  /** Settles once the current thread answers a message or fails. */
+  private nextAnswer(): Promise<void> {
+    return new Promise((resolve) => (this.onAnswer = resolve));
+  }
+
+  /** Posts `message` to `thread`; `done` learns what became of it. */
+  private send(thread: Thread, message: TaskMessage | UpdateBatch, deadline: Deadline | null, done: Flight['done'], retry?: Waiting): void {
+    const packed = 'task' in message ? packTask(message) : { value: message, transfer: [] };
+    const unpack = 'task' in message ? (reply: Answer) => unpackReply(message, reply as TaskReply<unknown>) : (reply: Answer) => reply;
+    const sent: Sent = { seq: ++this.seq, message: packed.value };
+    thread.flights.push({ seq: sent.seq, deadline, unpack, done, retry });
+    thread.port.postMessage(sent, packed.transfer);
+    if (thread.flights.length === 1) this.startWatchdog(thread);
+  }
+
+  /** The worker answers in the order sent: `reply` is for the oldest message in flight. */
+  private answered(thread: Thread, reply: Answer): void {
+    // Answers of a thread already failed are not trusted (a trap) or already given up on.
+    if (thread !== this.thread || this.failure !== null) return;
+    const flight = thread.flights.shift()!;
+    this.stopWatchdog();
+    if (thread.flights.length > 0) this.startWatchdog(thread);
+    flight.done({ reply: flight.unpack(reply) });
+    if ('fault' in reply) this.fail(thread, reply.fault);
+    this.wake();
+  }
+
+  /**
+   * Watches the oldest unanswered message, the one the worker is on (the worker runs them in the
+   * order sent): past its deadline plus the grace period (a read), or past the hard bound on any
+   * task, the thread is replaced.
+   */
+  private startWatchdog(thread: Thread): void {
+    const watched = thread.flights[0];
+    const { limits } = this.options;
+    const hardMs = limits.task_timeout_sec * 1000;
+    const graceMs = watched.deadline ? Math.max(0, watched.deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
+    this.watchdog = setTimeout(() => {
+      this.watchdog = null;
+      // Answered just now (the answer not taken yet): the next message is watched from here.
+      this.collect(thread);
+      if (thread.flights[0] !== watched) return;
+      this.fail(thread, graceMs < hardMs
+        ? `a read ran more than ${limits.deadline_grace_sec}s past its deadline`
+        : `a task ran longer than ${limits.task_timeout_sec}s`);
+    }, Math.min(hardMs, graceMs));
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
   }
 
   private async drain(): Promise<void> {
@@ -144,8 +281,18 @@ export class WorkerSupervisor {
     try {
       while (!this.closed) {
         if (this.failure !== null && !(await this.restart())) break;
-        const next = this.waiting.shift();
+        const next = this.waiting[0];
         if (!next) break;
+        const inWorker = this.thread.flights.length;
+        if (isReadTask(next.message.task) ? inWorker >= MAX_READS_SENT : inWorker > 0) {
+          await this.nextAnswer();
+          continue;
+        }
+        this.waiting.shift();
+        if (isReadTask(next.message.task)) {
+          this.sendRead(next);
+          continue;
+        }
         if (!isUpdateTask(next.message.task)) {
           await this.execute(next);
           continue;
@@ -170,6 +317,21 @@ export class WorkerSupervisor {
     }
   }
 
+  /** Sends a read without waiting for its answer; reads change no ownership. */
+  private sendRead(entry: Waiting): void {
+    const thread = this.thread;
+    this.send(thread, entry.message, entry.message.deadline, (outcome) => {
+      const fault = faultOf(outcome);
+      if (fault === null) {
+        this.restarts = 0;
+        entry.resolve((outcome as { reply: SettledReply }).reply);
+        return;
+      }
+      this.fail(thread, fault);
+      entry.reject(new ServiceError(`shard worker ${this.index} failed: ${fault}`));
+    }, entry);
+  }
+
   /** Runs updates as one batch; each is answered with its own reply (updates change no ownership). */
   private async executeUpdates(batch: Waiting[]): Promise<void> {
     const message: UpdateBatch = { updates: batch.map((w) => w.message.task).filter(isUpdateTask) };
@@ -191,30 +353,13 @@ export class WorkerSupervisor {
   /** Runs one message on the current thread under the watchdog; a fault fails the thread and the message. */
   private async call<R extends object = TaskReply<unknown>>(message: TaskMessage | UpdateBatch, deadline: Deadline | null): Promise<Exclude<R, { fault: string }>> {
     const thread = this.thread;
-    const { limits } = this.options;
-    const hardMs = limits.task_timeout_sec * 1000;
-    const graceMs = deadline ? Math.max(0, deadline.at - Date.now()) + limits.deadline_grace_sec * 1000 : Infinity;
-    let overrun: string | null = null;
-    const watchdog = setTimeout(() => {
-      overrun = graceMs < hardMs
-        ? `a read ran more than ${limits.deadline_grace_sec}s past its deadline`
-        : `a task ran longer than ${limits.task_timeout_sec}s`;
-      this.fail(thread, overrun);
-    }, Math.min(hardMs, graceMs));
-    let reply: R | { fault: string };
-    try {
-      reply = await thread.pool.run(message);
-    } catch (err) {
-      // The pool rejects only when the thread is gone: the worker answers every task it finishes.
-      reply = { fault: overrun ?? messageOf(err) };
-    } finally {
-      clearTimeout(watchdog);
+    const outcome = await new Promise<Outcome>((resolve) => this.send(thread, message, deadline, resolve));
+    const fault = faultOf(outcome);
+    if (fault !== null) {
+      this.fail(thread, fault);
+      throw new ServiceError(`shard worker ${this.index} failed: ${fault}`);
     }
-    if ('fault' in reply) {
-      this.fail(thread, reply.fault);
-      throw new ServiceError(`shard worker ${this.index} failed: ${reply.fault}`);
-    }
-    return reply as Exclude<R, { fault: string }>;
+    return (outcome as { reply: unknown }).reply as Exclude<R, { fault: string }>;
   }
 
   /**

@@ -23,6 +23,7 @@ import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardRoute } from '../shard/snapshot-part.js';
 import type { FileSlice } from '../storage/tar.js';
 import type { HardwareUsage } from '../shard/hardware.js';
+import type { MessagePort } from 'node:worker_threads';
 
 export type ShardTask =
   | { type: 'open'; shard: string; spec: ShardSpec }
@@ -141,3 +142,35 @@ export interface UpdateBatch {
 export type UpdateReply = ({ ok: null } | { error: WireError }) & UsageReport;
 
 export type UpdateBatchReply = { replies: UpdateReply[] } | { fault: string };
+
+/**
+ * The one task Piscina runs in a shard worker: it hands over the port every later message comes
+ * through (a port kept busy is drained several messages per wake-up, where Piscina wakes its
+ * thread once per task), and a shared cell in which the worker writes the sequence number of each
+ * message as it begins it, so that when the thread fails the supervisor knows which message was
+ * running and which were only queued behind it.
+ */
+export interface Connect {
+  port: MessagePort;
+  begun: Int32Array;
+}
+
+/** A message on the port; the worker runs them one at a time, in `seq` order. */
+export interface Sent {
+  seq: number;
+  message: TaskMessage | UpdateBatch;
+}
+
+/** The worker's answer to a message; answers come in the order the messages were sent. */
+export type Answer = TaskReply<unknown> | UpdateBatchReply;
+
+/** Reads, which the supervisor may send while earlier reads are still in the worker. */
+export function isReadTask(task: ShardTask): boolean {
+  switch (task.type) {
+    case 'retrieve': case 'scroll': case 'count': case 'sample': case 'search':
+    case 'query': case 'formula': case 'mmr': case 'facet':
+      return true;
+    default:
+      return false;
+  }
+}
