@@ -18,6 +18,7 @@ export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, conta
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
 export { enableQuantization, refitQuantization };
 export { trainStep } from "./training";
+export { checkAsReached } from "./filter-check";
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 

@@ -90,6 +90,14 @@ export function ownValue(object: JsonObject, key: string): JsonValue | undefined
 
 /** Every value found at `path` in `root` (missing parts contribute nothing). */
 export function valuesAt(path: JsonPath, root: Payload): JsonValue[] {
+  // A top-level key, the common case, without the walk (filters read keys once per point).
+  if (path.length === 1) {
+    const item = path[0];
+    if ('key' in item) {
+      const value = ownValue(root, item.key);
+      return value === undefined ? [] : [value];
+    }
+  }
   const out: JsonValue[] = [];
   collect(path, 0, root, out);
   return out;
