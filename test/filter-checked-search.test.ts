@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { toFilter, type WireFilter } from '../src/api/filter.js';
 import { VectorIndex } from '../src/engine/index.js';
 import { engineModule } from '../src/runtime/wasm-module.js';
-import { planFilter, selectMatching } from '../src/shard/filter/index.js';
+import { allOf, planFilter, selectMatching } from '../src/shard/filter/index.js';
 import { clustered, rng, row } from './helpers/data.js';
 import { ArraySource, filter as randomFilter, randomPoints } from './helpers/filter-data.js';
 import { refMatches, type RefPoint } from './helpers/filter-reference.js';
@@ -147,4 +147,9 @@ t.test('an index on the filtered key answers it: nothing left to check', async (
     t.equal(plan.rest, null, `${share * 100}%: the index answered the whole filter`);
     t.same([...plan.candidates], [...selectMatching(toFilter(selective(share) as WireFilter), source)], `${share * 100}%: candidates are the matching points`);
   }
+  // Filters combined by allOf (a prefetch's under its parent's) are answered as a flat one.
+  const combined = allOf(toFilter(selective(0.5) as WireFilter), toFilter({ must: [{ key: 'sel', range: { gte: 100 } }] } as WireFilter))!;
+  const plan = planFilter(combined, source);
+  t.equal(plan.rest, null, 'combined filters: the index answered both');
+  t.same([...plan.candidates], [...selectMatching(combined, source)], 'combined filters: candidates are the matching points');
 });

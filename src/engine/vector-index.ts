@@ -98,9 +98,9 @@ export interface SearchOptions {
   /** Only offsets in this set may be returned. */
   filter?: Bitset;
   /**
-   * With `filter`: a condition its members must also meet, asked only of the members the search
-   * reaches (a filter condition no payload index answers; see checkedSearch). Never asked twice
-   * about one offset in a search.
+   * With `filter`: a condition its members must also meet (a filter condition no payload index
+   * answers), asked of the members a cardinality sample draws and then, by the plan checkPlan
+   * makes, of every member or only of those the graph search reaches.
    */
   check?: (offset: number) => boolean;
   quantization?: QuantizationSearchParams;

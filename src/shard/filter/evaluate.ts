@@ -3,8 +3,8 @@
 // vector conditions never match there (Qdrant gives nested checks no id tracker and no vectors).
 
 import type { Payload, PointId } from '../../model.js';
-import { checkField, isEmptyShape, isNullShape, shapeOf, type MatchSemantics } from './field-check.js';
-import { formatJsonPath, isJsonObject, valuesAt, type JsonPath } from './json-path.js';
+import { checkField, checkOneValue, isEmptyShape, isNullShape, shapeOf, type MatchSemantics } from './field-check.js';
+import { formatJsonPath, isJsonObject, ownValue, valuesAt, type JsonPath } from './json-path.js';
 import { inSlice } from './slice.js';
 import type { Condition, FieldCondition, Filter } from './types.js';
 
@@ -41,8 +41,13 @@ function anyHolds(conditions: readonly Condition[], scope: PointScope): boolean 
 
 export function checkCondition(cond: Condition, scope: PointScope): boolean {
   switch (cond.kind) {
-    case 'field':
-      return checkField(cond, valuesAt(cond.path, scope.payload), semanticsFor(cond, scope));
+    case 'field': {
+      const semantics = semanticsFor(cond, scope);
+      const top = cond.path.length === 1 ? cond.path[0] : undefined;
+      // A top-level key holds at most one value: judged without collecting values (the hot case).
+      if (!semantics && top && 'key' in top) return checkOneValue(cond, ownValue(scope.payload, top.key));
+      return checkField(cond, valuesAt(cond.path, scope.payload), semantics);
+    }
     case 'isEmpty':
       for (const v of valuesAt(cond.path, scope.payload)) if (!isEmptyShape(shapeOf(v))) return false;
       return true;

@@ -43,13 +43,24 @@ export function checkField(cond: FieldCondition, values: readonly JsonValue[], s
   if (indexed === true) return true;
   // The index judged the match part (over all values at once); the other parts remain.
   const rest = indexed === false ? { ...cond, match: undefined } : cond;
-  for (const v of values) {
-    if (!Array.isArray(v)) {
-      if (checkElement(rest, v)) return true;
-      continue;
-    }
-    for (const e of v) if (checkElement(rest, e)) return true;
-  }
+  for (const v of values) if (valueHolds(rest, v)) return true;
+  return false;
+}
+
+/**
+ * checkField for a key that holds at most one value (`undefined`: none), as a top-level key does,
+ * judged without index semantics: the same answer without a list of values to build.
+ */
+export function checkOneValue(cond: FieldCondition, value: JsonValue | undefined): boolean {
+  if (value === undefined) return checkMissing(cond);
+  if (judgedByShape(cond)) return judgeShape(cond, shapeOf(value));
+  return valueHolds(cond, value);
+}
+
+/** Whether a match, range or geo part holds for a value, or for an element of an array value. */
+function valueHolds(cond: FieldCondition, v: JsonValue): boolean {
+  if (!Array.isArray(v)) return checkElement(cond, v);
+  for (const e of v) if (checkElement(cond, e)) return true;
   return false;
 }
 

@@ -15,6 +15,22 @@ import type { Condition, Filter } from './types.js';
 const NO_PAYLOAD: Payload = Object.freeze({}) as Payload;
 const ROOT: JsonPath = [];
 
+/**
+ * `semantics` remembering its last answer: a filter checked point after point asks about the same
+ * few keys, each the same string, so one comparison mostly replaces a lookup of the indexes.
+ */
+function lastKeyCached(semantics: SemanticsLookup): SemanticsLookup {
+  let lastKey: string | undefined;
+  let last: ReturnType<SemanticsLookup>;
+  return (key) => {
+    if (key !== lastKey) {
+      last = semantics(key);
+      lastKey = key;
+    }
+    return last;
+  };
+}
+
 /** The scope of whichever offset it was last pointed at. */
 class OffsetScope implements PointScope {
   payload: Payload = NO_PAYLOAD;
@@ -49,7 +65,7 @@ export class PointCheck {
   checked = 0;
 
   constructor(private readonly src: FilterSource, semantics: SemanticsLookup) {
-    this.scope = new OffsetScope(src, semantics);
+    this.scope = new OffsetScope(src, lastKeyCached(semantics));
     this.sizes = measuring() ? (offset) => src.payloadBytes?.(offset) ?? storedPayloadBytes(src.payload(offset) ?? {}) : null;
   }
 

@@ -56,13 +56,22 @@ export interface FilterPlan {
 export function planFilter(filter: Filter, src: FilterSource): FilterPlan {
   const answered: Condition[] = [];
   const checked: Condition[] = [];
-  for (const cond of filter.must ?? []) (cost(cond, src) < PAYLOAD_CHECK ? answered : checked).push(cond);
+  for (const cond of mustConditions(filter.must ?? [])) (cost(cond, src) < PAYLOAD_CHECK ? answered : checked).push(cond);
   const candidates = selectFilter({ must: answered }, liveOffsets(src), src);
   const { should, minShould, mustNot } = filter;
   const rest: Filter = {
     ...(checked.length ? { must: checked } : {}), ...(should ? { should } : {}), ...(minShould ? { minShould } : {}), ...(mustNot ? { mustNot } : {}),
   };
   return { candidates, rest: Object.keys(rest).length ? rest : null, check: new PointCheck(src, indexSemantics(src)) };
+}
+
+/**
+ * `must` conditions with each sub-filter of `must` conditions only opened into them (it holds
+ * exactly when they all do), so that indexes answer the conditions of filters combined with
+ * allOf (a prefetch's filter under its parent's) as they answer a flat filter's.
+ */
+function mustConditions(conditions: readonly Condition[]): Condition[] {
+  return conditions.flatMap((c) => (c.kind === 'filter' && !c.filter.should && !c.filter.minShould && !c.filter.mustNot ? mustConditions(c.filter.must ?? []) : [c]));
 }
 
 /** The members of `candidates` matching `filter`, as a new bitset. */
