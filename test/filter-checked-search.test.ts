@@ -55,7 +55,7 @@ interface Outcome {
 function checkedSearch(index: VectorIndex, source: ArraySource, wire: object, query: Float32Array, exact: boolean): Outcome {
   const plan = planFilter(toFilter(wire as WireFilter), source);
   const rest = plan.rest;
-  const found = index.search(query, { limit: K, ef: 64, exact, filter: plan.candidates, check: rest ? (o) => plan.check.filter(rest, o) : undefined });
+  const found = index.search(query, { limit: K, ef: 64, exact, filter: plan.candidates, check: rest ? plan.check.matcher(rest) : undefined });
   return { offsets: Array.from(found.offsets), checked: plan.check.checked };
 }
 

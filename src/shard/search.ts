@@ -146,7 +146,7 @@ function denseScorer(index: VectorIndex): VectorScorer {
         ef: spec.params.hnswEf ?? undefined,
         exact: spec.params.exact,
         filter: plan?.candidates,
-        check: rest ? (offset) => plan.check.filter(rest, offset) : undefined,
+        check: rest ? plan.check.matcher(rest) : undefined,
         quantization: spec.params.quantization ?? undefined,
       }, query.count);
       plan?.check.chargeReads();
@@ -256,8 +256,9 @@ export function sparseDot(a: SparseVector, b: SparseVector): number {
 function allowedBy(plan: FilterPlan): Bitset {
   const { candidates, rest, check } = plan;
   if (!rest) return candidates;
+  const matches = check.matcher(rest);
   candidates.forEach((offset) => {
-    if (!check.filter(rest, offset)) candidates.delete(offset);
+    if (!matches(offset)) candidates.delete(offset);
   });
   check.chargeReads();
   return candidates;

@@ -7,9 +7,10 @@ import type { Payload, PointId } from '../../model.js';
 import { charge, measuring, storedPayloadBytes } from '../hardware.js';
 import { pollDeadline } from '../deadline.js';
 import { checkCondition, checkFilter, type PointScope, type SemanticsLookup } from './evaluate.js';
-import type { JsonPath } from './json-path.js';
+import { checkOneValue } from './field-check.js';
+import { ownValue, type JsonPath } from './json-path.js';
 import type { FilterSource } from './select.js';
-import type { Condition, Filter } from './types.js';
+import type { Condition, FieldCondition, Filter } from './types.js';
 
 /** Read only: a point without a payload is checked against this. */
 const NO_PAYLOAD: Payload = Object.freeze({}) as Payload;
@@ -29,6 +30,18 @@ function lastKeyCached(semantics: SemanticsLookup): SemanticsLookup {
     }
     return last;
   };
+}
+
+/** The conditions of a filter of `must` field conditions on top-level keys without index semantics; null for any other filter. */
+function topLevelFields(filter: Filter, semantics: SemanticsLookup): FieldCondition[] | null {
+  if (filter.should || filter.minShould || filter.mustNot || !filter.must) return null;
+  const fields: FieldCondition[] = [];
+  for (const c of filter.must) {
+    if (c.kind !== 'field' || c.path.length !== 1 || !('key' in c.path[0]) || c.path[0].key !== c.key) return null;
+    if (c.match && semantics(c.key)) return null;
+    fields.push(c);
+  }
+  return fields;
 }
 
 /** The scope of whichever offset it was last pointed at. */
@@ -73,6 +86,22 @@ export class PointCheck {
   filter(filter: Filter, offset: number): boolean {
     this.reading(offset);
     return checkFilter(filter, this.scope.at(offset));
+  }
+
+  /**
+   * filter() for one filter, point after point. The common filter left to check, conditions on
+   * top-level keys that no index lends semantics to, all of which must hold, reads each key
+   * straight from the payload (checkCondition's answer without its walk).
+   */
+  matcher(filter: Filter): (offset: number) => boolean {
+    const fields = topLevelFields(filter, this.scope.semantics);
+    if (!fields) return (offset) => this.filter(filter, offset);
+    return (offset) => {
+      this.reading(offset);
+      const payload = this.src.payload(offset) ?? NO_PAYLOAD;
+      for (const cond of fields) if (!checkOneValue(cond, ownValue(payload, cond.key))) return false;
+      return true;
+    };
   }
 
   /** Whether the point at `offset` matches `cond`. */
