@@ -27,6 +27,7 @@ import { permuteQuery } from "./permute";
 import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, codeScoreQuery, codeSource, codesInRows4, encode, encodeQuery, encodeQueryList, restatesScores } from "./quantize";
 import { distRows4 } from "./rows4";
 import { abandonTraining, afterStore, trainFully } from "./training";
+import { allowedBy } from "./filter-check";
 import { turbo4, turbo4Holds, turbo4Pair, turbo4Store, turbo4Target } from "./turbo4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
@@ -123,12 +124,12 @@ let cost: f64 = 0;
 @inline function accepted(id: i32): bool {
   if (id == excluded) return false;
   if (!filtering) return true;
-  return !isDeleted(id) && !isPending(id) && (allow == 0 || bitSet(allow, id));
+  return !isDeleted(id) && !isPending(id) && (allow == 0 || allowedBy(allow, id));
 }
 
 /** Whether an exact scan may return stored offset `id`: live and allowed, linked or not. */
 @inline function scannable(id: i32): bool {
-  return !isDeleted(id) && (allow == 0 || bitSet(allow, id));
+  return !isDeleted(id) && (allow == 0 || allowedBy(allow, id));
 }
 
 function newVisit(): void {

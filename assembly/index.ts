@@ -21,6 +21,7 @@ export { trainStep } from "./training";
 import { stepWork } from "./fresh-codes";
 /** Values (vector coordinates) the last trainStep read: its size in work units (a step is bounded by them, not by time). */
 export function trainStepWork(): f64 { return <f64>stepWork(); }
+export { checkAsReached } from "./filter-check";
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 

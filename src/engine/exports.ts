@@ -76,19 +76,40 @@ export interface EngineExports {
   vectorCount(offset: number): number;
   storedVectors(): number;
   arenaCapacity(): number;
+  checkAsReached(confirmedBits: number): void;
 }
 
 export class EngineAbort extends Error {}
 
+/**
+ * What the engine asks its host during a call: `checkPoint` answers whether offset `id` matches
+ * the filter of the running search (assembly/filter-check.ts; asked only while one is set).
+ */
+export interface EngineHost {
+  checkPoint: (id: number) => boolean;
+}
+
+/** The point check outside a checked search: the engine never asks then. */
+export function refusePointCheck(): boolean {
+  throw new EngineAbort('the engine asked for a point check outside a checked search');
+}
+
 /** A fresh engine instance (its own linear memory) of a compiled quiver.wasm module. */
 export async function instantiate(module: WebAssembly.Module): Promise<EngineExports> {
+  return (await instantiateWithHost(module)).exports;
+}
+
+/** instantiate, with the hooks the instance calls back into. */
+export async function instantiateWithHost(module: WebAssembly.Module): Promise<{ exports: EngineExports; host: EngineHost }> {
+  const host: EngineHost = { checkPoint: refusePointCheck };
   const imports = {
     env: {
       abort(_message: number, _file: number, line: number, column: number): never {
         throw new EngineAbort(`engine abort at ${line}:${column}`);
       },
+      checkPoint: (id: number): number => (host.checkPoint(id) ? 1 : 0),
     },
   };
   const instance = await WebAssembly.instantiate(module, imports);
-  return instance.exports as unknown as EngineExports;
+  return { exports: instance.exports as unknown as EngineExports, host };
 }

@@ -2,9 +2,10 @@
 // Runs unchanged in Node and in browsers: it is given a compiled module, never a file path.
 
 import { Bitset } from './bitset.js';
-import { instantiate, type EngineExports } from './exports.js';
+import { instantiateWithHost, refusePointCheck, type EngineExports, type EngineHost } from './exports.js';
 import { IMAGE_PART_BYTES, joinParts, loadImage, saveImage } from './image-parts.js';
 import { MemoryViews } from './memory.js';
+import { sampledAbove, uniformInts } from './sample-cardinality.js';
 import { DISTANCES, type Distance, metricCode, toScore } from './metric.js';
 import { DATATYPES, type Datatype, componentBytes, datatypeCode, float16Overflow } from './datatype.js';
 import { PRODUCT_METHOD, type ProductQuantization, bucketOf, compressionOf } from './product-quantization.js';
@@ -96,6 +97,12 @@ export interface SearchOptions {
   exact?: boolean;
   /** Only offsets in this set may be returned. */
   filter?: Bitset;
+  /**
+   * With `filter`: a condition its members must also meet (a filter condition no payload index
+   * answers), asked of the members a cardinality sample draws and then, by the plan checkPlan
+   * makes, of every member or only of those the graph search reaches.
+   */
+  check?: (offset: number) => boolean;
   quantization?: QuantizationSearchParams;
 }
 
@@ -127,6 +134,9 @@ const I32_MAX = 0x7fffffff;
  * any m; past this bound Quiver links as if given this one).
  */
 const MAX_ENGINE_M = 1024;
+
+/** Draws of a random offset a cardinality sample makes before it finds the index too sparse to sample. */
+const SAMPLE_ATTEMPTS = 64;
 
 /** A count the engine can take: an integer from `min` to `max`. */
 function bounded(value: number, min: number, max: number): number {
@@ -169,9 +179,12 @@ export class VectorIndex {
   private readonly views: MemoryViews;
   private bitsPtr = 0;
   private bitsWords = 0;
+  private confirmedPtr = 0;
+  private confirmedWords = 0;
 
   private constructor(
     private readonly wasm: EngineExports,
+    private readonly host: EngineHost,
     readonly config: Readonly<Required<Omit<IndexConfig, 'quantization' | 'multivector'>>> & {
       quantization: Quantization | null;
       multivector: MultivectorConfig | null;
@@ -189,7 +202,7 @@ export class VectorIndex {
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
     checkTurbo4(full);
-    const wasm = await instantiate(module);
+    const { exports: wasm, host } = await instantiateWithHost(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
@@ -202,14 +215,14 @@ export class VectorIndex {
       wasm.setTurboBits(turboHalfBits(q.bits));
       wasm.enableQuantization(1, TURBO_METHOD);
     } else if (q) wasm.enableQuantization(...quantizationArgs(q));
-    return new VectorIndex(wasm, full);
+    return new VectorIndex(wasm, host, full);
   }
 
   /** Restores an index written by serialize() or serializeParts() (the parts in order); search results are identical to the original's. */
   static async load(module: WebAssembly.Module, image: Uint8Array | readonly Uint8Array[], options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
-    const wasm = await instantiate(module);
+    const { exports: wasm, host } = await instantiateWithHost(module);
     if (!loadImage(wasm, image instanceof Uint8Array ? [image] : image)) throw new Error('not a serialised Quiver index');
-    return new VectorIndex(wasm, {
+    return new VectorIndex(wasm, host, {
       dim: wasm.dimension(),
       distance: DISTANCES[wasm.indexMetric()],
       m: wasm.indexM(),
@@ -429,9 +442,11 @@ export class VectorIndex {
     const rescore = quant.rescore ?? defaultRescoring(this.config.quantization);
     // Qdrant fetches floor(oversampling × limit) candidates.
     const pool = bounded(Math.floor(limit * Math.max(quant.oversampling ?? 1, 1)), limit, all);
-    const exact = options.exact === true || (bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
+    const plan = options.filter && options.check ? this.checkPlan(bits, options.filter, options.check, options.exact === true) : null;
+    const exact = options.exact === true || (plan ? !plan.graph : bits !== 0 && this.wasm.allowedCount(bits) <= this.fullScanCardinality());
     const ef = bounded(Math.max(options.ef ?? this.config.efConstruct, limit), limit, all);
-    const n = this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);
+    const run = () => this.wasm.search(limit, ef, bits, exact ? 1 : 0, useCodes ? 1 : 0, rescore ? 1 : 0, pool);
+    const n = plan?.graph ? this.checkingAsReached(options.check!, run) : run();
     const ids = this.views.u32;
     const dist = this.views.f32;
     const idsAt = this.wasm.outIdsPtr() >>> 2;
@@ -459,6 +474,74 @@ export class VectorIndex {
    */
   fullScanCardinality(): number {
     return Math.floor((this.config.fullScanThreshold * 1024) / this.componentBytes);
+  }
+
+  /**
+   * Qdrant's plan for a filter with a condition left to check point by point (a condition no
+   * payload index answers): when its candidates (the allow-bitset at `bits`, a copy of `filter`)
+   * are no more than the full-scan cardinality, or a sample of the stored points estimates the
+   * matches below it (sample_check_cardinality), every candidate is checked now and the matches
+   * are scanned exactly (graph false); otherwise the graph is searched and `check` is asked only
+   * of the candidates it reaches (graph true).
+   */
+  private checkPlan(bits: number, filter: Bitset, check: (offset: number) => boolean, exact: boolean): { graph: boolean } {
+    const threshold = this.fullScanCardinality();
+    const graph = !exact && this.wasm.allowedCount(bits) > threshold
+      && sampledAbove(this.storedSample(), (offset) => filter.has(offset) && check(offset), threshold, this.size);
+    if (graph) return { graph };
+    const u32 = this.views.u32;
+    const at = bits >>> 2;
+    const words = filter.words;
+    for (let w = 0; w < words.length; w++) {
+      let word = words[w];
+      while (word !== 0) {
+        const low = word & -word;
+        const offset = (w << 5) + 31 - Math.clz32(low);
+        if (!check(offset)) u32[at + w] &= ~low;
+        word ^= low;
+      }
+    }
+    return { graph };
+  }
+
+  /** Random stored offsets (drawn with replacement, the same sequence every time); -1 when none is found. */
+  private storedSample(): () => number {
+    const all = this.offsetCount;
+    const next = uniformInts(this.config.seed, all);
+    // Draws past this many misses give up: an index of mostly deleted offsets has too few to sample.
+    const attempts = SAMPLE_ATTEMPTS;
+    return () => {
+      for (let i = 0; i < attempts; i++) {
+        const offset = next();
+        if (this.has(offset)) return offset;
+      }
+      return -1;
+    };
+  }
+
+  /** Runs `search` with the engine asking `check` of each candidate the first time it reaches it. */
+  private checkingAsReached(check: (offset: number) => boolean, search: () => number): number {
+    const confirmed = this.confirmedBits();
+    this.host.checkPoint = check;
+    this.wasm.checkAsReached(confirmed);
+    try {
+      return search();
+    } finally {
+      this.wasm.checkAsReached(0);
+      this.host.checkPoint = refusePointCheck;
+    }
+  }
+
+  /** A zeroed bitset as large as the allow-bitset (copyBits ran first), for the engine's confirmed candidates. */
+  private confirmedBits(): number {
+    if (this.confirmedWords !== this.bitsWords) {
+      if (this.confirmedPtr) this.wasm.free(this.confirmedPtr);
+      this.confirmedPtr = this.wasm.alloc(this.bitsWords * 4);
+      this.confirmedWords = this.bitsWords;
+    }
+    const at = this.confirmedPtr >>> 2;
+    this.views.u32.fill(0, at, at + this.confirmedWords);
+    return this.confirmedPtr;
   }
 
   /** A float16 index stores no infinity (its kernels widen finite halves only). */

@@ -5,7 +5,7 @@
 import { largerIsCloser, type Bitset, type Distance, type IdfStatistics, type QuantizationSearchParams, type SparseIndex, type VectorIndex } from '../engine/index.js';
 import { multiRegularMismatch, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
 import { multiCount, type MultiVector, type PointId, type SparseVector } from '../model.js';
-import type { Filter } from './filter/index.js';
+import { planFilter, type Filter, type FilterPlan } from './filter/index.js';
 import { selectPayload, selectVectors, type PayloadSelection, type PointView, type VectorSelection } from './selectors.js';
 import { compareIds, type Shard } from './shard.js';
 import { checkDeadline, pollDeadline } from './deadline.js';
@@ -95,8 +95,8 @@ interface Scored {
 /** One named vector of a shard as searches use it: dense (the engine) or sparse (the inverted index). */
 interface VectorScorer {
   distance: Distance | null;
-  /** The `top` allowed points nearest `vector`, best first. */
-  nearest(vector: QueryVector, spec: SearchSpec, allowed: Bitset | undefined): Scored[];
+  /** The `top` points nearest `vector` that the filter plan allows, best first. */
+  nearest(vector: QueryVector, spec: SearchSpec, plan: FilterPlan | undefined): Scored[];
   /** Qdrant's raw similarity to `example` of every allowed point that has this vector, by offset. */
   similarities(example: QueryVector, allowed: Bitset | undefined): Map<number, number>;
 }
@@ -136,15 +136,20 @@ function denseScorer(index: VectorIndex): VectorScorer {
   const distance = index.config.distance;
   return {
     distance,
-    nearest(vector, spec, allowed) {
+    nearest(vector, spec, plan) {
       const query = check(vector);
+      // What no index answered is checked by the engine's plan: on the points the graph search
+      // reaches, or on every candidate before an exact scan of the few (see VectorIndex).
+      const rest = plan?.rest;
       const found = index.search(query.rows, {
         limit: spec.top,
         ef: spec.params.hnswEf ?? undefined,
         exact: spec.params.exact,
-        filter: allowed,
+        filter: plan?.candidates,
+        check: rest ? plan.check.matcher(rest) : undefined,
         quantization: spec.params.quantization ?? undefined,
       }, query.count);
+      plan?.check.chargeReads();
       charge('cpu', found.cost);
       return Array.from(found.offsets, (offset, i) => ({ offset, score: found.scores[i] }));
     },
@@ -172,8 +177,9 @@ function sparseScorer(shard: Shard, index: SparseIndex, idf: boolean): VectorSco
   };
   return {
     distance: null,
-    nearest(vector, spec, allowed) {
+    nearest(vector, spec, plan) {
       const query = check(vector);
+      const allowed = plan && allowedBy(plan);
       const stats = !idf ? undefined : spec.params.idfCorpus ? corpusStatistics(index, shard.matching(spec.params.idfCorpus), query) : { documentCount: index.documentCount, documentFrequencies: index.documentFrequencies(query.indices) };
       const found = index.search(query, { limit: spec.top, filter: allowed, idf: stats });
       charge('cpu', sparseSearchCost(index, query, allowed));
@@ -246,12 +252,24 @@ export function sparseDot(a: SparseVector, b: SparseVector): number {
   return Math.fround(sum);
 }
 
+/** The points a filter plan allows: its candidates that meet the rest of the filter. */
+function allowedBy(plan: FilterPlan): Bitset {
+  const { candidates, rest, check } = plan;
+  if (!rest) return candidates;
+  const matches = check.matcher(rest);
+  candidates.forEach((offset) => {
+    if (!matches(offset)) candidates.delete(offset);
+  });
+  check.chargeReads();
+  return candidates;
+}
+
 export function searchShard(shard: Shard, spec: SearchSpec): ScoredView[] {
   const scorer = scorerOf(shard, spec.using);
-  const allowed = spec.filter ? shard.matching(spec.filter) : undefined;
+  const plan = spec.filter ? planFilter(spec.filter, shard) : undefined;
   const scored = spec.query.kind === 'nearest'
-    ? scorer.nearest(spec.query.vector, spec, allowed)
-    : customScored(scorer, spec.query.objective, spec, allowed);
+    ? scorer.nearest(spec.query.vector, spec, plan)
+    : customScored(scorer, spec.query.objective, spec, plan && allowedBy(plan));
   const larger = ranksLargerFirst(spec.query, scorer.distance);
   const hits: ScoredView[] = [];
   for (const { offset, score } of scored) {

@@ -3,8 +3,8 @@
 // vector conditions never match there (Qdrant gives nested checks no id tracker and no vectors).
 
 import type { Payload, PointId } from '../../model.js';
-import { checkField, isEmptyShape, isNullShape, shapeOf, type MatchSemantics } from './field-check.js';
-import { formatJsonPath, isJsonObject, valuesAt, type JsonPath } from './json-path.js';
+import { checkField, checkOneValue, isEmptyShape, isNullShape, shapeOf, type MatchSemantics } from './field-check.js';
+import { formatJsonPath, isJsonObject, ownValue, valuesAt, type JsonPath } from './json-path.js';
 import { inSlice } from './slice.js';
 import type { Condition, FieldCondition, Filter } from './types.js';
 
@@ -21,26 +21,39 @@ export interface PointScope {
   semantics?: SemanticsLookup;
 }
 
+// Plain loops, no closures: this runs once per point checked, and a closure made per call costs
+// more than the check of a simple condition.
 export function checkFilter(filter: Filter, scope: PointScope): boolean {
-  const check = (c: Condition): boolean => checkCondition(c, scope);
-  if (filter.should && !filter.should.some(check)) return false;
+  if (filter.should && !anyHolds(filter.should, scope)) return false;
   if (filter.minShould) {
     let hits = 0;
-    for (const c of filter.minShould.conditions) if (check(c) && ++hits >= filter.minShould.minCount) break;
+    for (const c of filter.minShould.conditions) if (checkCondition(c, scope) && ++hits >= filter.minShould.minCount) break;
     if (hits < filter.minShould.minCount) return false;
   }
-  if (filter.must && !filter.must.every(check)) return false;
-  return !filter.mustNot || !filter.mustNot.some(check);
+  if (filter.must) for (const c of filter.must) if (!checkCondition(c, scope)) return false;
+  return !filter.mustNot || !anyHolds(filter.mustNot, scope);
+}
+
+function anyHolds(conditions: readonly Condition[], scope: PointScope): boolean {
+  for (const c of conditions) if (checkCondition(c, scope)) return true;
+  return false;
 }
 
 export function checkCondition(cond: Condition, scope: PointScope): boolean {
   switch (cond.kind) {
-    case 'field':
-      return checkField(cond, valuesAt(cond.path, scope.payload), semanticsFor(cond, scope));
+    case 'field': {
+      const semantics = semanticsFor(cond, scope);
+      const top = cond.path.length === 1 ? cond.path[0] : undefined;
+      // A top-level key holds at most one value: judged without collecting values (the hot case).
+      if (!semantics && top && 'key' in top) return checkOneValue(cond, ownValue(scope.payload, top.key));
+      return checkField(cond, valuesAt(cond.path, scope.payload), semantics);
+    }
     case 'isEmpty':
-      return valuesAt(cond.path, scope.payload).every((v) => isEmptyShape(shapeOf(v)));
+      for (const v of valuesAt(cond.path, scope.payload)) if (!isEmptyShape(shapeOf(v))) return false;
+      return true;
     case 'isNull':
-      return valuesAt(cond.path, scope.payload).some((v) => isNullShape(shapeOf(v)));
+      for (const v of valuesAt(cond.path, scope.payload)) if (isNullShape(shapeOf(v))) return true;
+      return false;
     case 'hasId':
       return scope.id !== undefined && cond.ids.has(scope.id);
     case 'hasVector':
@@ -49,9 +62,10 @@ export function checkCondition(cond: Condition, scope: PointScope): boolean {
       return scope.id !== undefined && inSlice(scope.id, cond.total, cond.index);
     case 'nested': {
       const prefix = [...scope.prefix, ...cond.path];
-      return valuesAt(cond.path, scope.payload).some((element) => isJsonObject(element) && checkFilter(cond.filter, {
-        payload: element, hasVector: noVector, prefix, semantics: scope.semantics,
-      }));
+      for (const element of valuesAt(cond.path, scope.payload)) {
+        if (isJsonObject(element) && checkFilter(cond.filter, { payload: element, hasVector: noVector, prefix, semantics: scope.semantics })) return true;
+      }
+      return false;
     }
     case 'filter':
       return checkFilter(cond.filter, scope);

@@ -34,12 +34,34 @@ export function isTextMatch(match: Match | undefined): match is TextMatch {
 
 export function checkField(cond: FieldCondition, values: readonly JsonValue[], semantics?: MatchSemantics): boolean {
   if (values.length === 0) return checkMissing(cond);
-  if (judgedByShape(cond)) return values.some((v) => judgeShape(cond, shapeOf(v)));
+  // Loops rather than closures: this runs once per point a filter checks.
+  if (judgedByShape(cond)) {
+    for (const v of values) if (judgeShape(cond, shapeOf(v))) return true;
+    return false;
+  }
   const indexed = cond.match && semantics?.matchValues(values, cond.match);
   if (indexed === true) return true;
   // The index judged the match part (over all values at once); the other parts remain.
   const rest = indexed === false ? { ...cond, match: undefined } : cond;
-  return values.some((v) => elementsOf(v).some((e) => checkElement(rest, e)));
+  for (const v of values) if (valueHolds(rest, v)) return true;
+  return false;
+}
+
+/**
+ * checkField for a key that holds at most one value (`undefined`: none), as a top-level key does,
+ * judged without index semantics: the same answer without a list of values to build.
+ */
+export function checkOneValue(cond: FieldCondition, value: JsonValue | undefined): boolean {
+  if (value === undefined) return checkMissing(cond);
+  if (judgedByShape(cond)) return judgeShape(cond, shapeOf(value));
+  return valueHolds(cond, value);
+}
+
+/** Whether a match, range or geo part holds for a value, or for an element of an array value. */
+function valueHolds(cond: FieldCondition, v: JsonValue): boolean {
+  if (!Array.isArray(v)) return checkElement(cond, v);
+  for (const e of v) if (checkElement(cond, e)) return true;
+  return false;
 }
 
 /** Qdrant's check_empty: what a condition says about a key with no value at all. */
@@ -97,10 +119,6 @@ export function isNullShape(shape: ValueShape): boolean {
   return shape === NULL;
 }
 
-function elementsOf(value: JsonValue): readonly JsonValue[] {
-  return Array.isArray(value) ? value : [value];
-}
-
 function checkElement(cond: FieldCondition, e: JsonValue): boolean {
   if (cond.match && matchElement(cond.match, e)) return true;
   if (cond.range && rangeElement(cond.range, e)) return true;
@@ -122,7 +140,9 @@ function matchElement(match: Match, e: JsonValue): boolean {
     case 'phrase':
       return typeof e === 'string' && e.includes(match.text);
     case 'textAny':
-      return typeof e === 'string' && whitespaceTokens(match.text).some((token) => e.includes(token));
+      if (typeof e !== 'string') return false;
+      for (const token of whitespaceTokens(match.text)) if (e.includes(token)) return true;
+      return false;
     case 'prefix':
       return typeof e === 'string' && e.startsWith(match.prefix);
     case 'any':

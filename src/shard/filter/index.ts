@@ -2,7 +2,7 @@
 // (selectMatching), and the check of a single point (matchesPayload).
 
 export type * from './types.js';
-export { indexSemantics, selectMatching, type FilterSource } from './select.js';
+export { indexSemantics, planFilter, selectMatching, type FilterPlan, type FilterSource } from './select.js';
 export { matchesPayload, type PointData, type SemanticsLookup } from './evaluate.js';
 export { flatten, formatJsonPath, parseJsonPath, valuesAt, type JsonPath, type PathItem } from './json-path.js';
 export { parseDatetime } from './datetime.js';

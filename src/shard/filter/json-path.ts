@@ -85,11 +85,23 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
 
 /** Own property only: payloads are plain JSON, so "constructor" or "__proto__" are ordinary keys. */
 export function ownValue(object: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
+  const value = object[key];
+  // A JSON value is never a function, so only these may be inherited (Object.prototype's
+  // methods, its __proto__ accessor); the plain read alone is several times faster.
+  if (value === undefined || typeof value === 'function' || key === '__proto__') return Object.hasOwn(object, key) ? object[key] : undefined;
+  return value;
 }
 
 /** Every value found at `path` in `root` (missing parts contribute nothing). */
 export function valuesAt(path: JsonPath, root: Payload): JsonValue[] {
+  // A top-level key, the common case, without the walk (filters read keys once per point).
+  if (path.length === 1) {
+    const item = path[0];
+    if ('key' in item) {
+      const value = ownValue(root, item.key);
+      return value === undefined ? [] : [value];
+    }
+  }
   const out: JsonValue[] = [];
   collect(path, 0, root, out);
   return out;

@@ -9,10 +9,10 @@
 import { Bitset } from '../../engine/bitset.js';
 import type { Payload, PointId } from '../../model.js';
 import { hasMatchSemantics, type PayloadIndex } from '../payload-index/types.js';
-import { checkCondition, type PointScope, type SemanticsLookup } from './evaluate.js';
+import type { SemanticsLookup } from './evaluate.js';
+import { PointCheck } from './point-check.js';
 import type { Condition, Filter } from './types.js';
-import { pollDeadline } from '../deadline.js';
-import { charge, measuring, OFFSET_BYTES, storedPayloadBytes } from '../hardware.js';
+import { charge, OFFSET_BYTES } from '../hardware.js';
 
 export interface FilterSource {
   /** Offsets are 0..size-1. */
@@ -31,9 +31,47 @@ export interface FilterSource {
 
 /** The exact set of live offsets matching `filter`. */
 export function selectMatching(filter: Filter, src: FilterSource): Bitset {
+  return selectFilter(filter, liveOffsets(src), src);
+}
+
+function liveOffsets(src: FilterSource): Bitset {
   const live = new Bitset(src.size);
   for (let offset = 0; offset < src.size; offset++) if (src.isLive(offset)) live.add(offset);
-  return selectFilter(filter, live, src);
+  return live;
+}
+
+/**
+ * A filter as a search applies it (Qdrant's query planning): `candidates` are the live offsets
+ * meeting the conditions of `must` that id lookups and payload indexes answer; `rest`, when not
+ * null, is what a candidate must also meet, checked on its payload, which `check` does for one
+ * offset. A search asks `check` only of the candidates it reaches (or of all, when it scans them
+ * all), rather than checking every point before it starts.
+ */
+export interface FilterPlan {
+  candidates: Bitset;
+  rest: Filter | null;
+  check: PointCheck;
+}
+
+export function planFilter(filter: Filter, src: FilterSource): FilterPlan {
+  const answered: Condition[] = [];
+  const checked: Condition[] = [];
+  for (const cond of mustConditions(filter.must ?? [])) (cost(cond, src) < PAYLOAD_CHECK ? answered : checked).push(cond);
+  const candidates = selectFilter({ must: answered }, liveOffsets(src), src);
+  const { should, minShould, mustNot } = filter;
+  const rest: Filter = {
+    ...(checked.length ? { must: checked } : {}), ...(should ? { should } : {}), ...(minShould ? { minShould } : {}), ...(mustNot ? { mustNot } : {}),
+  };
+  return { candidates, rest: Object.keys(rest).length ? rest : null, check: new PointCheck(src, indexSemantics(src)) };
+}
+
+/**
+ * `must` conditions with each sub-filter of `must` conditions only opened into them (it holds
+ * exactly when they all do), so that indexes answer the conditions of filters combined with
+ * allOf (a prefetch's filter under its parent's) as they answer a flat filter's.
+ */
+function mustConditions(conditions: readonly Condition[]): Condition[] {
+  return conditions.flatMap((c) => (c.kind === 'filter' && !c.filter.should && !c.filter.minShould && !c.filter.mustNot ? mustConditions(c.filter.must ?? []) : [c]));
 }
 
 /** The members of `candidates` matching `filter`, as a new bitset. */
@@ -69,12 +107,16 @@ function selectFilter(filter: Filter, candidates: Bitset, src: FilterSource): Bi
 
 /** Id lookups first, then conditions an index may answer, then payload checks. */
 function byCost(conditions: Condition[], src: FilterSource): Condition[] {
-  const cost = (c: Condition): number => {
-    if (c.kind === 'hasId') return 0;
-    if ((c.kind === 'field' || c.kind === 'isEmpty' || c.kind === 'isNull') && src.index(c.key)) return 1;
-    return 2;
-  };
-  return [...conditions].sort((a, b) => cost(a) - cost(b));
+  return [...conditions].sort((a, b) => cost(a, src) - cost(b, src));
+}
+
+/** The cost rank of a condition that only payload checks answer. */
+const PAYLOAD_CHECK = 2;
+
+function cost(c: Condition, src: FilterSource): number {
+  if (c.kind === 'hasId') return 0;
+  if ((c.kind === 'field' || c.kind === 'isEmpty' || c.kind === 'isNull') && src.index(c.key)) return 1;
+  return PAYLOAD_CHECK;
 }
 
 /** The members of `candidates` matching `cond`. */
@@ -103,32 +145,17 @@ function selectCondition(cond: Condition, candidates: Bitset, src: FilterSource)
       break;
     }
   }
-  const semantics = indexSemantics(src);
+  const check = new PointCheck(src, indexSemantics(src));
   const out = new Bitset(src.size);
-  // Each payload checked is read (counted in one sum: this loop is a filter's hot path).
-  const sizeOf = measuring() ? (offset: number) => src.payloadBytes?.(offset) ?? storedPayloadBytes(src.payload(offset) ?? {}) : null;
-  let read = 0;
   candidates.forEach((offset) => {
-    pollDeadline();
-    if (sizeOf) read += sizeOf(offset);
-    if (checkCondition(cond, scopeOf(offset, src, semantics))) out.add(offset);
+    if (check.condition(cond, offset)) out.add(offset);
   });
-  if (read) charge('payload_io_read', read);
+  check.chargeReads();
   return out;
 }
 
 /** Candidates below 1/FEW_CANDIDATES of all offsets are checked on payloads, indexes or not. */
 const FEW_CANDIDATES = 32;
-
-function scopeOf(offset: number, src: FilterSource, semantics: SemanticsLookup): PointScope {
-  return {
-    payload: src.payload(offset) ?? {},
-    id: src.pointId(offset),
-    hasVector: (name) => src.hasVector(offset, name),
-    prefix: [],
-    semantics,
-  };
-}
 
 /** The match semantics of the source's indexes, for matchesPayload and payload checks. */
 export function indexSemantics(src: Pick<FilterSource, 'index'>): SemanticsLookup {
