@@ -185,3 +185,50 @@ export function l1I8Rows4(q: usize, p0: usize, p1: usize, p2: usize, p3: usize, 
 export function dotI8Rows4(q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
   codeRows4(q, p0, p1, p2, p3, n, I8_DOT, i32.MAX_VALUE, out);
 }
+
+// Bit codes (quantize.ts bitsDist): popcounts of XORs, integer sums exact in any order, so four
+// rows give hammingBits / xorPopcntPlanes's values exactly. Each query word (or its planes) is
+// loaded once for the four rows.
+
+/** i8x16.popcnt of `x` summed pairwise to i16 lanes. */
+@inline function ones16(x: v128): v128 {
+  return i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(x));
+}
+
+/**
+ * hammingBits (bits 1) or xorPopcntPlanes (bits > 1: `bits` planes of query codes per 16-byte
+ * word at `q`) over `n` bytes (a multiple of 16) of four bit-code rows, to i32 out[0..3].
+ */
+export function bitsRows4(bits: i32, q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0), s2 = i32x4.splat(0), s3 = i32x4.splat(0);
+  if (bits == 1) {
+    for (let i = 0; i < n; i += 16) {
+      const x = v128.load(q);
+      s0 = i32x4.add(s0, i32x4.extadd_pairwise_i16x8_u(ones16(v128.xor(x, v128.load(p0)))));
+      s1 = i32x4.add(s1, i32x4.extadd_pairwise_i16x8_u(ones16(v128.xor(x, v128.load(p1)))));
+      s2 = i32x4.add(s2, i32x4.extadd_pairwise_i16x8_u(ones16(v128.xor(x, v128.load(p2)))));
+      s3 = i32x4.add(s3, i32x4.extadd_pairwise_i16x8_u(ones16(v128.xor(x, v128.load(p3)))));
+      q += 16; p0 += 16; p1 += 16; p2 += 16; p3 += 16;
+    }
+  } else {
+    for (let i = 0; i < n; i += 16) {
+      const w0 = v128.load(p0), w1 = v128.load(p1), w2 = v128.load(p2), w3 = v128.load(p3);
+      // Per lane at most 16 set bits per plane, weighted at most 128: each sum fits 16 bits.
+      let t0 = i16x8.splat(0), t1 = i16x8.splat(0), t2 = i16x8.splat(0), t3 = i16x8.splat(0);
+      for (let b = 0; b < bits; b++) {
+        const plane = v128.load(q);
+        t0 = i16x8.add(t0, i16x8.shl(ones16(v128.xor(w0, plane)), b));
+        t1 = i16x8.add(t1, i16x8.shl(ones16(v128.xor(w1, plane)), b));
+        t2 = i16x8.add(t2, i16x8.shl(ones16(v128.xor(w2, plane)), b));
+        t3 = i16x8.add(t3, i16x8.shl(ones16(v128.xor(w3, plane)), b));
+        q += 16;
+      }
+      s0 = i32x4.add(s0, i32x4.extadd_pairwise_i16x8_u(t0));
+      s1 = i32x4.add(s1, i32x4.extadd_pairwise_i16x8_u(t1));
+      s2 = i32x4.add(s2, i32x4.extadd_pairwise_i16x8_u(t2));
+      s3 = i32x4.add(s3, i32x4.extadd_pairwise_i16x8_u(t3));
+      p0 += 16; p1 += 16; p2 += 16; p3 += 16;
+    }
+  }
+  store<i32>(out, hsumi(s0)); store<i32>(out, hsumi(s1), 4); store<i32>(out, hsumi(s2), 8); store<i32>(out, hsumi(s3), 12);
+}
