@@ -28,11 +28,14 @@ t.test('bitsRows4: the one-row popcount kernels\' sums and the scalar sums, for 
   const wasm = await instantiate(await engineModule());
   const next = rng(9);
   let runs = 0;
-  for (const words of [1, 2, 3, 12, 24]) {
+  for (const words of [1, 2, 3, 12, 24, 31, 32, 70]) { // past 31 words the one-bit sums flush their u8 lanes
     for (const bits of [1, 4, 8]) {
       const bytes = words * 16;
-      const rows = [0, 1, 2, 3].map(() => Uint8Array.from({ length: bytes }, () => Math.floor(next() * 256)));
-      const query = Uint8Array.from({ length: bytes * bits }, () => Math.floor(next() * 256));
+      // Row 0 differs from every bit of the query's first word, or of all of it at 31 and 70 words:
+      // the largest sums, where narrow lanes would overflow.
+      const rows = [0, 1, 2, 3].map((r) => Uint8Array.from({ length: bytes }, () => (r === 0 ? 255 : Math.floor(next() * 256))));
+      const zero = words === 31 || words === 70;
+      const query = Uint8Array.from({ length: bytes * bits }, (_, i) => (zero || i < 16 * bits ? 0 : Math.floor(next() * 256)));
       const rp = rows.map((r) => wasm.alloc(bytes));
       const qp = wasm.alloc(query.length);
       const ptrs = wasm.alloc(16);
@@ -54,7 +57,7 @@ t.test('bitsRows4: the one-row popcount kernels\' sums and the scalar sums, for 
       runs++;
     }
   }
-  t.equal(runs, 15);
+  t.equal(runs, 24);
 });
 
 /** An engine index of `data` (row-major, `dim` wide) with quantization `method` set up by `enable`, searched once on codes for `query`. */
