@@ -133,8 +133,8 @@ let cost: f64 = 0;
 
 function newVisit(): void {
   let tag = visitTag + 1;
-  if (tag == 0) {
-    memory.fill(visited, 0, <usize>capacity << 2);
+  if (tag > 0xff) {
+    memory.fill(visited, 0, <usize>capacity);
     tag = 1;
   }
   setVisitTag(tag);
@@ -142,9 +142,9 @@ function newVisit(): void {
 
 /** Marks `id` visited; false if it already was. */
 @inline function visit(id: i32): bool {
-  const p = visited + (<usize>id << 2);
-  if (load<u32>(p) == visitTag) return false;
-  store<u32>(p, visitTag);
+  const p = visited + <usize>id;
+  if (<u32>load<u8>(p) == visitTag) return false;
+  store<u8>(p, <u8>visitTag);
   return true;
 }
 
