@@ -9,8 +9,8 @@ import {
 } from "./layout";
 import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
-import { distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
-import { enableQuantization, refitQuantization } from "./quantize";
+import { bitsRows4, distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
+import { codeDistQuery, codeDistRows4, codesInRows4, enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
 import { turbo4, turbo4Read } from "./turbo4";
 
@@ -135,4 +135,22 @@ export function kernelI8Rows4(kind: i32, q: usize, rows: usize, n: i32, bound: i
  */
 export function kernelBits(bits: i32, a: usize, b: usize, n: i32): i32 {
   return bits == 1 ? hammingBits(a, b, n) : xorPopcntPlanes(a, b, n, bits);
+}
+
+/** Raw four-row binary kernel (rows4.ts bitsRows4): kernelBits from the rows whose pointers are u32 rows[0..3] to `b`, i32 out[0..3]. */
+export function kernelBitsRows4(bits: i32, b: usize, rows: usize, n: i32, out: usize): void {
+  bitsRows4(bits, b, load<u32>(rows), load<u32>(rows, 4), load<u32>(rows, 8), load<u32>(rows, 12), n, out);
+}
+
+/** The graph's quantized distance from the last search's query codes to stored offset `id` (one-row kernel; dense indexes). */
+export function codeDistance(id: i32): f32 { return codeDistQuery(id); }
+
+/**
+ * The same for the offsets u32 ids[0..3] at once, to f32 out[0..3], with the four-row kernel the
+ * graph uses (quantize.ts codeDistRows4); false (nothing written) if the method has none.
+ */
+export function codeDistancesRows4(ids: usize, out: usize): bool {
+  if (!codesInRows4()) return false;
+  codeDistRows4(load<i32>(ids), load<i32>(ids, 4), load<i32>(ids, 8), load<i32>(ids, 12), false, Infinity, out);
+  return true;
 }

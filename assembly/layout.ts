@@ -28,8 +28,10 @@
 //                                      never returned).
 //   pending   u32[ceil(n / 32)]        bitset of stored but unlinked offsets: their vectors are
 //                                      searched exactly until the optimizer links them.
-//   visited   u32[n]                   visit tags; a search owns tag `visitTag`, so resetting the
-//                                      visited set is one increment (cleared only on wrap-around).
+//   visited   u8[n]                    visit tags; a search owns tag `visitTag`, so resetting the
+//                                      visited set is one increment (cleared on wrap-around, every
+//                                      255 searches: bytes keep the set a quarter of u32 tags' size
+//                                      in the caches a search's random reads of it compete for).
 //
 // Scratch regions, sized by dim and by the largest ef seen: the query (f32[stride], its codes
 // i8[codeStride], and for uint8 its bytes u8[stride]: Qdrant converts the query to the stored
@@ -294,7 +296,7 @@ export function reserve(n: i32): void {
   upper = grow(upper, old * 4, cap * 4, 0);
   deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
-  visited = grow(visited, old * 4, cap * 4, 0);
+  visited = grow(visited, old, cap, 0);
   if (quantized && !multi) {
     codes = grow(codes, old * codeStride, cap * codeStride, 0);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);

@@ -30,14 +30,14 @@ import {
   qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
-  qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, setQueryBits, queryBits, queryCodeStride,
+  qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
-import { turboDist } from "./turbo-quant";
+import { turboDist, turboDistRows4, turboInRows4 } from "./turbo-quant";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
 import { encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
-import { dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
+import { bitsRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { productDist } from "./product-quant";
 import { method } from "./quant-methods";
 import { abandonTraining, trainFully } from "./training";
@@ -223,8 +223,12 @@ function encodeBits(src: usize, dst: usize): void {
  * the plane-weighted popcount over 2^B - 1, in f32 as Qdrant computes it.
  */
 @inline function bitsDist(q: usize, p: usize): f32 {
-  const xor: f32 = queryBits == 1 ? <f32>hammingBits(q, p, codeStride)
-    : <f32>xorPopcntPlanes(p, q, codeStride, queryBits) / <f32>((1 << queryBits) - 1);
+  return bitsFromXor(queryBits == 1 ? hammingBits(q, p, codeStride) : xorPopcntPlanes(p, q, codeStride, queryBits));
+}
+
+/** bitsDist's value from its integer popcount sum. */
+@inline function bitsFromXor(ones: i32): f32 {
+  const xor: f32 = queryBits == 1 ? <f32>ones : <f32>ones / <f32>((1 << queryBits) - 1);
   return -((<f32>dim - xor) - xor);
 }
 
@@ -333,9 +337,9 @@ export function codeScoreQuery(id: i32): f32 {
   return scale * <f32>l2I8Bounded(queryCodes, codePtr(id), codeStride, <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9));
 }
 
-/** Whether codeDistRows4 measures this index's codes (int8 scalar quantization). */
+/** Whether codeDistRows4 measures this index's codes (int8, binary, and TurboQuant but for Manhattan). */
 @inline export function codesInRows4(): bool {
-  return qMethod == QM_INT8;
+  return qMethod == QM_INT8 || binaryCodes() || (qMethod == QM_TURBO && turboInRows4());
 }
 
 /**
@@ -346,6 +350,15 @@ export function codeScoreQuery(id: i32): f32 {
  */
 export function codeDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bound: f32, out: usize): void {
   const pa = codePtr(a), pb = codePtr(b), pc = codePtr(c), pd = codePtr(d);
+  if (binaryCodes()) {
+    bitsRows4(queryBits, queryCodes, pa, pb, pc, pd, codeStride, out);
+    for (let r: usize = 0; r < 16; r += 4) store<f32>(out + r, bitsFromXor(load<i32>(out + r)));
+    return;
+  }
+  if (qMethod == QM_TURBO) {
+    turboDistRows4(pa, pb, pc, pd, out);
+    return;
+  }
   const scale = qAlpha * qAlpha;
   if (metric == METRIC_EUCLID) {
     l2I8Rows4(queryCodes, pa, pb, pc, pd, codeStride, bounded ? <i32>Mathf.min(Mathf.ceil(bound / scale), 2e9) : i32.MAX_VALUE, out);

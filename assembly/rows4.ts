@@ -185,3 +185,83 @@ export function l1I8Rows4(q: usize, p0: usize, p1: usize, p2: usize, p3: usize, 
 export function dotI8Rows4(q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
   codeRows4(q, p0, p1, p2, p3, n, I8_DOT, i32.MAX_VALUE, out);
 }
+
+// Bit codes (quantize.ts bitsDist): popcounts of XORs, integer sums exact in any order, so four
+// rows give hammingBits / xorPopcntPlanes's values exactly. Each query word (or its planes) is
+// loaded once for the four rows, and the byte popcounts are summed in u8 lanes as long as they
+// cannot overflow (widening is most of a popcount's cost): across BYTE_WORDS words of a one-bit
+// query, and across the planes of weight 1..8 of a scalar query.
+
+// A byte's popcount is at most 8: 31 words sum to at most 248 in a u8 lane.
+const BYTE_WORDS: i32 = 31;
+// Planes 0..3 weigh 1, 2, 4, 8: at most 8 * 15 = 120 in a u8 lane.
+const BYTE_PLANES: i32 = 4;
+
+/** u8 lanes summed pairwise twice, to four i32 lanes. */
+@inline function widen(x: v128): v128 {
+  return i32x4.extadd_pairwise_i16x8_u(i16x8.extadd_pairwise_i8x16_u(x));
+}
+
+/** One-bit query: popcount(q XOR row) over `n` bytes of four rows, to i32 out[0..3]. */
+@inline function hammingRows4(q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0), s2 = i32x4.splat(0), s3 = i32x4.splat(0);
+  let i = 0;
+  while (i < n) {
+    const end = min(i + (BYTE_WORDS << 4), n);
+    let c0 = i8x16.splat(0), c1 = i8x16.splat(0), c2 = i8x16.splat(0), c3 = i8x16.splat(0);
+    for (; i < end; i += 16) {
+      const x = v128.load(q);
+      c0 = i8x16.add(c0, i8x16.popcnt(v128.xor(x, v128.load(p0))));
+      c1 = i8x16.add(c1, i8x16.popcnt(v128.xor(x, v128.load(p1))));
+      c2 = i8x16.add(c2, i8x16.popcnt(v128.xor(x, v128.load(p2))));
+      c3 = i8x16.add(c3, i8x16.popcnt(v128.xor(x, v128.load(p3))));
+      q += 16; p0 += 16; p1 += 16; p2 += 16; p3 += 16;
+    }
+    s0 = i32x4.add(s0, widen(c0)); s1 = i32x4.add(s1, widen(c1));
+    s2 = i32x4.add(s2, widen(c2)); s3 = i32x4.add(s3, widen(c3));
+  }
+  store<i32>(out, hsumi(s0)); store<i32>(out, hsumi(s1), 4); store<i32>(out, hsumi(s2), 8); store<i32>(out, hsumi(s3), 12);
+}
+
+/** Scalar query of `bits` planes per word at q: sum_b popcount(row XOR plane_b) << b over `n` bytes of four rows, to i32 out[0..3]. */
+@inline function planesRows4(bits: i32, q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
+  let s0 = i32x4.splat(0), s1 = i32x4.splat(0), s2 = i32x4.splat(0), s3 = i32x4.splat(0);
+  const low = min(bits, BYTE_PLANES);
+  for (let i = 0; i < n; i += 16) {
+    const w0 = v128.load(p0), w1 = v128.load(p1), w2 = v128.load(p2), w3 = v128.load(p3);
+    let c0 = i8x16.splat(0), c1 = i8x16.splat(0), c2 = i8x16.splat(0), c3 = i8x16.splat(0);
+    let b = 0;
+    for (; b < low; b++) {
+      const plane = v128.load(q);
+      c0 = i8x16.add(c0, i8x16.shl(i8x16.popcnt(v128.xor(w0, plane)), b));
+      c1 = i8x16.add(c1, i8x16.shl(i8x16.popcnt(v128.xor(w1, plane)), b));
+      c2 = i8x16.add(c2, i8x16.shl(i8x16.popcnt(v128.xor(w2, plane)), b));
+      c3 = i8x16.add(c3, i8x16.shl(i8x16.popcnt(v128.xor(w3, plane)), b));
+      q += 16;
+    }
+    // Per i16 lane: at most 240 from the low planes, then 16 set bits per plane weighted up to 128.
+    let t0 = i16x8.extadd_pairwise_i8x16_u(c0), t1 = i16x8.extadd_pairwise_i8x16_u(c1);
+    let t2 = i16x8.extadd_pairwise_i8x16_u(c2), t3 = i16x8.extadd_pairwise_i8x16_u(c3);
+    for (; b < bits; b++) {
+      const plane = v128.load(q);
+      t0 = i16x8.add(t0, i16x8.shl(i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(v128.xor(w0, plane))), b));
+      t1 = i16x8.add(t1, i16x8.shl(i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(v128.xor(w1, plane))), b));
+      t2 = i16x8.add(t2, i16x8.shl(i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(v128.xor(w2, plane))), b));
+      t3 = i16x8.add(t3, i16x8.shl(i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(v128.xor(w3, plane))), b));
+      q += 16;
+    }
+    s0 = i32x4.add(s0, i32x4.extadd_pairwise_i16x8_u(t0)); s1 = i32x4.add(s1, i32x4.extadd_pairwise_i16x8_u(t1));
+    s2 = i32x4.add(s2, i32x4.extadd_pairwise_i16x8_u(t2)); s3 = i32x4.add(s3, i32x4.extadd_pairwise_i16x8_u(t3));
+    p0 += 16; p1 += 16; p2 += 16; p3 += 16;
+  }
+  store<i32>(out, hsumi(s0)); store<i32>(out, hsumi(s1), 4); store<i32>(out, hsumi(s2), 8); store<i32>(out, hsumi(s3), 12);
+}
+
+/**
+ * hammingBits (bits 1) or xorPopcntPlanes (bits > 1: `bits` planes of query codes per 16-byte
+ * word at `q`) over `n` bytes (a multiple of 16) of four bit-code rows, to i32 out[0..3].
+ */
+export function bitsRows4(bits: i32, q: usize, p0: usize, p1: usize, p2: usize, p3: usize, n: i32, out: usize): void {
+  if (bits == 1) hammingRows4(q, p0, p1, p2, p3, n, out);
+  else planesRows4(bits, q, p0, p1, p2, p3, n, out);
+}

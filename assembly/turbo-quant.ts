@@ -26,6 +26,8 @@ import {
   vecPtr, multiPtr, multiCount, setCodeStride, setQuantState, quantile, qAlpha, qOffset,
 } from "./layout";
 import { CODE_ROWS, addWork, inFitOrder } from "./fresh-codes";
+import { codeSource } from "./quantize";
+import { hsumi } from "./distance";
 
 // Qdrant's rotation: three permutations (Fisher-Yates driven by Knuth's MMIX LCG), each followed by
 // the chunked Walsh-Hadamard transform.
@@ -401,30 +403,90 @@ function dotCodes(q16: usize, rec: usize): f32 {
     for (let b = b0; b < end; b++) {
       const bytes = v128.load(rec + (<usize>b << 4));
       for (let s = 0; s < perByte; s++) {
-        const idx = v128.and(i8x16.shr_u(bytes, <u32>(s * bitsPer)), mask);
-        const c = i8x16.swizzle(lut, idx);
-        acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(c), v128.load(q)));
-        acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(c), v128.load(q, 16)));
+        acc = codeStep(bytes, s, mask, q, acc);
         q += 32;
       }
     }
-    total += <f32>(i32x4.extract_lane(acc, 0) + i32x4.extract_lane(acc, 1) + i32x4.extract_lane(acc, 2) + i32x4.extract_lane(acc, 3));
+    total += <f32>hsumi(acc);
   }
   return total;
 }
 
-/** Quantized distance (smaller is closer) between prepared query `i` and the code record at rec. */
-export function turboDist(i: i32, rec: usize): f32 {
-  const slot = slotPtr(i);
+/**
+ * The centroids of 16 codes (bits s * bitsPer.. of each byte of `bytes`) against query lanes at q,
+ * added to acc. The bytes are shifted as i16 lanes (one instruction on x64, where an i8x16 shift
+ * takes several): a high byte's bits shifted into the low byte land above the mask, so the
+ * indices are the same.
+ */
+@inline function codeStep(bytes: v128, s: i32, mask: v128, q: usize, acc: v128): v128 {
+  const c = i8x16.swizzle(lut, v128.and(i16x8.shr_u(bytes, <u32>(s * bitsPer)), mask));
+  acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(c), v128.load(q)));
+  return i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(c), v128.load(q, 16)));
+}
+
+/** Row r's dotCodes total of the four-row kernel, at rowTotals + 4r. */
+const rowTotals = memory.data(16, 16);
+
+/**
+ * dotCodes for the four records at r0..r3, to rowTotals[0..3]: each query block is loaded once
+ * for the four rows (their cache misses overlap), and each row's integer sums are flushed to f32
+ * at the same blocks as dotCodes (integer sums are exact in any order), so the same values.
+ */
+function dotCodesRows4(q16: usize, r0: usize, r1: usize, r2: usize, r3: usize): void {
+  const perByte = 8 / bitsPer;
+  const mask = i8x16.splat(<i8>(<i32>(1 << bitsPer) - 1));
+  const blocks = codeBytes >> 4;
+  let t0: f32 = 0, t1: f32 = 0, t2: f32 = 0, t3: f32 = 0;
+  let q = q16;
+  for (let b0 = 0; b0 < blocks; b0 += FLUSH_BLOCKS) {
+    let a0 = i32x4.splat(0), a1 = i32x4.splat(0), a2 = i32x4.splat(0), a3 = i32x4.splat(0);
+    const end = min(blocks, b0 + FLUSH_BLOCKS);
+    for (let b = b0; b < end; b++) {
+      const at = <usize>b << 4;
+      const x0 = v128.load(r0 + at), x1 = v128.load(r1 + at), x2 = v128.load(r2 + at), x3 = v128.load(r3 + at);
+      for (let s = 0; s < perByte; s++) {
+        a0 = codeStep(x0, s, mask, q, a0);
+        a1 = codeStep(x1, s, mask, q, a1);
+        a2 = codeStep(x2, s, mask, q, a2);
+        a3 = codeStep(x3, s, mask, q, a3);
+        q += 32;
+      }
+    }
+    t0 += <f32>hsumi(a0); t1 += <f32>hsumi(a1); t2 += <f32>hsumi(a2); t3 += <f32>hsumi(a3);
+  }
+  store<f32>(rowTotals, t0); store<f32>(rowTotals, t1, 4); store<f32>(rowTotals, t2, 8); store<f32>(rowTotals, t3, 12);
+}
+
+/** turboDist's value from the dotCodes total `codes` of prepared query `slot` and the record at rec. */
+@inline function distFromCodes(slot: usize, codes: f32, rec: usize): f32 {
   const extras = rec + <usize>codeBytes;
-  if (metric == METRIC_MANHATTAN) return manhattan(<usize>load<u32>(slot, 12), rec, load<f32>(extras));
-  const dot = dotCodes(slot + SLOT_HEADER, rec) * load<f32>(slot) + load<f32>(slot, 4);
+  const dot = codes * load<f32>(slot) + load<f32>(slot, 4);
   const scaling = load<f32>(extras);
   if (metric == METRIC_EUCLID) {
     const l2 = load<f32>(extras, 4);
     return load<f32>(slot, 8) + l2 * l2 - 2 * dot * scaling;
   }
   return -(dot * scaling);
+}
+
+/** Quantized distance (smaller is closer) between prepared query `i` and the code record at rec. */
+export function turboDist(i: i32, rec: usize): f32 {
+  const slot = slotPtr(i);
+  if (metric == METRIC_MANHATTAN) return manhattan(<usize>load<u32>(slot, 12), rec, load<f32>(rec + <usize>codeBytes));
+  return distFromCodes(slot, dotCodes(slot + SLOT_HEADER, rec), rec);
+}
+
+/** Whether turboDistRows4 serves the metric (Manhattan dequantizes each record: no table kernel). */
+export function turboInRows4(): bool { return metric != METRIC_MANHATTAN; }
+
+/** turboDist from prepared query 0 to the records at r0..r3, to f32 out[0..3], the same values four rows at a time. */
+export function turboDistRows4(r0: usize, r1: usize, r2: usize, r3: usize, out: usize): void {
+  const slot = slotPtr(0);
+  dotCodesRows4(slot + SLOT_HEADER, r0, r1, r2, r3);
+  store<f32>(out, distFromCodes(slot, load<f32>(rowTotals), r0));
+  store<f32>(out, distFromCodes(slot, load<f32>(rowTotals, 4), r1), 4);
+  store<f32>(out, distFromCodes(slot, load<f32>(rowTotals, 8), r2), 8);
+  store<f32>(out, distFromCodes(slot, load<f32>(rowTotals, 12), r3), 12);
 }
 
 /** L1 between the query row at q and the dequantized, rotated-back vector of the record at rec. */

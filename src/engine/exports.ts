@@ -67,6 +67,9 @@ export interface EngineExports {
   kernelBits(bits: number, a: number, b: number, n: number): number;
   kernelF32Rows4(metric: number, q: number, rows: number, n: number, bound: number, bounded: number, out: number): void;
   kernelI8Rows4(kind: number, q: number, rows: number, n: number, bound: number, out: number): void;
+  kernelBitsRows4(bits: number, b: number, rows: number, n: number, out: number): void;
+  codeDistance(id: number): number;
+  codeDistancesRows4(ids: number, out: number): number;
   indexDatatype(): number;
   vectorBytes(): number;
   enableMultivector(): void;
