@@ -12,7 +12,7 @@ import { decodeElements } from "./element";
 import { distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
-import { turbo4, turbo4Read } from "./turbo4";
+import { turbo4, turbo4Read, turbo4ReadList } from "./turbo4";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
@@ -67,7 +67,8 @@ export function readVector(id: i32): usize {
     vecOutCap = k;
   }
   // Lists are stored in original order (no permutation in multivector mode).
-  if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
+  if (multi && turbo4()) turbo4ReadList(id, vecOut);
+  else if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
   else if (turbo4()) turbo4Read(id, vecOut);
   else readOriginal(id, vecOut);
   return vecOut;

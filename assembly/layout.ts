@@ -207,7 +207,7 @@ export function setQueryCount(k: i32): usize {
 export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
   const cap = max(total, max(arenaCap * 2, 1024));
-  arena = grow(arena, (<usize>arenaCap * stride) << elemShift, (<usize>cap * stride) << elemShift, 0);
+  arena = grow(arena, <usize>arenaCap * arenaRowBytes(), <usize>cap * arenaRowBytes(), 0);
   if (quantized) {
     codes = grow(codes, <usize>arenaCap * codeStride, <usize>cap * codeStride, 0);
     codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
@@ -347,9 +347,14 @@ export function ensureOut(k: i32): void {
   return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + ((<usize>(id & chunkMask) * <usize>stride) << elemShift);
 }
 
+/** Bytes of one arena vector: its elements, or none for turbo4, whose rows are only their codes (turbo4.ts). */
+@inline export function arenaRowBytes(): usize {
+  return dtype == DT_T4 ? 0 : <usize>stride << elemShift;
+}
+
 /** First vector of offset `id`'s list (multivector mode). */
 @inline export function multiPtr(id: i32): usize {
-  return arena + ((<usize>load<u32>(mvStart + (<usize>id << 2)) * <usize>stride) << elemShift);
+  return arena + <usize>load<u32>(mvStart + (<usize>id << 2)) * arenaRowBytes();
 }
 
 @inline export function multiCount(id: i32): i32 {

@@ -36,7 +36,7 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   chunks, chunkShift, codes, codeCorr, setParams, dtype, elemShift, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr, arenaRowBytes,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
@@ -74,7 +74,7 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
+  vecsBytes = multi ? n * 4 + <usize>storedVectors() * arenaRowBytes() : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
@@ -143,7 +143,7 @@ function spanAt(): bool {
     if (item >= count) return false;
     const id = item++;
     const k = <usize>load<u32>(mvCount + (<usize>id << 2));
-    if (stage == S_LISTS) return span(multiPtr(id), (k * <usize>stride) << elemShift);
+    if (stage == S_LISTS) return span(multiPtr(id), k * arenaRowBytes());
     if (stage == S_CODES) return span(codeVecPtr(multiStart(id)), k * <usize>codeStride);
     return span(codeCorr + (<usize>multiStart(id) << 2), k << 2);
   }
@@ -158,7 +158,7 @@ function spanAt(): bool {
     case S_DELETED: return span(deleted, deletedBytes);
     case S_PENDING: return span(pending, deletedBytes);
     case S_VECS: return span(mvCount, n << 2);
-    case S_LISTS: return multi && span(arena, (coded * <usize>stride) << elemShift);
+    case S_LISTS: return multi && span(arena, coded * arenaRowBytes());
     case S_ORDER:
       if (saving) return permutation() != 0 ? span(permutation(), orderBytes) : false;
       if (!imagePermuted) return false;

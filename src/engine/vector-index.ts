@@ -156,13 +156,10 @@ function loadedQuantization(wasm: EngineExports): Quantization {
 
 /**
  * Refuses what a turbo4 index cannot be: its engine slot for codes holds the turbo4 records
- * themselves, so there is no room for a quantization on top, and lists of vectors are not
- * stored as records.
+ * themselves (one per row for multivectors), so there is no room for a quantization on top.
  */
 function checkTurbo4(config: VectorIndex['config']): void {
-  if (config.datatype !== 'turbo4') return;
-  if (config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
-  if (config.multivector) throw new RangeError('a turbo4 index stores single vectors only');
+  if (config.datatype === 'turbo4' && config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
 }
 
 export class VectorIndex {
