@@ -16,8 +16,8 @@ import {
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
-  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, setArena, arenaRowBytes, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
+  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, multiStart, codeVecPtr, codeStride,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -421,9 +421,10 @@ function storeList(id: i32): void {
   // A list no longer than the one it replaces reuses its slot; a longer one is appended and the
   // old slot stays unused until vacuum() compacts the arena.
   if (k > multiCount(id)) {
-    reserveArena(arenaUsed + k);
-    store<u32>(mvStart + slot, arenaUsed);
-    setArenaUsed(arenaUsed + k);
+    const start = listStart(arenaUsed, k);
+    reserveArena(start + k);
+    store<u32>(mvStart + slot, start);
+    setArenaUsed(start + k);
   }
   store<u32>(mvCount + slot, k);
   const v = multiPtr(id);
@@ -563,38 +564,6 @@ export function storedVectors(): i32 {
   let total = 0;
   for (let id = 0; id < count; id++) total += multiCount(id);
   return total;
-}
-
-/** Rewrites the arena with the stored lists only, in offset order (drops replaced slots). */
-function compactArena(): void {
-  const total = storedVectors();
-  const cap = max(total, 1);
-  const bytes = <usize>cap * arenaRowBytes();
-  const fresh = heap.alloc(bytes);
-  memory.fill(fresh, 0, bytes);
-  // Codes move with their vectors (they are indexed by arena vector).
-  const freshCodes = quantized ? heap.alloc(<usize>cap * <usize>codeStride) : 0;
-  const freshCorr = quantized ? heap.alloc(<usize>cap << 2) : 0;
-  let at = 0;
-  for (let id = 0; id < count; id++) {
-    const k = multiCount(id);
-    if (k == 0) continue;
-    memory.copy(fresh + <usize>at * arenaRowBytes(), multiPtr(id), <usize>k * arenaRowBytes());
-    if (quantized) {
-      memory.copy(freshCodes + <usize>at * <usize>codeStride, codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
-      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
-    }
-    store<u32>(mvStart + (<usize>id << 2), at);
-    at += k;
-  }
-  if (arena != 0) heap.free(arena);
-  if (quantized) {
-    heap.free(codes);
-    heap.free(codeCorr);
-    setCodeRegions(freshCodes, freshCorr);
-  }
-  setArena(fresh, cap);
-  setArenaUsed(at);
 }
 
 export function pendingOffsets(): i32 { return pendingCount; }

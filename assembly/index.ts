@@ -47,6 +47,9 @@ export function vectorCount(id: i32): i32 { return id < offsetCount() ? multiCou
 /** Vectors the multivector arena has room for (memory accounting). */
 export function arenaCapacity(): i32 { return arenaCap; }
 
+/** Vectors one stored list may hold (a list sits in one arena chunk). */
+export { maxListRows } from "./layout";
+
 export function alloc(bytes: usize): usize { return heap.alloc(bytes); }
 export function free(ptr: usize): void { heap.free(ptr); }
 

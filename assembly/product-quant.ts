@@ -33,7 +33,7 @@
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt, arenaUsed, codes,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt, arenaUsed, readCodeRows, writeCodeRows,
   multi, queryCount, codeVecPtr, vecPtr, multiPtr, multiCount, multiStart, mvCount, nextRandom, setQuantMethod,
   setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
@@ -231,7 +231,7 @@ function ensureShadow(): void {
   if (need <= shadowCap) return;
   const grown = heap.alloc(<usize>need * <usize>chunks);
   const kept = <usize>shadowCap * <usize>chunks;
-  memory.copy(grown + kept, codes + kept, <usize>need * <usize>chunks - kept);
+  readCodeRows(grown + kept, shadowCap, need - shadowCap); // product codes are `chunks` bytes: codeStride
   if (shadow != 0) {
     memory.copy(grown, shadow, kept);
     heap.free(shadow);
@@ -280,7 +280,7 @@ export function productStored(id: i32): void {
 /** Makes the fitted codebook and codes the ones in use (after the last step). */
 export function installProductFit(): void {
   memory.copy(codebook, fresh, codebookBytes());
-  memory.copy(codes, shadow, <usize>codeSlots() * <usize>chunks);
+  writeCodeRows(shadow, 0, codeSlots());
   heap.free(gathered);
   heap.free(assign);
   heap.free(sums);

@@ -75,6 +75,7 @@ export interface EngineExports {
   vectorCount(offset: number): number;
   storedVectors(): number;
   arenaCapacity(): number;
+  maxListRows(): number;
 }
 
 export class EngineAbort extends Error {}
