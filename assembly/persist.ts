@@ -22,8 +22,10 @@
 //           (turbo-quant.ts turboWriteTrailer), so a reader finds it from the image's end too.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
-// order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
-// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)].
+// order: counts u32[count], then T[sum(counts) * stride] (none for turbo4, whose rows are its
+// codes); its codes, when quantized, follow the same order: i8[sum(counts) * codeStride], then
+// codeCorr f32[sum(counts)]. A load lays the lists out in the arena's chunks (layout.ts
+// listStart), so the bytes do not depend on where a list sat in memory.
 //
 // Images of versions 2 (dense) and 3 (multivector), written before datatypes, have a 19-word
 // header and float32 vectors; they still load, as do versions 4 and 5 (written before binary
