@@ -5,7 +5,7 @@
 // boundaries, and must load back exactly. The vectors, the multivector arena and the codes are
 // kept in chunks of at most 2^14 rows (assembly/layout.ts), so indexes past two chunks of each
 // round-trip too, and lists stored across chunk boundaries read back as given.
-// QUIVER_HEAVY=1 adds images past 1 GiB: float32 vectors, a multivector arena, turbo4 codes.
+// QUIVER_HEAVY=1 adds images past 1 GiB: float32 vectors, a multivector arena, multivector codes.
 
 import t, { type Test } from 'tap';
 import { Bitset, VectorIndex, type IndexConfig } from '../src/engine/index.js';
@@ -201,12 +201,12 @@ if (process.env.QUIVER_HEAVY === '1') {
   });
 
   /** Stashes `points` lists of `k` rows (unlinked: the test is about the regions, not the graph), round-trips the image, compares. */
-  async function heavyLists(t: Test, config: IndexConfig, points: number, k: number, what: string): Promise<void> {
+  async function heavyLists(t: Test, config: IndexConfig, points: number, k: number, what: string, scale = 1): Promise<void> {
     const index = await VectorIndex.create(await engineModule(), config);
     const dim = config.dim;
     const list = new Float32Array(k * dim);
     for (let i = 0; i < points; i++) {
-      for (let j = 0; j < list.length; j++) list[j] = Math.sin(i * 0.37 + j * 0.11);
+      for (let j = 0; j < list.length; j++) list[j] = scale * (Math.sin(i * 0.37 + j * 0.11) + 1);
       index.stash(i, list, k);
     }
     const parts = index.serializeParts();
@@ -219,5 +219,6 @@ if (process.env.QUIVER_HEAVY === '1') {
   }
 
   t.test('heavy: a float32 multivector arena over 1 GiB round-trips', (t) => heavyLists(t, { dim: 1024, distance: 'Dot', multivector: { comparator: 'max_sim' } }, 90000, 3, 'arena'));
-  t.test('heavy: turbo4 multivector codes over 1 GiB round-trip', (t) => heavyLists(t, { dim: 4096, distance: 'Dot', multivector: { comparator: 'max_sim' }, datatype: 'turbo4' }, 180000, 3, 'turbo4 codes'));
+  // uint8 rows with int8 codes: 1 GiB of codes beside 1 GiB of rows, the cheapest codes to encode.
+  t.test('heavy: multivector int8 codes over 1 GiB round-trip', (t) => heavyLists(t, { dim: 2048, distance: 'Dot', multivector: { comparator: 'max_sim' }, datatype: 'uint8', quantization: { quantile: 0.99 } }, 180000, 3, 'int8 codes', 127));
 }
