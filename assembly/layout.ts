@@ -216,10 +216,14 @@ export function setQueryCount(k: i32): usize {
   return query;
 }
 
-/** Room for `total` vectors in the arena (grown by doubling). */
+/**
+ * Room for `total` vectors in the arena: grown by doubling within the first chunk, then a chunk at
+ * a time (chunks are separate blocks, so nothing is copied, and a large arena never asks for twice
+ * its size: past 2 GiB of rows and codes that would not fit in wasm32's 4 GiB).
+ */
 export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
-  const cap = max(total, max(arenaCap * 2, 1024));
+  const cap = min(max(total, max(arenaCap * 2, 1024)), (total + rowMask) & ~rowMask);
   arenaChunks = growChunks(arenaChunks, rowShift, arenaRowBytes(), <usize>arenaCap, <usize>cap);
   if (quantized) {
     codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, <usize>arenaCap, <usize>cap);

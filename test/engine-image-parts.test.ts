@@ -203,6 +203,7 @@ if (process.env.QUIVER_HEAVY === '1') {
   /** Stashes `points` lists of `k` rows (unlinked: the test is about the regions, not the graph), round-trips the image, compares. */
   async function heavyLists(t: Test, config: IndexConfig, points: number, k: number, what: string, scale = 1): Promise<void> {
     const index = await VectorIndex.create(await engineModule(), config);
+    // Not sized up front: the arena and its codes grow a chunk at a time past the first chunk.
     const dim = config.dim;
     const list = new Float32Array(k * dim);
     for (let i = 0; i < points; i++) {
