@@ -11,7 +11,7 @@
 // correction for these methods (product and TurboQuant records hold their extras inline), so the
 // region holds codes only.
 
-import { EMPTY, dim, stride, count, elemShift, levels, multi, arenaUsed, codes, codeStride, vecPtr, multiPtr, multiCount, multiStart } from "./layout";
+import { EMPTY, dim, stride, count, elemShift, levels, multi, arenaUsed, codeStride, readCodeRows, writeCodeRows, vecPtr, multiPtr, multiCount, multiStart } from "./layout";
 import { codeSource } from "./quantize";
 
 /** Vectors (rows) coded per step: a few milliseconds at 784-d for product x16 or TurboQuant bits4. */
@@ -69,7 +69,7 @@ function ensureRegion(): void {
   const bytes = <usize>codeStride;
   const grown = heap.alloc(<usize>need * bytes);
   const kept = <usize>regionCap * bytes;
-  memory.copy(grown + kept, codes + kept, <usize>need * bytes - kept);
+  readCodeRows(grown + kept, regionCap, need - regionCap);
   if (region != 0) {
     memory.copy(grown, region, kept);
     heap.free(region);
@@ -114,7 +114,7 @@ export function storedDuringFit(id: i32): void {
 /** Copies the region over the codes in use (the fit's last step) and frees it. */
 export function installFreshCodes(): void {
   ensureRegion();
-  memory.copy(codes, region, <usize>codeSlots() * <usize>codeStride);
+  writeCodeRows(region, 0, codeSlots());
   abandonFreshCodes();
 }
 

@@ -16,8 +16,8 @@ import {
   codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
-  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arena, arenaUsed,
-  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, setArena, multiStart, codeVecPtr, codes, codeStride, setCodeRegions,
+  multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
+  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, multiStart, codeVecPtr, codeStride,
   dtype, elemShift, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -28,7 +28,7 @@ import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, co
 import { distRows4 } from "./rows4";
 import { abandonTraining, afterStore, trainFully } from "./training";
 import { allowedBy } from "./filter-check";
-import { turbo4, turbo4Holds, turbo4Pair, turbo4Store, turbo4Target } from "./turbo4";
+import { turbo4, turbo4Forget, turbo4Holds, turbo4HoldsList, turbo4ListPair, turbo4Pair, turbo4Store, turbo4StoreList, turbo4Target, turbo4TargetList } from "./turbo4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -87,8 +87,8 @@ let cost: f64 = 0;
 
 /** Distance from the target to stored offset `id` over the stored vectors (no codes; turbo4 vectors are codes). */
 @inline function exactDist<K>(id: i32): f32 {
+  if (turbo4()) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
   if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), Infinity);
-  if (turbo4()) return codeDistQuery(id);
   return vecDist(vecPtr(id), Infinity, false);
 }
 
@@ -108,6 +108,7 @@ let cost: f64 = 0;
 
 /** Distance from stored offset `a` (as the query) to stored offset `b`. */
 @inline function pairDist<K>(a: i32, b: i32): f32 {
+  if (isLists<K>() && turbo4()) return turbo4ListPair(a, b);
   if (isLists<K>()) {
     const pa = multiPtr(a), na = multiCount(a), pb = multiPtr(b), nb = multiCount(b);
     if (dtype == DT_U8) return maxSimBounded<u8, u8>(metric, pa, na, pb, nb, stride, Infinity);
@@ -381,6 +382,7 @@ function connect<K>(id: i32, level: i32): void {
   if (isLists<K>()) {
     target = multiPtr(id);
     targetCount = multiCount(id);
+    if (turbo4()) turbo4TargetList(id);
   } else if (!turbo4()) {
     target = vecPtr(id);
   } else {
@@ -431,19 +433,25 @@ function normalizeInPlace(p: usize): void {
 
 /** Copies the `queryCount` query vectors to offset `id`'s arena slot (multivector mode). */
 function storeList(id: i32): void {
+  if (turbo4() && turbo4HoldsList(id)) return; // as turbo4Holds: a list stored again as read back keeps its records
   const k = queryCount;
   const slot = <usize>id << 2;
   // A list no longer than the one it replaces reuses its slot; a longer one is appended and the
   // old slot stays unused until vacuum() compacts the arena.
   if (k > multiCount(id)) {
-    reserveArena(arenaUsed + k);
-    store<u32>(mvStart + slot, arenaUsed);
-    setArenaUsed(arenaUsed + k);
+    const start = listStart(arenaUsed, k);
+    reserveArena(start + k);
+    store<u32>(mvStart + slot, start);
+    setArenaUsed(start + k);
   }
   store<u32>(mvCount + slot, k);
   const v = multiPtr(id);
   if (normalizes()) {
     for (let i = 0; i < k; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
+  }
+  if (turbo4()) {
+    turbo4StoreList(id);
+    return;
   }
   encodeElements(query, v, k * stride);
   if (quantized) {
@@ -579,38 +587,6 @@ export function storedVectors(): i32 {
   return total;
 }
 
-/** Rewrites the arena with the stored lists only, in offset order (drops replaced slots). */
-function compactArena(): void {
-  const total = storedVectors();
-  const cap = max(total, 1);
-  const bytes = (<usize>cap * <usize>stride) << elemShift;
-  const fresh = heap.alloc(bytes);
-  memory.fill(fresh, 0, bytes);
-  // Codes move with their vectors (they are indexed by arena vector).
-  const freshCodes = quantized ? heap.alloc(<usize>cap * <usize>codeStride) : 0;
-  const freshCorr = quantized ? heap.alloc(<usize>cap << 2) : 0;
-  let at = 0;
-  for (let id = 0; id < count; id++) {
-    const k = multiCount(id);
-    if (k == 0) continue;
-    memory.copy(fresh + ((<usize>at * <usize>stride) << elemShift), multiPtr(id), (<usize>k * <usize>stride) << elemShift);
-    if (quantized) {
-      memory.copy(freshCodes + <usize>at * <usize>codeStride, codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
-      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
-    }
-    store<u32>(mvStart + (<usize>id << 2), at);
-    at += k;
-  }
-  if (arena != 0) heap.free(arena);
-  if (quantized) {
-    heap.free(codes);
-    heap.free(codeCorr);
-    setCodeRegions(freshCodes, freshCorr);
-  }
-  setArena(fresh, cap);
-  setArenaUsed(at);
-}
-
 export function pendingOffsets(): i32 { return pendingCount; }
 
 /** Marks `id` deleted: it keeps routing searches but is never returned. */
@@ -668,6 +644,7 @@ function prepareQuery(codes: bool, bits: usize): void {
   targetCount = k;
   target = dtype == DT_U8 ? queryBytes : query;
   targetHalf = false;
+  if (multi && turbo4()) turbo4Forget(); // the query list takes the slots a linked list was prepared in
   // A turbo4 index has nothing but codes to measure, whatever the search asked for.
   useCodes = (codes || turbo4()) && quantized;
   if (useCodes) {

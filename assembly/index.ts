@@ -12,7 +12,7 @@ import { decodeElements } from "./element";
 import { bitsRows4, distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { codeDistQuery, codeDistRows4, codesInRows4, enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
-import { turbo4, turbo4Read } from "./turbo4";
+import { turbo4, turbo4Read, turbo4ReadList } from "./turbo4";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
@@ -51,6 +51,9 @@ export function vectorCount(id: i32): i32 { return id < offsetCount() ? multiCou
 /** Vectors the multivector arena has room for (memory accounting). */
 export function arenaCapacity(): i32 { return arenaCap; }
 
+/** Vectors one stored list may hold (a list sits in one arena chunk). */
+export { maxListRows } from "./layout";
+
 export function alloc(bytes: usize): usize { return heap.alloc(bytes); }
 export function free(ptr: usize): void { heap.free(ptr); }
 
@@ -71,7 +74,8 @@ export function readVector(id: i32): usize {
     vecOutCap = k;
   }
   // Lists are stored in original order (no permutation in multivector mode).
-  if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
+  if (multi && turbo4()) turbo4ReadList(id, vecOut);
+  else if (multi) decodeElements(multiPtr(id), vecOut, multiCount(id) * stride);
   else if (turbo4()) turbo4Read(id, vecOut);
   else readOriginal(id, vecOut);
   return vecOut;

@@ -19,6 +19,9 @@
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
 //                                      rounded up to 16, padded with code 0. Binary quantization
 //                                      stores bits instead: codeStride = ceil(dim / 128) * 16 bytes.
+//                                      Kept in chunks of 2^rowShift codes (`codeChunks`, a table as
+//                                      `chunks`), for the same reason: codes of large indexes pass
+//                                      1 GiB too. codePtr() is one table load plus shifts.
 //   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
 //   levels    u8 [n]                   top HNSW level of each offset; EMPTY (255) = never inserted.
 //   links0    u32[n * (M0 + 1)]        level-0 adjacency, fixed width: [count, id_0 .. id_{M0-1}].
@@ -40,7 +43,9 @@
 // Multivector mode (chosen once, before the first insert) stores a list of k >= 1 vectors per
 // offset instead of one, so k can differ from point to point:
 //
-//   arena     T[arenaCap * stride]     the vectors of every offset, each list contiguous.
+//   arena     T[arenaCap * stride]     the vectors of every offset, each list contiguous; in chunks
+//                                      of 2^rowShift vectors (`arenaChunks`) that no list straddles
+//                                      (listStart), so a list holds at most 2^rowShift vectors.
 //   mvStart   u32[n]                   first arena vector of each offset.
 //   mvCount   u32[n]                   vectors of each offset (0 = none stored).
 //
@@ -94,8 +99,13 @@ const CHUNK_BYTES_MAX: usize = 1 << 28;
 export let chunkShift: i32 = CHUNK_SHIFT_MAX;
 export let chunkMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
 export let chunks: usize = 0;
-// Largest room taken at once for new chunks (see reserveChunks): under the allocator's 1 GiB block.
+// Largest room taken at once for new chunks (see growChunks): under the allocator's 1 GiB block.
 const ROOM_MAX: usize = 1 << 29;
+// Row chunks of the arena and of the codes: 2^rowShift rows each, sized by the widest row either
+// holds (an f32 row; codes and narrower elements are no wider), and the same for both, so the
+// codes of a list that sits in one arena chunk sit in one code chunk.
+export let rowShift: i32 = CHUNK_SHIFT_MAX;
+export let rowMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
 
 // Regions.
 export let levels: usize = 0;
@@ -108,7 +118,7 @@ export let visitTag: u32 = 0;
 
 // Multivector state.
 export let multi: bool = false;
-export let arena: usize = 0;
+export let arenaChunks: usize = 0; // u32 per chunk of the arena
 export let arenaUsed: i32 = 0; // vectors appended so far (live or orphaned by a replacement)
 export let arenaCap: i32 = 0;  // vectors the arena has room for
 export let mvStart: usize = 0;
@@ -121,7 +131,7 @@ let queryCap: i32 = 1;          // vectors the query region has room for
 export let quantized: bool = false;
 export let quantile: f32 = 1;
 export let codeStride: i32 = 0;
-export let codes: usize = 0;
+export let codeChunks: usize = 0; // u32 per chunk of the codes; 0 until codes exist
 export let codeCorr: usize = 0;
 export let qAlpha: f32 = 1; // value = qAlpha * code + qOffset
 export let qOffset: f32 = 0;
@@ -170,6 +180,9 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   chunkShift = CHUNK_SHIFT_MAX;
   while (chunkShift > 0 && (vectorBytes << chunkShift) > CHUNK_BYTES_MAX) chunkShift--;
   chunkMask = (1 << chunkShift) - 1;
+  rowShift = CHUNK_SHIFT_MAX;
+  while (rowShift > 0 && ((<usize>stride << 2) << rowShift) > CHUNK_BYTES_MAX) rowShift--;
+  rowMask = (1 << rowShift) - 1;
   query = heap.alloc(<usize>stride << 2);
   memory.fill(query, 0, <usize>stride << 2);
   queryCodeStride = codeStride;
@@ -205,21 +218,97 @@ export function setQueryCount(k: i32): usize {
   return query;
 }
 
-/** Room for `total` vectors in the arena (grown by doubling). */
+/**
+ * Room for `total` vectors in the arena: grown by doubling within the first chunk, then a chunk at
+ * a time (chunks are separate blocks, so nothing is copied, and a large arena never asks for twice
+ * its size: past 2 GiB of rows and codes that would not fit in wasm32's 4 GiB).
+ */
 export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
-  const cap = max(total, max(arenaCap * 2, 1024));
-  arena = grow(arena, (<usize>arenaCap * stride) << elemShift, (<usize>cap * stride) << elemShift, 0);
+  const cap = min(max(total, max(arenaCap * 2, 1024)), (total + rowMask) & ~rowMask);
+  arenaChunks = growChunks(arenaChunks, rowShift, arenaRowBytes(), <usize>arenaCap, <usize>cap);
   if (quantized) {
-    codes = grow(codes, <usize>arenaCap * codeStride, <usize>cap * codeStride, 0);
+    codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, <usize>arenaCap, <usize>cap);
     codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
   }
   arenaCap = cap;
 }
 
 export function setArenaUsed(n: i32): void { arenaUsed = n; }
-export function setArena(p: usize, cap: i32): void { arena = p; arenaCap = cap; }
-export function setCodeRegions(c: usize, corr: usize): void { codes = c; codeCorr = corr; }
+
+/** Vectors one list may hold: an arena chunk's. */
+export function maxListRows(): i32 { return 1 << rowShift; }
+
+/** Where a list of `k` vectors goes if appended at arena vector `at`: there, or the next chunk when it would straddle one. */
+@inline export function listStart(at: i32, k: i32): i32 {
+  return (at & rowMask) + k > (1 << rowShift) ? (at + rowMask) & ~rowMask : at;
+}
+
+/**
+ * Rewrites the arena (and the codes indexed by it) with the stored lists only, in offset order
+ * (drops replaced slots): fresh chunks, the lists copied over, the old chunks freed.
+ */
+export function compactArena(): void {
+  let total = 0;
+  for (let id = 0; id < count; id++) {
+    const k = multiCount(id);
+    if (k > 0) total = listStart(total, k) + k;
+  }
+  const cap = <usize>max(total, 1);
+  const rowBytes = arenaRowBytes();
+  const freshArena = growChunks(0, rowShift, rowBytes, 0, cap);
+  const freshCodes = quantized ? growChunks(0, rowShift, <usize>codeStride, 0, cap) : 0;
+  const freshCorr = quantized ? grow(0, 0, cap << 2, 0) : 0;
+  let at = 0;
+  for (let id = 0; id < count; id++) {
+    const k = multiCount(id);
+    if (k == 0) continue;
+    at = listStart(at, k);
+    memory.copy(rowAt(freshArena, at, rowBytes), multiPtr(id), <usize>k * rowBytes);
+    if (quantized) {
+      // Codes move with their vectors (they are indexed by arena vector).
+      memory.copy(rowAt(freshCodes, at, <usize>codeStride), codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
+      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
+    }
+    store<u32>(mvStart + (<usize>id << 2), at);
+    at += k;
+  }
+  freeChunks(arenaChunks, rowShift, <usize>arenaCap);
+  arenaChunks = freshArena;
+  if (quantized) {
+    freeChunks(codeChunks, rowShift, <usize>arenaCap);
+    heap.free(codeCorr);
+    codeChunks = freshCodes;
+    codeCorr = freshCorr;
+  }
+  arenaCap = <i32>cap;
+  arenaUsed = at;
+}
+
+/** Copies code rows [from, from + n) to the flat buffer at `dst` (codeStride bytes apart). */
+export function readCodeRows(dst: usize, from: i32, n: i32): void {
+  copyRows(dst, from, n, false);
+}
+
+/** Copies the flat buffer at `src` (codeStride bytes apart) to code rows [from, from + n). */
+export function writeCodeRows(src: usize, from: i32, n: i32): void {
+  copyRows(src, from, n, true);
+}
+
+/** Moves code rows [from, from + n) between the chunks and a flat buffer, a chunk's run at a time. */
+function copyRows(flat: usize, from: i32, n: i32, into: bool): void {
+  const bytes = <usize>codeStride;
+  let row = from;
+  const end = from + n;
+  while (row < end) {
+    const run = min(end - row, (1 << rowShift) - (row & rowMask));
+    const p = codePtr(row);
+    const q = flat + <usize>(row - from) * bytes;
+    if (into) memory.copy(p, q, <usize>run * bytes);
+    else memory.copy(q, p, <usize>run * bytes);
+    row += run;
+  }
+}
 
 export function setCount(c: i32): void { count = c; }
 export function setEntry(e: i32, l: i32): void { entryPoint = e; maxLevel = l; }
@@ -298,43 +387,64 @@ export function reserve(n: i32): void {
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   visited = grow(visited, old, cap, 0);
   if (quantized && !multi) {
-    codes = grow(codes, old * codeStride, cap * codeStride, 0);
+    codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, old, cap);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
-  if (!multi && dtype != DT_T4) reserveChunks(old, cap);
+  if (!multi && dtype != DT_T4) chunks = growChunks(chunks, chunkShift, <usize>stride << elemShift, old, cap);
   capacity = n;
 }
 
-/** Grows the vector chunks from room for `old` vectors to `cap`: fills the last chunk, then adds chunks. */
-function reserveChunks(old: usize, cap: usize): void {
-  const per = <usize>1 << chunkShift;
-  const bytes = <usize>stride << elemShift;
-  const had = (old + per - 1) >> chunkShift;
-  const need = (cap + per - 1) >> chunkShift;
-  if (need > had) chunks = grow(chunks, had << 2, need << 2, 0);
+/**
+ * Grows the chunked rows of table `table` (chunks of 2^shift rows of `bytes` bytes) from room for
+ * `old` rows to `cap`: fills the last chunk, then adds chunks. Returns the table (it may move).
+ * Rows of no bytes (a turbo4 arena) get a table of empty chunks.
+ */
+function growChunks(table: usize, shift: i32, bytes: usize, old: usize, cap: usize): usize {
+  const per = <usize>1 << shift;
+  const had: usize = table == 0 ? 0 : (old + per - 1) >> shift;
+  const need = (cap + per - 1) >> shift;
+  if (need > had || table == 0) table = grow(table, had << 2, max(need, 1) << 2, 0);
+  if (bytes == 0) return table;
   // The allocator grows linear memory by at least its current size whenever a block does not fit
   // (TLSF's growMemory), so chunks allocated one by one would double it again and again (60000
   // Fashion-MNIST vectors took 240 MB of linear memory instead of one region's 196). Taking the
   // room of every new chunk at once, then giving it back, grows it once; the chunks are carved
   // from that free block.
   let fresh: usize = 0;
-  for (let c = had; c < need; c++) fresh += min(cap - (c << chunkShift), per) * bytes;
+  for (let c = had; c < need; c++) fresh += min(cap - (c << shift), per) * bytes;
   if (fresh > 0 && fresh < ROOM_MAX) heap.free(heap.alloc(fresh));
-  for (let c = old >> chunkShift; c < need; c++) {
-    const from = c << chunkShift;
+  for (let c = old >> shift; c < need; c++) {
+    const from = c << shift;
     const have = old > from ? min(old - from, per) : 0;
     const want = min(cap - from, per);
     if (want == have) continue;
-    const slot = chunks + (c << 2);
+    const slot = table + (c << 2);
     store<u32>(slot, grow(<usize>load<u32>(slot), have * bytes, want * bytes, 0));
   }
+  return table;
+}
+
+/** Frees the chunks of `table` (room for `cap` rows of 2^shift per chunk) and the table. */
+function freeChunks(table: usize, shift: i32, cap: usize): void {
+  if (table == 0) return;
+  const n = (cap + (<usize>1 << shift) - 1) >> shift;
+  for (let c: usize = 0; c < n; c++) {
+    const chunk = <usize>load<u32>(table + (c << 2));
+    if (chunk != 0) heap.free(chunk);
+  }
+  heap.free(table);
+}
+
+/** Row `row` of the chunked rows of `table` (rows of `bytes` bytes, 2^rowShift per chunk). */
+@inline export function rowAt(table: usize, row: i32, bytes: usize): usize {
+  return <usize>load<u32>(table + (<usize>(row >> rowShift) << 2)) + <usize>(row & rowMask) * bytes;
 }
 
 /** Allocates the code regions for the current capacity (first training). */
 export function reserveCodes(): void {
-  if (codes != 0) return;
+  if (codeChunks != 0) return;
   const cap = <usize>(multi ? arenaCap : capacity);
-  codes = grow(0, 0, cap * codeStride, 0);
+  codeChunks = growChunks(0, rowShift, <usize>codeStride, 0, cap);
   codeCorr = grow(0, 0, cap * 4, 0);
 }
 
@@ -349,9 +459,14 @@ export function ensureOut(k: i32): void {
   return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + ((<usize>(id & chunkMask) * <usize>stride) << elemShift);
 }
 
+/** Bytes of one arena vector: its elements, or none for turbo4, whose rows are only their codes (turbo4.ts). */
+@inline export function arenaRowBytes(): usize {
+  return dtype == DT_T4 ? 0 : <usize>stride << elemShift;
+}
+
 /** First vector of offset `id`'s list (multivector mode). */
 @inline export function multiPtr(id: i32): usize {
-  return arena + ((<usize>load<u32>(mvStart + (<usize>id << 2)) * <usize>stride) << elemShift);
+  return rowAt(arenaChunks, <i32>load<u32>(mvStart + (<usize>id << 2)), arenaRowBytes());
 }
 
 @inline export function multiCount(id: i32): i32 {
@@ -360,7 +475,7 @@ export function ensureOut(k: i32): void {
 
 /** Codes of arena vector `v` (multivector mode). */
 @inline export function codeVecPtr(v: i32): usize {
-  return codes + <usize>v * <usize>codeStride;
+  return rowAt(codeChunks, v, <usize>codeStride);
 }
 
 /** First arena vector of offset `id`'s list. */
@@ -369,7 +484,7 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function codePtr(id: i32): usize {
-  return codes + <usize>id * <usize>codeStride;
+  return rowAt(codeChunks, id, <usize>codeStride);
 }
 
 @inline export function linksAt(id: i32, level: i32): usize {

@@ -22,8 +22,10 @@
 //           (turbo-quant.ts turboWriteTrailer), so a reader finds it from the image's end too.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
-// order: counts u32[count], then T[sum(counts) * stride]; its codes, when quantized, follow
-// the same order: i8[sum(counts) * codeStride], then codeCorr f32[sum(counts)].
+// order: counts u32[count], then T[sum(counts) * stride] (none for turbo4, whose rows are its
+// codes); its codes, when quantized, follow the same order: i8[sum(counts) * codeStride], then
+// codeCorr f32[sum(counts)]. A load lays the lists out in the arena's chunks (layout.ts
+// listStart), so the bytes do not depend on where a list sat in memory.
 //
 // Images of versions 2 (dense) and 3 (multivector), written before datatypes, have a 19-word
 // header and float32 vectors; they still load, as do versions 4 and 5 (written before binary
@@ -34,9 +36,9 @@
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  chunks, chunkShift, codes, codeCorr, setParams, dtype, elemShift, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  chunks, chunkShift, codeChunks, rowShift, codeCorr, setParams, dtype, elemShift, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, arena, multiStart, codeVecPtr,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, multiStart, codeVecPtr, arenaRowBytes, listStart,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
@@ -74,7 +76,7 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = multi ? n * 4 + ((<usize>storedVectors() * <usize>stride) << elemShift) : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
+  vecsBytes = multi ? n * 4 + <usize>storedVectors() * arenaRowBytes() : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
@@ -137,19 +139,28 @@ function spanAt(): bool {
     item++;
     return span(chunk, (<usize>min(count - from, 1 << chunkShift) * <usize>stride) << elemShift);
   }
-  if (saving && multi && (stage == S_LISTS || stage == S_CODES || stage == S_CORR)) {
-    // Lists and their codes are written compacted in offset order (a load lays them out so).
+  if (stage == S_CODES && !multi && quantized) {
+    // Dense codes, a code chunk at a time (codes of large indexes are cut in chunks as vectors are).
+    const from = item << rowShift;
+    if (from >= count) return false;
+    const chunk = <usize>load<u32>(codeChunks + (<usize>item << 2));
+    item++;
+    return span(chunk, <usize>min(count - from, 1 << rowShift) * <usize>codeStride);
+  }
+  if (multi && (stage == S_LISTS || stage == S_CODES || stage == S_CORR)) {
+    // Lists and their codes are written compacted in offset order, a list at a time, and read back
+    // the same way into the chunks the load laid them out in (no list straddles a chunk).
     if (stage == S_CODES && !quantized || stage == S_CORR && !quantized) return false;
     if (item >= count) return false;
     const id = item++;
     const k = <usize>load<u32>(mvCount + (<usize>id << 2));
-    if (stage == S_LISTS) return span(multiPtr(id), (k * <usize>stride) << elemShift);
+    if (k == 0) return span(0, 0);
+    if (stage == S_LISTS) return span(multiPtr(id), k * arenaRowBytes());
     if (stage == S_CODES) return span(codeVecPtr(multiStart(id)), k * <usize>codeStride);
     return span(codeCorr + (<usize>multiStart(id) << 2), k << 2);
   }
   item++;
   if (!first) return false;
-  const coded = multi ? <usize>storedVectors() : n;
   switch (stage) {
     case S_HEADER: return span(saving ? headerScratch : 0, headerBytes);
     case S_LEVELS: return span(levels, n);
@@ -158,14 +169,12 @@ function spanAt(): bool {
     case S_DELETED: return span(deleted, deletedBytes);
     case S_PENDING: return span(pending, deletedBytes);
     case S_VECS: return span(mvCount, n << 2);
-    case S_LISTS: return multi && span(arena, (coded * <usize>stride) << elemShift);
     case S_ORDER:
       if (saving) return permutation() != 0 ? span(permutation(), orderBytes) : false;
       if (!imagePermuted) return false;
       scratch = heap.alloc(<usize>dim << 2);
       return span(scratch, <usize>dim << 2);
-    case S_CODES: return quantized ? span(codes, coded * <usize>codeStride) : false;
-    case S_CORR: return quantized ? span(codeCorr, coded << 2) : false;
+    case S_CORR: return quantized ? span(codeCorr, n << 2) : false;
     case S_STATS: return binaryStatsBytes() != 0 ? span(binaryStats(), binaryStatsBytes()) : false;
     case S_TAIL:
       // Loading skips what is left (the trailers were read first, see loadTail).
@@ -191,14 +200,21 @@ function finishStage(): bool {
   if (stage == S_VECS && multi) {
     // measure() counts the lists from mvCount, so the length is checked once the counts are in.
     if (streamTotal < measure() + (imagePermuted ? <usize>dim << 2 : 0)) return false;
-    const total = storedVectors();
-    reserveArena(max(total, 1));
-    let at: u32 = 0;
+    // The lists are laid out in offset order as a vacuum would (listStart: none straddles a chunk).
+    let at = 0;
     for (let id = 0; id < count; id++) {
-      store<u32>(mvStart + (<usize>id << 2), at);
-      at += load<u32>(mvCount + (<usize>id << 2));
+      const k = <i32>load<u32>(mvCount + (<usize>id << 2));
+      if (k > 0) at = listStart(at, k) + k;
     }
-    setArenaUsed(total);
+    reserveArena(max(at, 1));
+    at = 0;
+    for (let id = 0; id < count; id++) {
+      const k = <i32>load<u32>(mvCount + (<usize>id << 2));
+      if (k > 0) at = listStart(at, k);
+      store<u32>(mvStart + (<usize>id << 2), at);
+      at += k;
+    }
+    setArenaUsed(at);
   }
   if (stage == S_ORDER && scratch != 0) { restorePermutation(scratch); heap.free(scratch); scratch = 0; }
   return true;

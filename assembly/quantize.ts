@@ -27,7 +27,7 @@
 
 import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
-  qAlpha, qOffset, trainedAt, levels, codes, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
+  qAlpha, qOffset, trainedAt, levels, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,

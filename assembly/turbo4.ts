@@ -6,8 +6,15 @@
 // neighbour pruning) one side is decoded and acts as the query: Qdrant's build scores a stored
 // turbo4 vector the same way, through the dequantized vector it stands for. A stored vector is
 // read back dequantized and rotated to the original coordinates, as Qdrant returns it.
+//
+// Multivectors (Qdrant 1.19 stores turbo4 lists too: its multi_turbo storage) keep one record per
+// row, in the code region indexed by arena vector (layout.ts), and no elements. MaxSim runs on the
+// records as for `turbo` quantization of lists; between two stored lists every row of the first is
+// decoded and prepared as a query, as a dense pair's first side is.
 
-import { DT_T4, EMPTY, dtype, dim, stride, count, levels, query, codePtr } from "./layout";
+import {
+  DT_T4, EMPTY, dtype, dim, stride, count, levels, query, codePtr, codeVecPtr, multiStart, multiCount, queryCount, setQueryCount,
+} from "./layout";
 import { turboDecode, turboDist, turboPrepareRecord } from "./turbo-quant";
 import { encode } from "./quantize";
 
@@ -45,6 +52,75 @@ export function turbo4Pair(a: i32, b: i32): f32 {
   return turboDist(1, codePtr(b));
 }
 
+// Prepared lists (multivectors): slots [0, targetRows) hold the list being linked (codeMaxSimQuery
+// reads them as the query list), slots [targetRows, targetRows + multiCount(listPairOf)) the first
+// side of pair distances. Every slot has its own decoded row in listRows (Manhattan reads it), so
+// slots and rows are sized together (slotRoom) and prepared again whenever that grows.
+let listRows: usize = 0;   // f32[slotRoom * stride]
+let slotRoom: i32 = 0;
+let targetList: i32 = -1;  // offset prepared in slots [0, targetRows); -1 none
+let targetRows: i32 = 0;
+let listPairOf: i32 = -1;  // offset prepared after the target; -1 none
+
+/** Prepares the rows of stored list `id` as query slots base.. (slotRoom must hold them). */
+function prepareList(id: i32, base: i32): void {
+  const first = multiStart(id);
+  for (let i = 0; i < multiCount(id); i++) {
+    turboPrepareRecord(codeVecPtr(first + i), listRows + ((<usize>(base + i) * <usize>stride) << 2), base + i, slotRoom);
+  }
+}
+
+/** Makes room for `need` prepared rows; growing drops every slot, so the target is prepared again. */
+function listRoom(need: i32): void {
+  if (need <= slotRoom) return;
+  slotRoom = max(need, slotRoom * 2);
+  if (listRows != 0) heap.free(listRows);
+  const bytes = (<usize>slotRoom * <usize>stride) << 2;
+  listRows = heap.alloc(bytes);
+  memory.fill(listRows, 0, bytes);
+  listPairOf = -1;
+  if (targetList >= 0) prepareList(targetList, 0);
+}
+
+/** Makes stored list `id` the prepared query list (slots 0..k-1) that codeMaxSimQuery measures from. */
+export function turbo4TargetList(id: i32): void {
+  const k = multiCount(id);
+  setQueryCount(k); // codeMaxSimQuery reads queryCount slots; the query region is free while linking
+  targetList = -1;
+  listPairOf = -1;
+  targetRows = k;
+  listRoom(k);
+  prepareList(id, 0);
+  targetList = id;
+}
+
+/** MaxSim distance from stored list `a` (decoded, as the query) to stored list `b`, on b's records. */
+export function turbo4ListPair(a: i32, b: i32): f32 {
+  const base = targetRows;
+  const na = multiCount(a);
+  if (listPairOf != a) {
+    listRoom(base + na);
+    prepareList(a, base);
+    listPairOf = a;
+  }
+  const first = multiStart(b);
+  const nb = multiCount(b);
+  let total: f32 = 0;
+  for (let i = 0; i < na; i++) {
+    let best: f32 = Infinity;
+    for (let j = 0; j < nb; j++) best = min(best, turboDist(base + i, codeVecPtr(first + j)));
+    total += best;
+  }
+  return total;
+}
+
+/** Forgets the prepared lists: a search prepares its own query in the same slots. */
+export function turbo4Forget(): void {
+  targetList = -1;
+  targetRows = 0;
+  listPairOf = -1;
+}
+
 /** Encodes the vector in the query region (normalised already for Cosine) as offset `id`'s record. */
 export function turbo4Store(id: i32): void {
   encode(query, codePtr(id));
@@ -66,6 +142,34 @@ export function turbo4Holds(id: i32): bool {
     if (load<f32>(row + (<usize>j << 2)) != load<f32>(query + (<usize>j << 2))) return false;
   }
   return true;
+}
+
+/** Encodes the queryCount rows in the query region (normalised already for Cosine) as list `id`'s records. */
+export function turbo4StoreList(id: i32): void {
+  const first = multiStart(id);
+  for (let i = 0; i < queryCount; i++) encode(query + ((<usize>i * <usize>stride) << 2), codeVecPtr(first + i));
+  turbo4Forget();
+}
+
+/** turbo4Holds for a list: offset `id` holds as many records as the query region has rows, each reading back as its row. */
+export function turbo4HoldsList(id: i32): bool {
+  if (id >= count || load<u8>(levels + <usize>id) == EMPTY || multiCount(id) != queryCount) return false;
+  ensureRows();
+  const first = multiStart(id);
+  for (let i = 0; i < queryCount; i++) {
+    turboDecode(codeVecPtr(first + i), row);
+    const q = query + ((<usize>i * <usize>stride) << 2);
+    for (let j = 0; j < dim; j++) {
+      if (load<f32>(row + (<usize>j << 2)) != load<f32>(q + (<usize>j << 2))) return false;
+    }
+  }
+  return true;
+}
+
+/** Writes stored list `id` (its rows, stride floats apart, original coordinates) to `out`. */
+export function turbo4ReadList(id: i32, out: usize): void {
+  const first = multiStart(id);
+  for (let i = 0; i < multiCount(id); i++) turboDecode(codeVecPtr(first + i), out + ((<usize>i * <usize>stride) << 2));
 }
 
 /** Writes stored offset `id`'s vector (dim values, original coordinates) to `out`. */

@@ -2,10 +2,13 @@
 // so an image larger than the allocator's 1 GiB block can be written and loaded. Real sizes are
 // too heavy for CI: small indexes are cut into many tiny parts instead, with every region
 // (header, levels, links, upper blocks, vector chunks, lists, codes, trailers) split across part
-// boundaries, and must load back exactly. QUIVER_HEAVY=1 adds one image past 1 GiB.
+// boundaries, and must load back exactly. The vectors, the multivector arena and the codes are
+// kept in chunks of at most 2^14 rows (assembly/layout.ts), so indexes past two chunks of each
+// round-trip too, and lists stored across chunk boundaries read back as given.
+// QUIVER_HEAVY=1 adds images past 1 GiB: float32 vectors, a multivector arena, multivector codes.
 
 import t, { type Test } from 'tap';
-import { VectorIndex, type IndexConfig } from '../src/engine/index.js';
+import { Bitset, VectorIndex, type IndexConfig } from '../src/engine/index.js';
 import { engineModule } from '../src/runtime/wasm-module.js';
 import { clustered, row } from './helpers/data.js';
 import { buildIndex } from './helpers/engine.js';
@@ -74,10 +77,74 @@ const cases: [string, IndexConfig][] = [
   ['turbo', { dim: DIM, distance: 'Dot', quantization: { method: 'turbo', bits: 'bits2' } }],
   ['multivector', { dim: DIM, distance: 'Dot', multivector: { comparator: 'max_sim' } }],
   ['multivector int8', { dim: DIM, distance: 'Cosine', multivector: { comparator: 'max_sim' }, quantization: { quantile: 0.99 } }],
+  ['multivector turbo4', { dim: DIM, distance: 'Euclid', multivector: { comparator: 'max_sim' }, datatype: 'turbo4' }],
 ];
 for (const [what, config] of cases) t.test(`${what}: round trip through many small parts`, (t) => roundTrip(t, config, what));
 
 t.test('float32 across vector chunks: parts cut through the chunks', (t) => roundTrip(t, { dim: 4, distance: 'Euclid' }, 'chunked', (1 << 14) * 2 + 50));
+
+// 4-d rows: 2^14 per chunk of vectors, of the arena and of the codes.
+const ROWS_PER_CHUNK = 1 << 14;
+t.test('int8 codes across code chunks: parts cut through the chunks', (t) => roundTrip(t, { dim: 4, distance: 'Euclid', quantization: { quantile: 0.99 } }, 'chunked codes', ROWS_PER_CHUNK * 2 + 50));
+t.test('binary codes across code chunks', (t) => roundTrip(t, { dim: 4, distance: 'Dot', quantization: { method: 'binary' } }, 'chunked binary codes', ROWS_PER_CHUNK * 2 + 50));
+t.test('product codes across code chunks (the fit installs its codes chunk by chunk)', (t) => roundTrip(t, { dim: 4, distance: 'Euclid', quantization: { method: 'product', compression: 'x4' } }, 'chunked product codes', ROWS_PER_CHUNK * 2 + 50));
+// Lists of 3: 2^14 is not a multiple of 3, so lists meet chunk ends and move to the next chunk.
+t.test('multivector arena and its codes across chunks', (t) => roundTrip(t, { dim: 4, distance: 'Dot', multivector: { comparator: 'max_sim' }, quantization: { quantile: 0.99 } }, 'chunked arena', Math.ceil((ROWS_PER_CHUNK * 2) / 3) + 50));
+
+t.test('lists stored across arena chunk ends read back as given, before and after a vacuum', async (t) => {
+  const dim = 4;
+  const index = await VectorIndex.create(await engineModule(), { dim, distance: 'Dot', multivector: { comparator: 'max_sim' }, quantization: { method: 'binary' } });
+  const next = (() => { let x = 12345; return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 4 - 2; })();
+  const stored = new Map<number, Float32Array>();
+  const put = (offset: number, k: number) => {
+    const list = Float32Array.from({ length: k * dim }, next);
+    index.stash(offset, list, k);
+    stored.set(offset, list);
+  };
+  // Lengths 1..97 until past two chunks, then replacements by longer lists (appended) and deletions.
+  let rows = 0;
+  let n = 0;
+  for (; rows < ROWS_PER_CHUNK * 2 + 500; n++) {
+    const k = 1 + ((n * 37) % 97);
+    put(n, k);
+    rows += k;
+  }
+  for (let i = 0; i < n; i += 5) put(i, 98);
+  for (let i = 3; i < n; i += 7) {
+    index.delete(i);
+    stored.delete(i);
+  }
+  const check = (what: string) => {
+    let differ = 0;
+    for (const [offset, list] of stored) if (index.vectorCount(offset) !== list.length / dim || index.vector(offset).some((v, j) => v !== list[j])) differ++;
+    t.equal(differ, 0, `${what}: all ${stored.size} lists (${rows} rows first, over two chunks) read back as stored`);
+    // The codes of each row: binary one_bit is the sign of each value, so the exact scan on codes
+    // scores a list as the reference computes from its rows.
+    const query = Float32Array.from({ length: 2 * dim }, next);
+    const got = index.search(query, { limit: 5, filter: Bitset.of(index.offsetCount, [...stored.keys()]), quantization: { rescore: false } }, 2);
+    const bits = (v: ArrayLike<number>): number[] => Array.from(v, (x) => (x > 0 ? 1 : 0));
+    const want = [...stored].map(([offset, list]) => {
+      let sum = 0;
+      for (let q = 0; q < 2; q++) {
+        const qb = bits(query.subarray(q * dim, (q + 1) * dim));
+        let best = -Infinity;
+        for (let r = 0; r < list.length / dim; r++) {
+          const vb = bits(list.subarray(r * dim, (r + 1) * dim));
+          const xor = qb.reduce((c, b, j) => c + (b !== vb[j] ? 1 : 0), 0);
+          best = Math.max(best, dim - 2 * xor);
+        }
+        sum += best;
+      }
+      return sum;
+    }).sort((a, b) => b - a).slice(0, 5);
+    t.same(Array.from(got.scores), want, `${what}: MaxSim on the rows' codes is the reference's`);
+  };
+  check('stored');
+  index.vacuum();
+  check('vacuumed');
+  const loaded = await VectorIndex.load(await engineModule(), index.serializeParts(4093));
+  t.ok(Buffer.compare(loaded.serialize(), index.serialize()) === 0, 'the vacuumed index round-trips through parts');
+});
 
 t.test('an image written before parts (version 6, int8) loads from parts', async (t) => {
   const data = clustered(N * DIM, DIM, 12, 7);
@@ -132,4 +199,27 @@ if (process.env.QUIVER_HEAVY === '1') {
     const q = index.vector(12345);
     t.same(loaded.search(q, { limit: 10, ef: 32 }), index.search(q, { limit: 10, ef: 32 }), 'same answer');
   });
+
+  /** Stashes `points` lists of `k` rows (unlinked: the test is about the regions, not the graph), round-trips the image, compares. */
+  async function heavyLists(t: Test, config: IndexConfig, points: number, k: number, what: string, scale = 1): Promise<void> {
+    const index = await VectorIndex.create(await engineModule(), config);
+    // Not sized up front: the arena and its codes grow a chunk at a time past the first chunk.
+    const dim = config.dim;
+    const list = new Float32Array(k * dim);
+    for (let i = 0; i < points; i++) {
+      for (let j = 0; j < list.length; j++) list[j] = scale * (Math.sin(i * 0.37 + j * 0.11) + 1);
+      index.stash(i, list, k);
+    }
+    const parts = index.serializeParts();
+    const total = parts.reduce((s, p) => s + p.byteLength, 0);
+    t.ok(total > 2 ** 30, `${what}: image of ${total} bytes in ${parts.length} parts`);
+    const loaded = await VectorIndex.load(await engineModule(), parts);
+    for (const i of [0, 1, Math.floor(points / 2), points - 1]) t.same([...loaded.vector(i)], [...index.vector(i)], `${what}: list ${i}`);
+    const q = index.vector(777);
+    t.same(loaded.search(q, { limit: 10 }, k), index.search(q, { limit: 10 }, k), `${what}: same answer`);
+  }
+
+  t.test('heavy: a float32 multivector arena over 1 GiB round-trips', (t) => heavyLists(t, { dim: 1024, distance: 'Dot', multivector: { comparator: 'max_sim' } }, 90000, 3, 'arena'));
+  // uint8 rows with int8 codes: 1 GiB of codes beside 1 GiB of rows, the cheapest codes to encode.
+  t.test('heavy: multivector int8 codes over 1 GiB round-trip', (t) => heavyLists(t, { dim: 2048, distance: 'Dot', multivector: { comparator: 'max_sim' }, datatype: 'uint8', quantization: { quantile: 0.99 } }, 180000, 3, 'int8 codes', 127));
 }

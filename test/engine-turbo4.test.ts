@@ -3,7 +3,7 @@
 // the vectors (normalised for Cosine), searches score those records as Qdrant's estimator does
 // (graph, exact scan, pending vectors; "rescoring" has only the records too), a stored vector reads
 // back dequantized and rotated back, the graph links on records with a recall floor against exact
-// f32 search, the image keeps it all, and what a turbo4 index cannot be is refused.
+// f32 search, the image keeps it all, and a quantization on top of turbo4 is refused.
 
 import t, { type Test } from 'tap';
 import { VectorIndex, type Distance } from '../src/engine/index.js';
@@ -158,8 +158,7 @@ t.test('recall: a graph linked on turbo4 records against exact f32 search', asyn
   }
 });
 
-t.test('refused: a quantization on top of turbo4, turbo4 multivectors', async (t) => {
+t.test('refused: a quantization on top of turbo4 (multivectors: engine-turbo4-multivector.test.ts)', async (t) => {
   const module = await engineModule();
   await t.rejects(VectorIndex.create(module, { dim: 8, distance: 'Dot', datatype: 'turbo4', quantization: { method: 'turbo', bits: 'bits1' } }), /no quantization on top/);
-  await t.rejects(VectorIndex.create(module, { dim: 8, distance: 'Dot', datatype: 'turbo4', multivector: { comparator: 'max_sim' } }), /single vectors only/);
 });

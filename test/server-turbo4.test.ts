@@ -3,7 +3,8 @@
 // rotation, Normal-mode codes and scoring, helpers/turbo-reference); retrieve returns the
 // dequantized vector rotated back, as Qdrant's turbo4 storage returns it; a payload update leaves
 // the vector as it was; the graph the optimizer builds, a restart and a snapshot upload all serve
-// the same answers; the combinations this server cannot serve are refused, nothing created.
+// the same answers; a quantization on top, which this server cannot serve, is refused, nothing
+// created (turbo4 multivectors: server-turbo4-multivector.test.ts).
 
 import t from 'tap';
 import type { Distance } from '../src/engine/index.js';
@@ -128,7 +129,7 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
   }
 });
 
-t.test('refused: a quantization on top of turbo4, turbo4 multivectors; nothing is created', async (t) => {
+t.test('refused: a quantization on top of turbo4; nothing is created', async (t) => {
   const server = await startServer();
   stopAtEnd(t, server);
   const base = server.url;
@@ -136,8 +137,6 @@ t.test('refused: a quantization on top of turbo4, turbo4 multivectors; nothing i
     'Wrong input: quantization of a turbo4 vector is not supported by this server: the vector has datatype turbo4 and a quantization_config', 'collection-level quantization');
   assertError(t, await call(base, 'PUT', '/collections/a', { vectors: { v: { size: 8, distance: 'Dot', datatype: 'turbo4', quantization_config: { scalar: { type: 'int8' } } } } }), 400,
     "Wrong input: quantization of a turbo4 vector is not supported by this server: vector 'v' has datatype turbo4 and a quantization_config", 'vector-level quantization');
-  assertError(t, await call(base, 'PUT', '/collections/a', { vectors: { v: { size: 8, distance: 'Dot', datatype: 'turbo4', multivector_config: { comparator: 'max_sim' } } } }), 400,
-    "Wrong input: turbo4 multivectors are not supported by this server: vector 'v' has datatype turbo4 and a multivector_config", 'multivector');
   t.equal((await call(base, 'GET', '/collections/a')).status, 404, 'nothing was created');
   resultOf(t, await call(base, 'PUT', '/collections/b', { vectors: { v: { size: 8, distance: 'Dot', datatype: 'turbo4' } } }));
   assertError(t, await call(base, 'PATCH', '/collections/b', { quantization_config: { binary: {} } }), 400,

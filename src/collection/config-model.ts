@@ -115,16 +115,15 @@ function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantiz
 }
 
 /**
- * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's 4-bit TurboQuant storage)
- * keeps only codes, in the engine's slot for codes: Qdrant also takes a quantization on top of it
- * and turbo4 multivectors, which this server cannot serve yet, so it refuses them rather than
- * store float32 or drop the quantization.
+ * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's 4-bit TurboQuant storage,
+ * single vectors and multivectors alike) keeps only codes, in the engine's slot for codes: Qdrant
+ * also takes a quantization on top of it, which this server cannot serve yet, so it refuses that
+ * rather than store float32 or drop the quantization.
  */
 function engineDatatype(name: string, v: VectorParams, quantization: Quantization | null): EngineDatatype {
   if (v.datatype !== 'turbo4') return v.datatype ?? 'float32';
   const vector = name === '' ? 'the vector' : `vector '${name}'`;
   if (quantization) throw new BadInput(`quantization of a turbo4 vector is not supported by this server: ${vector} has datatype turbo4 and a quantization_config`);
-  if (v.multivector) throw new BadInput(`turbo4 multivectors are not supported by this server: ${vector} has datatype turbo4 and a multivector_config`);
   return 'turbo4';
 }
 

@@ -80,6 +80,7 @@ export interface EngineExports {
   storedVectors(): number;
   arenaCapacity(): number;
   checkAsReached(confirmedBits: number): void;
+  maxListRows(): number;
 }
 
 export class EngineAbort extends Error {}

@@ -166,13 +166,10 @@ function loadedQuantization(wasm: EngineExports): Quantization {
 
 /**
  * Refuses what a turbo4 index cannot be: its engine slot for codes holds the turbo4 records
- * themselves, so there is no room for a quantization on top, and lists of vectors are not
- * stored as records.
+ * themselves (one per row for multivectors), so there is no room for a quantization on top.
  */
 function checkTurbo4(config: VectorIndex['config']): void {
-  if (config.datatype !== 'turbo4') return;
-  if (config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
-  if (config.multivector) throw new RangeError('a turbo4 index stores single vectors only');
+  if (config.datatype === 'turbo4' && config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
 }
 
 export class VectorIndex {
@@ -348,14 +345,14 @@ export class VectorIndex {
    * index takes `count` vectors of dim, row after row (count defaults to vector.length / dim).
    */
   upsert(offset: number, vector: ArrayLike<number>, count?: number): void {
-    this.checkStorable(vector);
+    this.checkStorable(vector, count);
     this.writeQuery(vector, count);
     this.wasm.insert(offset);
   }
 
   /** Stores the vector (or list, as for upsert) at `offset` unlinked: searches scan it exactly until it is linked. */
   stash(offset: number, vector: ArrayLike<number>, count?: number): void {
-    this.checkStorable(vector);
+    this.checkStorable(vector, count);
     this.writeQuery(vector, count);
     this.wasm.stash(offset);
   }
@@ -545,7 +542,11 @@ export class VectorIndex {
   }
 
   /** A float16 index stores no infinity (its kernels widen finite halves only). */
-  private checkStorable(vector: ArrayLike<number>): void {
+  private checkStorable(vector: ArrayLike<number>, count?: number): void {
+    // A stored list sits in one chunk of the arena (assembly/layout.ts listStart): 16384 rows up to
+    // 4096-d, fewer for wider rows (1024 at 65536-d), far past what a request can carry.
+    const rows = this.multivector ? (count ?? vector.length / this.config.dim) : 1;
+    if (rows > this.wasm.maxListRows()) throw new RangeError(`a stored multivector holds at most ${this.wasm.maxListRows()} vectors of dim ${this.config.dim}, got ${rows}`);
     if (this.config.datatype !== 'float16') return;
     const at = float16Overflow(vector);
     if (at >= 0) throw new RangeError(`float16 overflow: value ${vector[at]} at index ${at} would round to an infinity`);
