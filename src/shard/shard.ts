@@ -4,8 +4,9 @@
 // store of point records (point-codec.ts), the operation log (op-log.ts), the clock map
 // (clock-map.ts), the last applied log entry and operation id. As in Qdrant, the log is the
 // durable copy and the stored records follow it lazily: an operation's only synced write is its
-// log entry. wait=true applies it in memory before answering; wait=false answers once it is
-// logged and applies it before the shard serves any other task, or sooner when it is idle.
+// log entry. wait=true applies it in memory (while the entry syncs) and answers once both are
+// done; wait=false answers once it is logged and applies it before the shard serves any other
+// task, or sooner when it is idle.
 // Updates that arrive together (queued behind one another in the worker) are logged together,
 // in one synced batch (group commit), each staged on the state its predecessors lead to.
 // Applied changes accumulate per point (its latest record or its deletion) and are flushed in one
@@ -472,7 +473,8 @@ export class Shard implements FilterSource {
    * Takes updates in order as `apply` takes one, with one synced write for all their log
    * entries. Each is staged on the state the ones before it lead to; a refused one is left out
    * and the others go on. Answers once every update is durable in the log, and, if any of them
-   * waits, applied. If the log write fails, none is taken.
+   * waits, applied. If the log write fails, none is taken: each is answered with the error, or,
+   * when a waiting group was already applied in memory, StorageBehind (the worker is replaced).
    */
   async applyGroup(updates: ShardUpdate[]): Promise<UpdateOutcome[]> {
     await this.settle();
