@@ -45,8 +45,7 @@ function vectorOf(vector: WireVector): Vector {
     if (isInferenceInput(vector)) return inferVector(vector, 'document');
     return toSparseVector(vector as WireSparseVector);
   }
-  // The body schema admits a list of numbers or a list of lists, never a mix: the first element tells.
-  if (Array.isArray(vector[0])) return toMultiVector(vector as number[][]);
+  if (vector.some((element) => Array.isArray(element))) return toMultiVector(vector as number[][]);
   return new Float32Array(vector as number[]);
 }
 

@@ -1,12 +1,10 @@
 // A replica on this node: the shard worker thread that owns the shard, and the folder it keeps
-// the shard in. Only this module (and the node's placement that builds it) knows either. Upserts
-// go to the worker packed (src/shard/packed-upsert.ts): a thread hop copies typed arrays cheaply.
+// the shard in. Only this module (and the node's placement that builds it) knows either.
 
 import { rm } from 'node:fs/promises';
 import { deadlineOf, type DeadlineBudget } from '../shard/deadline.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import type { ShardTask } from '../worker/tasks.js';
-import { packOp } from '../shard/packed-upsert.js';
 import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from './replica.js';
 import type { ShardId } from './shard-id.js';
 
@@ -23,9 +21,7 @@ export class LocalReplica implements ShardReplica {
   constructor(readonly shard: ShardId, private readonly workers: ShardWorkers, private readonly site: LocalSite) {}
 
   async run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
-    const placed = 'spec' in task ? { ...task, spec: { ...task.spec, path: this.site.path }, shard: this.site.key }
-      : task.type === 'apply' ? { ...task, ops: task.ops.map(packOp), shard: this.site.key }
-        : { ...task, shard: this.site.key };
+    const placed = 'spec' in task ? { ...task, spec: { ...task.spec, path: this.site.path }, shard: this.site.key } : { ...task, shard: this.site.key };
     // The spread keeps the task's own kind; TypeScript cannot follow a union through it.
     const result = await this.workers.run(this.site.worker, placed as ShardTask, deadline && deadlineOf(deadline), this.shard.collection);
     // Also clears a folder its worker never opened: one left by a shard dropped just before a crash.

@@ -4,7 +4,6 @@
 
 import type { DeadlineBudget } from '../shard/deadline.js';
 import type { ShardSpec } from '../shard/shard.js';
-import type { WriteOp } from '../shard/write-ops.js';
 import type { ShardTask, TaskResults } from '../worker/tasks.js';
 import type { ShardId } from './shard-id.js';
 
@@ -28,14 +27,9 @@ export const UPDATABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>([...RE
 /** A shard's content as a replica is asked to open it; where it keeps it is the replica's business. */
 export type ShardContent = Omit<ShardSpec, 'path'>;
 
-type Unplaced<T> = T extends { spec: ShardSpec } ? Omit<T, 'shard' | 'spec'> & { spec: ShardContent }
-  : T extends { type: 'apply' } ? Omit<T, 'shard' | 'ops'> & { ops: WriteOp[] }
-    : Omit<T, 'shard'>;
+type Unplaced<T> = T extends { spec: ShardSpec } ? Omit<T, 'shard' | 'spec'> & { spec: ShardContent } : Omit<T, 'shard'>;
 
-/**
- * A shard task as a replica receives it: without the node's key of the shard or its folder, and
- * with its write operations as they are (how they travel is the replica's business).
- */
+/** A shard task as a replica receives it: without the node's key of the shard or its folder. */
 export type ReplicaTask = Unplaced<ShardTask>;
 
 /** Tasks that only read points, and so may be cut short by a deadline (a write never is: it would half-apply). */

@@ -8,7 +8,6 @@ import { EngineAbort } from '../engine/index.js';
 import { isFacetIndex } from '../shard/payload-index/types.js';
 import { retrievePoints, samplePoints, scrollPoints } from '../shard/reads.js';
 import { Shard, StorageBehind, type UpdateOutcome } from '../shard/shard.js';
-import { unpackOp } from '../shard/packed-upsert.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
@@ -74,7 +73,7 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
     }
     case 'apply':
       // The supervisor sends updates in batches (runUpdates): what comes here is a dry run.
-      await (await shardOf(task.shard)).apply(task.ops.map(unpackOp), task.opId, task.clock, task.wait, task.dryRun);
+      await (await shardOf(task.shard)).apply(task.ops, task.opId, task.clock, task.wait, task.dryRun);
       return null;
     case 'recovery_point':
       return (await shardOf(task.shard)).recoveryPoint();
@@ -162,7 +161,7 @@ async function runUpdates(updates: UpdateTask[]): Promise<UpdateBatchReply> {
       const shard = await shardOf(key);
       // Earlier wait=false updates are applied now (shardOf settles them): their usage is complete.
       earlier = takeDeferred(key);
-      outcomes = await shard.applyGroup(indexes.map((i, j) => ({ ...updates[i], ops: updates[i].ops.map(unpackOp), usage: usages[j] ?? deferredOf(key) })));
+      outcomes = await shard.applyGroup(indexes.map((i, j) => ({ ...updates[i], usage: usages[j] ?? deferredOf(key) })));
     } catch (error) {
       outcomes = indexes.map(() => ({ ok: false, error }));
     }

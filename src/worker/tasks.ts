@@ -14,7 +14,7 @@ import type { LogEntry } from '../shard/log-entry-codec.js';
 import type { ScoredView, SearchSpec } from '../shard/search.js';
 import type { RankedList } from '../shard/fusion.js';
 import type { ShardQuery } from '../shard/query-plan.js';
-import type { SentWriteOp } from '../shard/packed-upsert.js';
+import type { WriteOp } from '../shard/write-ops.js';
 import type { WireError } from '../errors.js';
 import type { Deadline } from '../shard/deadline.js';
 import type { FacetValue } from '../shard/payload-index/types.js';
@@ -33,9 +33,9 @@ export type ShardTask =
   /**
    * One operation: checked (and only checked with `dryRun`), logged under `clock`, applied; the
    * reply comes once it is applied with `wait`, once it is durable in the log without. Sent in
-   * an UpdateBatch unless it is a dry run; upserts may travel packed (src/shard/packed-upsert.ts).
+   * an UpdateBatch unless it is a dry run.
    */
-  | { type: 'apply'; shard: string; ops: SentWriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
+  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
   /** The shard's clock map and the extent of its log. */
   | { type: 'recovery_point'; shard: string }
   /** Up to `limit` log entries after sequence number `after`: what a replica that has `after` misses. */
