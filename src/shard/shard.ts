@@ -4,9 +4,8 @@
 // store of point records (point-codec.ts), the operation log (op-log.ts), the clock map
 // (clock-map.ts), the last applied log entry and operation id. As in Qdrant, the log is the
 // durable copy and the stored records follow it lazily: an operation's only synced write is its
-// log entry. wait=true applies it in memory (while the entry syncs) and answers once both are
-// done; wait=false answers once it is logged and applies it before the shard serves any other
-// task, or sooner when it is idle.
+// log entry. wait=true applies it in memory before answering; wait=false answers once it is
+// logged and applies it before the shard serves any other task, or sooner when it is idle.
 // Updates that arrive together (queued behind one another in the worker) are logged together,
 // in one synced batch (group commit), each staged on the state its predecessors lead to.
 // Applied changes accumulate per point (its latest record or its deletion) and are flushed in one
@@ -120,12 +119,6 @@ interface StagedView {
 /** How one update of a group went: taken (logged, or taken before), or refused with `error`. */
 export type UpdateOutcome = { ok: true } | { ok: false; error: unknown };
 
-/**
- * A shard whose memory holds entries its log could not store: its worker must be replaced, which
- * opens the shard again from storage (a fault, as a WebAssembly trap is).
- */
-export class StorageBehind extends Error {}
-
 /** How long the shard waits without a new applied change before it flushes (debounced). */
 const IDLE_FLUSH_MS = 20;
 
@@ -190,8 +183,6 @@ export class Shard implements FilterSource {
   private flushedSeq = 0;
   /** Flushes run one after another; each stores what has accumulated when it starts. */
   private flushes: Promise<void> = Promise.resolve();
-  /** The synced write of the last group whose entries were applied while it was in flight (applyGroup). */
-  private logWrite: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | null = null;
   lastOp = 0;
 
@@ -473,8 +464,7 @@ export class Shard implements FilterSource {
    * Takes updates in order as `apply` takes one, with one synced write for all their log
    * entries. Each is staged on the state the ones before it lead to; a refused one is left out
    * and the others go on. Answers once every update is durable in the log, and, if any of them
-   * waits, applied. If the log write fails, none is taken: each is answered with the error, or,
-   * when a waiting group was already applied in memory, StorageBehind (the worker is replaced).
+   * waits, applied. If the log write fails, none is taken.
    */
   async applyGroup(updates: ShardUpdate[]): Promise<UpdateOutcome[]> {
     await this.settle();
@@ -497,44 +487,24 @@ export class Shard implements FilterSource {
     const appends = this.log.prepare(taken.map(({ update }) => update));
     const batch = this.db.batch();
     for (const append of appends) batch.put(append.key, append.value);
-    const written = batch.write({ sync: true });
-    const take = (): void => {
-      this.clocks = clocks;
-      appends.forEach((append, i) => {
-        this.log.appended(append);
-        this.pending.push({ entry: append.entry, staged: taken[i].staged, usage: taken[i].update.usage });
-      });
-    };
-    const durable = (): void => {
-      for (const append of appends) crashPoint('after-log-append', append.entry.seq);
-    };
-    if (!taken.some(({ update }) => update.wait)) {
-      try {
-        await written;
-      } catch (error) {
-        for (const { index } of taken) outcomes[index] = { ok: false, error };
-        return outcomes;
-      }
-      take();
-      durable();
-      // Apply while the worker is idle, so the next task rarely has to wait for it.
-      setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
+    try {
+      await batch.write({ sync: true });
+    } catch (error) {
+      for (const { index } of taken) outcomes[index] = { ok: false, error };
       return outcomes;
     }
-    // A waiting update is applied in memory while its entry is being synced, which takes longer
-    // than the apply: no other task of this worker runs before this one answers, a flush waits for
-    // the log write (writeFlush), and the answer waits for both.
-    this.logWrite = written;
-    take();
-    const applying = this.settle();
-    applying.catch(() => undefined /* awaited below, once the log write is known */);
-    try {
-      await written;
-    } catch (error) {
-      throw new StorageBehind(`the operation log write failed after its entries were applied in memory: ${error instanceof Error ? error.message : String(error)}`);
+    this.clocks = clocks;
+    appends.forEach((append, i) => {
+      this.log.appended(append);
+      crashPoint('after-log-append', append.entry.seq);
+      this.pending.push({ entry: append.entry, staged: taken[i].staged, usage: taken[i].update.usage });
+    });
+    if (taken.some(({ update }) => update.wait)) {
+      await this.settle();
+    } else {
+      // Apply while the worker is idle, so the next task rarely has to wait for it.
+      setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
     }
-    durable();
-    await applying;
     return outcomes;
   }
 
@@ -613,9 +583,6 @@ export class Shard implements FilterSource {
   }
 
   private async writeFlush(): Promise<void> {
-    // Records of entries applied before their log write is durable wait for it; if it failed, the
-    // shard's memory is ahead of its log and nothing of it may be stored (its worker is replaced).
-    await this.logWrite;
     const seq = this.appliedSeq;
     if (seq === this.flushedSeq && this.unflushed.size === 0) return;
     const changes = this.unflushed;

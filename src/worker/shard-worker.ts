@@ -7,7 +7,7 @@ import { missingIndexForFacet } from '../messages.js';
 import { EngineAbort } from '../engine/index.js';
 import { isFacetIndex } from '../shard/payload-index/types.js';
 import { retrievePoints, samplePoints, scrollPoints } from '../shard/reads.js';
-import { Shard, StorageBehind, type UpdateOutcome } from '../shard/shard.js';
+import { Shard, type UpdateOutcome } from '../shard/shard.js';
 import { shardStats } from '../shard/stats.js';
 import { searchShard } from '../shard/search.js';
 import { runShardQueries } from '../shard/shard-query.js';
@@ -142,7 +142,6 @@ const injecting = (workerData as WorkerSettings | null)?.faults === true;
 function failureOf(err: unknown): { error: WireError } | { fault: string } {
   if (isQuiverError(err)) return { error: toWire(err) };
   if (err instanceof WebAssembly.RuntimeError || err instanceof EngineAbort) return { fault: `WebAssembly trap: ${err.message}` };
-  if (err instanceof StorageBehind) return { fault: err.message };
   return { error: toWire(new ServiceError(err instanceof Error ? err.message : String(err))) };
 }
 

@@ -3,7 +3,8 @@
 // 2 shards) against a Quiver started with `--cpu-prof` (main thread and shard workers), into
 // ROUNDS fresh collections one after another. The bodies are serialised before the window, so
 // the generator's JSON work stays out of it. Writes window.json for analyze.ts (requests = upserts).
-// Usage: node --import tsx docs/research/profile-server/drive-upsert.ts OUT_DIR [ROUNDS]
+// Usage: node --import tsx docs/research/profile-server/drive-upsert.ts OUT_DIR [ROUNDS] [--no-prof]
+// (--no-prof: the same load without the profiler, for quick before/after comparisons)
 
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { freePort } from '../../../src/bench/quiver-process.js';
 
 const out = resolve(process.argv[2] ?? '/tmp/sp-upsert');
 const rounds = Number(process.argv[3] ?? 2);
+const profile = !process.argv.includes('--no-prof');
 const BATCH = 256;
 const CLIENTS = 4;
 await mkdir(out, { recursive: true });
@@ -31,7 +33,7 @@ const storage = await mkdtemp(join(tmpdir(), 'quiver-profile-upsert-'));
 const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 const port = await freePort();
 const main = new URL('../../../src/main.ts', import.meta.url).pathname;
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${out}`, '--import', 'tsx', main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'inherit', 'inherit'] });
+const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${out}`] : []), '--import', 'tsx', main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'inherit', 'inherit'] });
 const url = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 6000; i++) {
   if (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) break;
