@@ -184,3 +184,58 @@ for (const crash of CRASH_CASES) {
     }
   });
 }
+
+// Group commit: requests that reach a shard together are logged with one synced write and each is
+// answered only once that write is durable (with wait=true, once applied too). A first wave of
+// concurrent requests is answered; a second is in flight when the server kills itself after the
+// write of entry CRASH_SEQ, before any reply of that write's group leaves. Each request upserts
+// points of its own, so whatever order they were logged in, the points after a restart must be
+// whole requests: every answered one, and at least the first CRASH_SEQ logged.
+const WAVE = 8;
+const CRASH_SEQ = WAVE + 4;
+
+function waveRequest(wave: number, r: number): { body: Json; points: [number, ModelPoint][] } {
+  const points = Array.from({ length: 5 }, (_, j): [number, ModelPoint] => {
+    const id = 1000 + wave * 100 + r * 10 + j;
+    return [id, { vector: vectorOf(id, wave), payload: { wave, r } }];
+  });
+  return { body: { points: points.map(([id, p]) => ({ id, vector: p.vector, payload: p.payload })) }, points };
+}
+
+t.test('group commit: kill -9 between a group\'s log write and its replies loses no answered request and splits none', async (t) => {
+  const server = await startServer({ workers: 1, env: { QUIVER_TEST_CRASH_AT: `after-log-append:${CRASH_SEQ}` } });
+  t.teardown(async () => {
+    await server.stop('SIGKILL');
+    await rm(server.storage, { recursive: true, force: true });
+  });
+  await createCollection(t, server);
+  const send = (wave: number, r: number) => call(server.url, 'PUT', `/collections/${COLLECTION}/points?wait=${r % 2 === 0}`, waveRequest(wave, r).body).then((res) => res.status === 200, () => false);
+  const first = await Promise.all(Array.from({ length: WAVE }, (_, r) => send(0, r)));
+  t.same(first, first.map(() => true), `the ${WAVE} concurrent requests of the first wave are answered`);
+  const second = await Promise.all(Array.from({ length: WAVE }, (_, r) => send(1, r)));
+  await exited(server, 30_000);
+
+  const again = await startServer({ workers: 1, storage: server.storage });
+  const present = new Map(await pointsOf(t, again));
+  const requests = [0, 1].flatMap((wave) => Array.from({ length: WAVE }, (_, r) => ({ wave, r, answered: (wave === 0 ? first : second)[r], ...waveRequest(wave, r) })));
+  let whole = 0;
+  for (const request of requests) {
+    const held = request.points.filter(([id]) => present.has(id));
+    t.ok(held.length === 0 || held.length === request.points.length, `request ${request.wave}.${request.r} is all there or not at all`);
+    if (request.answered) t.equal(held.length, request.points.length, `answered request ${request.wave}.${request.r} is there`);
+    if (held.length === 0) continue;
+    whole++;
+    t.same(held.map(([id]) => [id, present.get(id)]), request.points, `request ${request.wave}.${request.r} holds what it wrote`);
+  }
+  t.equal(present.size, whole * 5, 'no other point');
+  t.ok(whole >= CRASH_SEQ, `every request logged up to entry ${CRASH_SEQ} is there (${whole})`);
+  t.ok(second.filter(Boolean).length < WAVE, 'the crash stopped some reply of the second wave');
+  await again.stop('SIGKILL');
+
+  const third = await startServer({ workers: 1, storage: server.storage });
+  try {
+    t.same(await pointsOf(t, third), [...present].sort((a, b) => a[0] - b[0]), 'another kill -9 and restart: the same points');
+  } finally {
+    t.equal(await third.stop(), 0, 'the restarted server shuts down cleanly');
+  }
+});

@@ -7,7 +7,7 @@ import { BadInput, BadRequest } from '../errors.js';
 import { FLOAT16_OVERFLOW, float16Overflow } from '../engine/index.js';
 import { isMulti, isSparse, type ShardKey, type Vector } from '../model.js';
 import type { IndexSpec, SparseVectorSpec, VectorSpec } from '../shard/shard.js';
-import { namedIds, restrictOp, type WriteOp } from '../shard/write-ops.js';
+import { namedIds, splitOp, type WriteOp } from '../shard/write-ops.js';
 import { DEFAULT_OPTIMIZER_SPEC, type OptimizerSpec } from '../shard/optimizer/plan.js';
 import { DEFAULT_WAL_SPEC, type WalSpec } from '../shard/op-log.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
@@ -317,11 +317,9 @@ export class Collection implements ReaderSource {
       if (this.ended) throw collectionNotFound(this.name);
       const parts = new Map<ReplicaSet, WriteOp[]>();
       for (const { op, shardKey } of ops) {
-        const byFilter = namedIds(op) === null;
         for (const group of writeGroups(this.shardLayout, shardKey)) {
-          group.forEach((shard, i) => {
-            const part = byFilter ? op : restrictOp(op, (id) => shardOf(id, group.length) === i);
-            if (part) parts.set(shard, [...(parts.get(shard) ?? []), part]);
+          splitOp(op, group.length, (id) => shardOf(id, group.length)).forEach((part, i) => {
+            if (part) parts.set(group[i], [...(parts.get(group[i]) ?? []), part]);
           });
         }
       }

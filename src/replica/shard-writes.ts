@@ -11,7 +11,7 @@
 //      and let go of the locks: a replica takes updates in the order they were sent (replica.ts),
 //      so the next writer's parts queue behind these without waiting for them, and a shard can
 //      log a run of queued updates with one synced write. With `wait` the shards answer once
-//      the part is applied, without once it is durable in their logs.
+//      the part is durable in their logs and applied, without once it is durable.
 
 import type { WriteOp } from '../shard/write-ops.js';
 import type { OperationClock } from './operation-clock.js';

@@ -40,21 +40,25 @@ export function namedIds(op: WriteOp): PointId[] | null {
   }
 }
 
-/** The part of `op` that concerns the ids accepted by `keep` (filter targets are kept whole). */
-export function restrictOp(op: WriteOp, keep: (id: PointId) => boolean): WriteOp | null {
+/**
+ * `op` split over `count` shards: part i concerns the ids `route` sends to shard i (null when it
+ * names none). Each id is routed once, whatever the number of shards. Filter targets go whole to
+ * every shard.
+ */
+export function splitOp(op: WriteOp, count: number, route: (id: PointId) => number): (WriteOp | null)[] {
+  const split = <T>(items: T[], idOf: (item: T) => PointId): T[][] => {
+    const parts: T[][] = Array.from({ length: count }, () => []);
+    for (const item of items) parts[route(idOf(item))].push(item);
+    return parts;
+  };
   switch (op.kind) {
-    case 'upsert': {
-      const points = op.points.filter((p) => keep(p.id));
-      return points.length ? { ...op, points } : null;
-    }
-    case 'update_vectors': {
-      const points = op.points.filter((p) => keep(p.id));
-      return points.length ? { ...op, points } : null;
-    }
+    case 'upsert':
+      return split(op.points, (p) => p.id).map((points) => (points.length ? { ...op, points } : null));
+    case 'update_vectors':
+      return split(op.points, (p) => p.id).map((points) => (points.length ? { ...op, points } : null));
     default: {
-      if (!('ids' in op.target)) return op;
-      const ids = op.target.ids.filter(keep);
-      return ids.length ? { ...op, target: { ids } } : null;
+      if (!('ids' in op.target)) return Array.from({ length: count }, () => op);
+      return split(op.target.ids, (id) => id).map((ids) => (ids.length ? { ...op, target: { ids } } : null));
     }
   }
 }
