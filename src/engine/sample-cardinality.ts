@@ -4,6 +4,8 @@
 // total, lies wholly above or below the threshold, or MAX_SAMPLED points were checked; then the
 // estimate alone decides.
 
+import { seededRandom } from './seeded-random.js';
+
 /** Qdrant's MAX_ESTIMATED_POINTS. */
 const MAX_SAMPLED = 1000;
 const Z = 2;
@@ -35,17 +37,8 @@ export function sampledAbove(sample: () => number, check: (offset: number) => bo
   return expected > threshold;
 }
 
-/**
- * A deterministic stream of uniform integers in [0, n) (mulberry32), so that the same search
- * plans the same way every time it runs.
- */
+/** A deterministic stream of uniform integers in [0, n), so that the same search plans the same way every time it runs. */
 export function uniformInts(seed: number, n: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+  const next = seededRandom(seed);
+  return () => Math.floor(next() * n);
 }

@@ -7,10 +7,11 @@
 // (--no-prof: the same load without the profiler, for quick before/after comparisons)
 
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
+import { threadTicks } from './thread-ticks.js';
 import { loadDataset } from '../../../src/bench/dataset.js';
 import { freePort } from '../../../src/bench/quiver-process.js';
 
@@ -50,17 +51,7 @@ const collection = (r: number) => `u${r}`;
 for (let r = 0; r < rounds; r++) {
   await call('PUT', `/collections/${collection(r)}`, JSON.stringify({ vectors: { size: data.dim, distance: data.distance }, hnsw_config: { m: 16, ef_construct: 100 }, shard_number: 2 }));
 }
-async function threadTicks(): Promise<Record<string, number>> {
-  const ticks: Record<string, number> = {};
-  for (const tid of await readdir(`/proc/${child.pid}/task`)) {
-    const stat = await readFile(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks[`${tid} ${name}`] = Number(f[11]) + Number(f[12]); // utime + stime, clock ticks (1/100 s)
-  }
-  return ticks;
-}
-const before = await threadTicks();
+const before = await threadTicks(child.pid!);
 const cpu0 = process.cpuUsage();
 const startUs = monoUs();
 const perRound: number[] = [];
@@ -74,7 +65,7 @@ for (let r = 0; r < rounds; r++) {
 }
 const endUs = monoUs();
 const genCpu = process.cpuUsage(cpu0);
-const after = await threadTicks();
+const after = await threadTicks(child.pid!);
 const threads = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / 100 / ((endUs - startUs) / 1e6)]).filter(([, v]) => (v as number) > 0.005));
 await pool.close();
 child.kill('SIGTERM');

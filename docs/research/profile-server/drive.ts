@@ -8,10 +8,11 @@
 // Usage: node --import tsx docs/research/profile-server/drive.ts OUT_DIR [SECONDS]
 
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
+import { threadTicks } from './thread-ticks.js';
 import { loadDataset } from '../../../src/bench/dataset.js';
 import { openTarget } from '../../../src/bench/http-target.js';
 import { freePort, startQuiver } from '../../../src/bench/quiver-process.js';
@@ -61,24 +62,14 @@ async function run(ms: number): Promise<number> {
   }));
   return n;
 }
-async function threadTicks(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const tid of await readdir(`/proc/${child.pid}/task`)) {
-    const stat = await readFile(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out[`${tid} ${name}`] = Number(f[11]) + Number(f[12]); // utime + stime, clock ticks (1/100 s)
-  }
-  return out;
-}
 await run(2000);
-const before = await threadTicks();
+const before = await threadTicks(child.pid!);
 const cpu0 = process.cpuUsage();
 const startUs = monoUs();
 const requests = await run(seconds * 1000);
 const endUs = monoUs();
 const genCpu = process.cpuUsage(cpu0);
-const after = await threadTicks();
+const after = await threadTicks(child.pid!);
 const threads = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / 100 / ((endUs - startUs) / 1e6)]).filter(([, v]) => (v as number) > 0.005));
 await pool.close();
 child.kill('SIGTERM');

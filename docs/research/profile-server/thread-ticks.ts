@@ -1,0 +1,15 @@
+// CPU ticks per thread of a process, from /proc: the drivers here read them before and after a
+// load to charge each thread's CPU to the requests it served.
+import { readdir, readFile } from 'node:fs/promises';
+
+/** utime + stime in clock ticks (1/100 s), keyed by "tid name", for every thread of `pid`. */
+export async function threadTicks(pid: number): Promise<Record<string, number>> {
+  const ticks: Record<string, number> = {};
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks[`${tid} ${name}`] = Number(f[11]) + Number(f[12]);
+  }
+  return ticks;
+}
