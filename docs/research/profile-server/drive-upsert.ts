@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { threadTicks } from './thread-ticks.js';
+import { threadShares, threadTicks } from './thread-ticks.js';
 import { loadDataset } from '../../../src/bench/dataset.js';
 import { freePort } from '../../../src/bench/quiver-process.js';
 
@@ -66,7 +66,7 @@ for (let r = 0; r < rounds; r++) {
 const endUs = monoUs();
 const genCpu = process.cpuUsage(cpu0);
 const after = await threadTicks(child.pid!);
-const threads = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / 100 / ((endUs - startUs) / 1e6)]).filter(([, v]) => (v as number) > 0.005));
+const threads = threadShares(before, after, (endUs - startUs) / 1e6);
 await pool.close();
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));

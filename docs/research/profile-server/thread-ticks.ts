@@ -13,3 +13,8 @@ export async function threadTicks(pid: number): Promise<Record<string, number>> 
   }
   return ticks;
 }
+
+/** Each thread's share of a core between two readings `seconds` apart (threads under 0.5% left out). */
+export function threadShares(before: Record<string, number>, after: Record<string, number>, seconds: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / 100 / seconds]).filter(([, v]) => (v as number) > 0.005));
+}
