@@ -59,8 +59,8 @@ export async function buildServer(): Promise<void> {
     target: 'node20',
     // Packages are bundled too (a start then resolves and reads a few files instead of ~300),
     // except those that find files of their own beside their code: classic-level's native
-    // addon, Piscina's worker script.
-    external: ['classic-level', 'piscina'],
+    // addon, Piscina's worker script, etcd3's protocol files (read by its gRPC loader at run time).
+    external: ['classic-level', 'piscina', 'etcd3'],
     // Bundled CommonJS packages require() Node's modules; an ES module has no require of its own.
     banner: { js: "import { createRequire as quiverRequire } from 'node:module'; const require = quiverRequire(import.meta.url);" },
     // Class and function names stay as written: error kinds and log lines print them.
