@@ -165,7 +165,7 @@ export interface Sent {
 export type Answer = TaskReply<unknown> | UpdateBatchReply;
 
 /** Reads, which the supervisor may send while earlier reads are still in the worker. */
-export function isReadTask(task: ShardTask): boolean {
+export function isReadTask(task: Pick<ShardTask, 'type'>): boolean {
   switch (task.type) {
     case 'retrieve': case 'scroll': case 'count': case 'sample': case 'search':
     case 'query': case 'formula': case 'mmr': case 'facet':

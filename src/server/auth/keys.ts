@@ -14,7 +14,7 @@ const MISSING_KEY = 'Must provide an API key or an Authorization bearer token';
 const STATEFUL_CHECK_FAILED = 'Invalid JWT, stateful validation failed';
 
 /** A configured key; Qdrant treats an empty one as unset. */
-function keyOf(value: string | null): Buffer | null {
+export function keyOf(value: string | null): Buffer | null {
   return value === null || value === '' ? null : Buffer.from(value);
 }
 
@@ -23,7 +23,7 @@ export function hasApiKeys(config: QuiverConfig): boolean {
   return keyOf(config.service.api_key) !== null || keyOf(config.service.read_only_api_key) !== null;
 }
 
-function sameKey(expected: Buffer | null, presented: Buffer): boolean {
+export function sameKey(expected: Buffer | null, presented: Buffer): boolean {
   return expected !== null && expected.length === presented.length && timingSafeEqual(expected, presented);
 }
 

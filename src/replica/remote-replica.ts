@@ -1,0 +1,115 @@
+// A replica on another peer, reached through the p2p client. A replica must start tasks in the
+// order of the calls (replica.ts): the write path sends a shard's updates one after another without
+// waiting for each. Separate HTTP requests may overtake each other (risk R6 of the cluster plan),
+// so every task that changes the replica goes through one lane per replica with ONE request in
+// flight: updates called while a batch is in flight queue and go together as the next batch (the
+// peer logs them with one synced write, as a local worker does), and a task that is not an update
+// (open, drop, an index) goes alone in its turn. Reads change nothing and go at once, one request
+// each. One RemoteReplica must exist per (peer, shard) for the lane to order the shard's updates.
+
+import { fromWire } from '../errors.js';
+import type { DeadlineBudget } from '../shard/deadline.js';
+import { isReadTask } from '../worker/tasks.js';
+import type { P2pClient } from '../cluster/p2p-client.js';
+import { encode, type ForwardedUpdate, type ReplicaUpdate } from '../cluster/wire.js';
+import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from './replica.js';
+import type { ShardId } from './shard-id.js';
+
+/** A task waiting in the lane for its turn, with its caller's answer. */
+interface Queued {
+  task: ReplicaTask;
+  deadline: DeadlineBudget | null;
+  /** An update's wire form, encoded as it queues (so a batch's size is known before it goes). */
+  frame: Buffer | null;
+  resolve: (result: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface RemoteReplicaOptions {
+  /** A batch takes queued updates up to this many encoded bytes (at least one update); DEFAULT_BATCH_BYTES if absent. */
+  batchBytes?: number;
+}
+
+/** Well under the p2p server's body limit (src/cluster/p2p-server.ts): one batch, one request. */
+export const DEFAULT_BATCH_BYTES = 8 * 1024 * 1024;
+
+function isUpdate(task: ReplicaTask): task is ReplicaUpdate {
+  return task.type === 'apply' && !task.dryRun;
+}
+
+/** A task that only reads the shard: a read, or the dry run that checks an update. */
+function onlyReads(task: ReplicaTask): boolean {
+  return isReadTask(task) || (task.type === 'apply' && task.dryRun);
+}
+
+export class RemoteReplica implements ShardReplica {
+  state: ReplicaState = 'Active';
+  private readonly lane: Queued[] = [];
+  private sending = false;
+  private readonly batchBytes: number;
+
+  /** `peer` is the peer's id, `uri` its p2p URI. */
+  constructor(readonly shard: ShardId, readonly peer: number, readonly uri: string, private readonly client: P2pClient, options: RemoteReplicaOptions = {}) {
+    this.batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
+  }
+
+  run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
+    if (onlyReads(task)) return this.client.run(this.uri, this.shard, task, deadline);
+    return new Promise<ReplicaResult<T>>((resolve, reject) => {
+      this.lane.push({ task, deadline, frame: isUpdate(task) ? encode(task) : null, resolve: resolve as (result: unknown) => void, reject });
+      this.pump();
+    });
+  }
+
+  /** Hands an update to this peer as the leader of the shard's replicas (medium/strong ordering); answers its operation id. */
+  forward(update: ForwardedUpdate): Promise<number> {
+    return this.client.forward(this.uri, this.shard, update);
+  }
+
+  /** Tasks queued and not answered yet (the batch in flight included). */
+  get pending(): number {
+    return this.lane.length;
+  }
+
+  /** Sends the lane's next request, unless one is in flight; sends the one after once it is answered. */
+  private pump(): void {
+    if (this.sending || this.lane.length === 0) return;
+    this.sending = true;
+    const sent = this.lane[0].frame === null ? this.sendAlone() : this.sendBatch();
+    void sent.finally(() => {
+      this.sending = false;
+      this.pump();
+    });
+  }
+
+  /** The updates at the head of the lane, up to the batch size, as one request; each caller gets its own answer. */
+  private async sendBatch(): Promise<void> {
+    let size = 0;
+    let count = 0;
+    while (count < this.lane.length && this.lane[count].frame !== null && (count === 0 || size + this.lane[count].frame!.length <= this.batchBytes)) {
+      size += this.lane[count].frame!.length;
+      count++;
+    }
+    const batch = this.lane.slice(0, count);
+    try {
+      const replies = await this.client.apply(this.uri, this.shard, batch.map((q) => q.frame!));
+      replies.forEach((reply, i) => ('error' in reply ? batch[i].reject(fromWire(reply.error)) : batch[i].resolve(null)));
+    } catch (err) {
+      for (const queued of batch) queued.reject(err);
+    } finally {
+      this.lane.splice(0, count);
+    }
+  }
+
+  /** A task that changes the replica but is not a point update, in its turn. */
+  private async sendAlone(): Promise<void> {
+    const queued = this.lane[0];
+    try {
+      queued.resolve(await this.client.run(this.uri, this.shard, queued.task, queued.deadline));
+    } catch (err) {
+      queued.reject(err);
+    } finally {
+      this.lane.shift();
+    }
+  }
+}
