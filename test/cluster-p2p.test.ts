@@ -317,3 +317,27 @@ t.test('a peer on another wire format is refused', async (t) => {
   const body = decode<{ error: WireError }>(Buffer.from(await answer.body.arrayBuffer()));
   t.match(body.error, { quiverError: 'BadRequest', statusCode: 400, message: /^Bad request: peer sent wire format node-18, this peer reads node-\d+/ });
 });
+
+t.test('batches stay under the byte budget; a body past the server limit is refused', async (t) => {
+  const small = new P2pServer({ host, apiKey: API_KEY, revisionWaitMs: 2000, bodyLimitBytes: 64 * 1024 });
+  const sizes: number[] = [];
+  small.app.addHook('preValidation', async (req) => {
+    if (req.url.endsWith('/apply')) sizes.push((req.body as Buffer).length);
+  });
+  const smallUri = await small.start('127.0.0.1', 0);
+  t.teardown(() => small.stop());
+  const replica = new RemoteReplica(SHARD, 4, smallUri, client(), { batchBytes: 8 * 1024 });
+  const text = 'x'.repeat(1000);
+  const first = 1000;
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => replica.run(upsert([{ id: 5000 + i, vectors: { '': vectorOf(i) }, payload: { text } }], first + i, false), null)));
+  t.equal(answers.length, 60, 'every update answered');
+  t.ok(sizes.length > 1, `more than one batch (${sizes.length})`);
+  t.ok(sizes.every((size) => size <= 8 * 1024 + 4 * 60), `each batch within the budget (largest ${Math.max(...sizes)} bytes)`);
+  const stored = await local.run({ type: 'retrieve', ids: [5000, 5059], shape: { withPayload: { all: true }, withVector: false } }, null);
+  t.strictSame(stored.map((p) => p.payload), [{ text }, { text }], 'all applied');
+
+  const huge = upsert([{ id: 6000, vectors: { '': vectorOf(1) }, payload: { text: 'y'.repeat(100 * 1024) } }], first + 100);
+  const err = await failure(replica.run(huge, null));
+  t.strictSame([err.kind, err.statusCode], ['FormatError', 413], `an update past the body limit: ${err.message}`);
+  t.strictSame(await local.run({ type: 'retrieve', ids: [6000], shape: { withPayload: { all: false }, withVector: false } }, null), [], 'and not applied');
+});
