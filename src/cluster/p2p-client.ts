@@ -117,8 +117,9 @@ export class P2pClient {
   private async post<A extends object>(uri: string, path: string, body: Buffer, timeoutMs?: number): Promise<A> {
     const answer = await this.send(uri, { method: 'POST', path, body, contentType: CONTENT_TYPE, timeoutMs });
     if (answer.contentType !== CONTENT_TYPE) {
-      // Not from a p2p route (a proxy, or a peer that is not Quiver's): its status is all there is.
-      throw fromWire({ quiverError: 'ServiceError', statusCode: answer.statusCode >= 400 ? answer.statusCode : 502, message: `Service internal error: peer ${uri} answered ${answer.statusCode} ${answer.body.toString('utf8', 0, 200)}` });
+      // Not from a p2p route (a proxy, or something other than a Quiver peer on that port): the
+      // replica was not reached, whatever the status says.
+      throw fromWire({ quiverError: 'ServiceError', statusCode: 502, message: `Service internal error: peer ${uri} answered ${answer.statusCode} ${answer.body.toString('utf8', 0, 200)}` });
     }
     const decoded = decode<A | { error: WireError }>(answer.body);
     if ('error' in decoded) throw fromWire(decoded.error);
