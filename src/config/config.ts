@@ -1,5 +1,6 @@
 // Node configuration: built-in defaults, then a YAML file, then QDRANT__SECTION__KEY environment
 // variables, then command-line flags, each overriding the one before. Keys use Qdrant's names.
+// A value the node cannot start with is a ConfigError (src/main.ts: exit status 2).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
