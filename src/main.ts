@@ -6,15 +6,35 @@
 // that each thread loads its modules and the engine while this thread loads the server's (the
 // dynamic imports below); then the stored collections open on the workers.
 
-import { isLoopback, loadConfig } from './config/config.js';
+import { isLoopback, loadConfig, type QuiverConfig } from './config/config.js';
+import { ConfigError } from './config/config-error.js';
+import { parseLogFilter } from './config/log-filter.js';
 import { ShardWorkers } from './worker/pool.js';
 
-const config = loadConfig();
+function startConfig(): QuiverConfig {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`Cannot start: ${err.message}`);
+    process.exit(2);
+  }
+}
+
+const config = startConfig();
+// ---- Cluster mode: not wired yet (issue 17). The integrator replaces this block with the cluster
+// node's start; until then a node asked for cluster mode must not run as a single node instead.
+if (config.cluster.enabled) {
+  console.error('Cannot start: cluster.enabled is true (QDRANT__CLUSTER__ENABLED), but this Quiver build does not run distributed mode yet; start without it to run a single node.');
+  process.exit(2);
+}
+// ---- end of the cluster-mode block.
+
 // Test-only (src/worker/faults.ts): read once, here, so nothing else can turn it on.
 const faults = process.env.QUIVER_TEST_FAULTS === '1';
 const workers = new ShardWorkers(config.workers, { limits: config.worker_limits, faults });
 
-const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }] = await Promise.all([
+const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneMetadata }] = await Promise.all([
   import('./collection/manager.js'),
   import('./server/app.js'),
   import('./server/shutdown.js'),
@@ -22,9 +42,11 @@ const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { p
   import('./snapshot/startup.js'),
   import('./telemetry/node.js'),
   import('./version.js'),
+  import('./server/cluster-metadata.js'),
 ]);
 
-const logger = { level: config.log_level.toLowerCase() };
+const logFilter = parseLogFilter(config.log_level);
+const logger = { level: logFilter.level };
 const keyed = hasApiKeys(config);
 if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthenticated_bind) {
   console.error(`Refusing to listen on ${config.service.host} without an API key: set QDRANT__SERVICE__API_KEY, or pass --allow-unauthenticated-bind to accept an open server.`);
@@ -38,7 +60,8 @@ const recovered = await prepareSnapshots(collections, config, node.peerId).catch
   await collections.close();
   process.exit(2);
 });
-const app = buildServer({ config, collections, node }, logger);
+const app = buildServer({ config, collections, node, clusterMetadata: new StandaloneMetadata() }, logger);
+for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);
 collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));
 await app.listen({ host: config.service.host, port: config.service.http_port });
 app.log.info(`Quiver ${VERSION} (Qdrant REST API) on ${config.service.enable_tls ? 'https' : 'http'}://${config.service.host}:${config.service.http_port}, storage ${config.storage.storage_path}, ${config.workers} shard workers`);

@@ -116,7 +116,16 @@ function client(base: string) {
     conforms(t, ERROR_BODY, parsed, `${method} ${path}: error body`);
   }
 
-  return { send, fail, driven };
+  /**
+   * A route a single node can only refuse (the cluster metadata keys: Qdrant answers 500 outside
+   * distributed mode), driven with its refusal; its success shape is driven in cluster mode.
+   */
+  async function standaloneOnlyRefuses(t: Test, method: string, pattern: string, path: string, body?: unknown): Promise<void> {
+    driven.add(`${method} ${pattern}`);
+    await fail(t, method, path, 500, body);
+  }
+
+  return { send, fail, standaloneOnlyRefuses, driven };
 }
 
 t.test('the table has a response for exactly the server\'s routes', async (t) => {
@@ -133,7 +142,7 @@ t.test('every route answers in its schema', async (t) => {
   // With hardware reporting, so that the answers about points carry Qdrant's `usage` too.
   const server = await startServer({ env: { QDRANT__SERVICE__HARDWARE_REPORTING: 'true' } });
   stopAtEnd(t, server);
-  const { send, fail, driven } = client(server.url);
+  const { send, fail, standaloneOnlyRefuses, driven } = client(server.url);
   const snapshotsDir = join(server.storage, 'snapshots');
   const path = (name: string, rest = '') => `/collections/${name}${rest}`;
 
@@ -141,6 +150,10 @@ t.test('every route answers in its schema', async (t) => {
   await send(t, 'GET', '/', '/');
   for (const probe of ['/healthz', '/livez', '/readyz']) await send(t, 'GET', probe, probe);
   await send(t, 'GET', '/cluster', '/cluster');
+  await standaloneOnlyRefuses(t, 'GET', '/cluster/metadata/keys', '/cluster/metadata/keys');
+  await standaloneOnlyRefuses(t, 'GET', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k');
+  await standaloneOnlyRefuses(t, 'PUT', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k?wait=true', { any: 'json' });
+  await standaloneOnlyRefuses(t, 'DELETE', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k?wait=true');
   await send(t, 'GET', '/quotas', '/quotas');
   await send(t, 'PUT', '/quotas', '/quotas', { enabled: true, max_disk_usage_percent: 100, max_resident_memory_percent: 100, release_margin_percent: 0 });
   await send(t, 'GET', '/quotas', '/quotas');

@@ -53,6 +53,9 @@ const EXPECTED_ACCESS: Record<string, AccessClass> = {
   'GET /telemetry': 'any', 'GET /metrics': 'global-read', 'GET /issues': 'any', 'DELETE /issues': 'manage',
   'GET /cluster': 'global-read', 'GET /cluster/telemetry': 'any', 'POST /cluster/recover': 'manage',
   'DELETE /cluster/peer/{peer_id}': 'manage', 'GET /quotas': 'global-read', 'PUT /quotas': 'manage',
+  // Changing a metadata key needs node-wide write, which only a node-wide manage grant has.
+  'GET /cluster/metadata/keys': 'global-read', 'GET /cluster/metadata/keys/{key}': 'global-read',
+  'PUT /cluster/metadata/keys/{key}': 'manage', 'DELETE /cluster/metadata/keys/{key}': 'manage',
   'GET /collections': 'any', 'GET /aliases': 'any', 'POST /collections/aliases': 'manage',
   [`GET ${C}`]: 'read', [`PUT ${C}`]: 'manage', [`PATCH ${C}`]: 'manage', [`DELETE ${C}`]: 'manage',
   [`GET ${C}/exists`]: 'read', [`GET ${C}/aliases`]: 'read', [`GET ${C}/optimizations`]: 'read',

@@ -1,5 +1,6 @@
 // Node configuration: built-in defaults, then a YAML file, then QDRANT__SECTION__KEY environment
 // variables, then command-line flags, each overriding the one before. Keys use Qdrant's names.
+// A value the node cannot start with is a ConfigError (src/main.ts: exit status 2).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -7,6 +8,9 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { QuotaConfig } from '../quota/config.js';
 import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../worker/supervisor.js';
+import { checkBoolean, checkPort, checkPositiveInteger, checkSeconds } from './checks.js';
+import { checkCluster, defaultClusterConfig, etcdEndpoints, PEER_FLAGS, peerStart, type ClusterConfig, type PeerStart } from './cluster-options.js';
+import { ConfigError } from './config-error.js';
 
 /** `storage.snapshot_download`: bounds on a snapshot download for recovery, in seconds. */
 export interface DownloadLimits {
@@ -19,6 +23,8 @@ export interface QuiverConfig {
   service: {
     host: string;
     http_port: number;
+    /** Qdrant's gRPC port (null: none). Quiver serves no gRPC; in cluster mode the peers' etcd members talk on it. */
+    grpc_port: number | null;
     api_key: string | null;
     read_only_api_key: string | null;
     jwt_rbac: boolean;
@@ -49,7 +55,11 @@ export interface QuiverConfig {
   workers: number;
   /** Quiver's own bounds on each shard worker thread: memory, task duration. */
   worker_limits: WorkerLimits;
+  /** Qdrant's filter syntax, `LEVEL[,target=level]...` (log-filter.ts). */
   log_level: string;
+  cluster: ClusterConfig;
+  /** Qdrant's --uri / --bootstrap / --reinit: how this peer enters a deployment in cluster mode. */
+  peer: PeerStart;
   /** Qdrant's --storage-snapshot / --force-snapshot: a full-storage snapshot to recover at start-up. */
   recover: { storage_snapshot: string | null; force_snapshot: boolean };
 }
@@ -61,6 +71,7 @@ export function defaultConfig(): QuiverConfig {
     service: {
       host: '127.0.0.1',
       http_port: 6333,
+      grpc_port: 6334,
       api_key: null,
       read_only_api_key: null,
       jwt_rbac: false,
@@ -82,6 +93,8 @@ export function defaultConfig(): QuiverConfig {
     workers: Math.max(1, availableParallelism()),
     worker_limits: { ...DEFAULT_WORKER_LIMITS },
     log_level: 'INFO',
+    cluster: defaultClusterConfig(),
+    peer: { uri: null, bootstrap: null, reinit: false },
     recover: { storage_snapshot: null, force_snapshot: false },
   };
 }
@@ -113,7 +126,7 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
 }
 
 /** Settings whose value is opaque text: a key like `0123` or `a: b` must not be read as YAML. */
-const TEXT_SETTINGS = new Set(['service.api_key', 'service.read_only_api_key', 'tls.cert', 'tls.key']);
+const TEXT_SETTINGS = new Set(['service.api_key', 'service.read_only_api_key', 'tls.cert', 'tls.key', 'log_level']);
 
 const FLAGS = {
   'config-path': { type: 'string' },
@@ -125,17 +138,18 @@ const FLAGS = {
   'allow-unauthenticated-bind': { type: 'boolean' },
   'storage-snapshot': { type: 'string' },
   'force-snapshot': { type: 'boolean' },
+  ...PEER_FLAGS,
 } as const;
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): QuiverConfig {
-  const { values: flags } = parseArgs({ args: argv, options: FLAGS, strict: true });
+  const flags = parseFlags(argv);
   const config = defaultConfig();
   const file = flags['config-path'] ?? env.QUIVER_CONFIG_PATH ?? 'config/config.yaml';
   if (existsSync(file)) {
     const parsed: unknown = parseYaml(readFileSync(file, 'utf8'));
     if (isTree(parsed)) overlay(config as unknown as Tree, parsed);
   } else if (flags['config-path']) {
-    throw new Error(`config file not found: ${file}`);
+    throw new ConfigError(`config file not found: ${file}`);
   }
   overlay(config as unknown as Tree, fromEnvironment(env));
   if (flags.host) config.service.host = flags.host;
@@ -146,25 +160,33 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (flags['allow-unauthenticated-bind']) config.service.allow_unauthenticated_bind = true;
   if (flags['storage-snapshot']) config.recover.storage_snapshot = flags['storage-snapshot'];
   if (flags['force-snapshot']) config.recover.force_snapshot = true;
+  config.peer = peerStart(flags, env);
+  config.cluster.etcd.endpoints = etcdEndpoints(config.cluster.etcd.endpoints);
   validate(config);
   return config;
 }
 
+/** The command line; an unknown flag or a flag without its value is a ConfigError, as clap refuses them. */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: FLAGS, strict: true }).values;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function validate(config: QuiverConfig): void {
-  const port = config.service.http_port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid service.http_port: ${port}`);
-  if (!Number.isInteger(config.workers) || config.workers < 1) throw new Error(`invalid workers: ${config.workers}`);
+  checkPort('service.http_port', config.service.http_port, true);
+  checkPositiveInteger('workers', config.workers);
   for (const [key, value] of Object.entries(config.storage.snapshot_download)) checkSeconds(`storage.snapshot_download.${key}`, value);
   checkSeconds('service.shutdown_timeout_sec', config.service.shutdown_timeout_sec);
-  if (typeof config.service.hardware_reporting !== 'boolean') throw new Error(`invalid service.hardware_reporting: ${config.service.hardware_reporting} (true or false)`);
+  checkBoolean('service.hardware_reporting', config.service.hardware_reporting);
   const limits = config.worker_limits;
   checkSeconds('worker_limits.task_timeout_sec', limits.task_timeout_sec);
   checkSeconds('worker_limits.deadline_grace_sec', limits.deadline_grace_sec);
-  if (limits.memory_mb !== null && !(Number.isInteger(limits.memory_mb) && limits.memory_mb > 0)) throw new Error(`invalid worker_limits.memory_mb: ${limits.memory_mb} (a positive number of MiB, or null)`);
-}
-
-function checkSeconds(key: string, value: unknown): void {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new Error(`invalid ${key}: ${value} (a positive number of seconds)`);
+  if (limits.memory_mb !== null && !(Number.isInteger(limits.memory_mb) && limits.memory_mb > 0)) throw new ConfigError(`invalid worker_limits.memory_mb: ${limits.memory_mb} (a positive number of MiB, or null)`);
+  if (typeof config.log_level !== 'string') throw new ConfigError(`invalid log_level: ${String(config.log_level)} (a level such as INFO, or a filter such as INFO,raft::raft=warn)`);
+  checkCluster(config.cluster, config.service);
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);

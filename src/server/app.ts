@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
+import type { ClusterMetadata } from './cluster-metadata.js';
 import { parseJsonBody } from '../api/json-body.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
@@ -17,6 +18,7 @@ import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerRequestHardware } from './request-hardware.js';
 import { requestLoggerFactory } from './request-logger.js';
 import { registerAliasRoutes } from './routes/aliases.js';
+import { registerClusterRoutes } from './routes/cluster.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerFacetRoutes } from './routes/facet.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -42,6 +44,8 @@ export interface ServerContext {
   config: QuiverConfig;
   collections: CollectionManager;
   node: NodeState;
+  /** The metadata keys' store: StandaloneMetadata on a single node. */
+  clusterMetadata: ClusterMetadata;
 }
 
 export function buildServer(context: ServerContext, logger: boolean | object = false): FastifyInstance {
@@ -96,6 +100,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerMatrixRoutes(app, context);
   registerSnapshotRoutes(app, context);
   registerTelemetryRoutes(app, context);
+  registerClusterRoutes(app, context);
   registerMetricsRoutes(app, context);
   registerHealthRoutes(app);
   registerQuotaRoutes(app, context);

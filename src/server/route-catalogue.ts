@@ -6,11 +6,11 @@
 
 import type { FastifyInstance } from 'fastify';
 import {
-  CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS,
+  CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METADATA_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS,
   READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS,
 } from '../api/validator.js';
 import type { QueryParamSet } from '../api/schemas/query.js';
-import { bool, seq } from '../api/schemas/builders.js';
+import { bool, seq, str } from '../api/schemas/builders.js';
 import { COLLECTION_CLUSTER_INFO, CLUSTER_STATUS, SHARD_KEYS_RESPONSE } from '../api/schemas/responses/cluster.js';
 import { ALIASES_RESPONSE, COLLECTION_EXISTENCE, COLLECTION_INFO, COLLECTIONS_RESPONSE } from '../api/schemas/responses/collection.js';
 import { OPTIMIZATIONS_RESPONSE } from '../api/schemas/responses/optimizations.js';
@@ -56,6 +56,11 @@ const ROUTES: Readonly<Record<string, RouteSpec>> = {
   'DELETE /issues': route(NO_PARAMS, global(MANAGE), TRUE),
   'GET /cluster': route(NO_PARAMS, global(READ), result(CLUSTER_STATUS)),
   'GET /cluster/telemetry': route(CLUSTER_TELEMETRY_PARAMS, ANY, result(DISTRIBUTED_TELEMETRY_DATA)),
+  // The metadata keys: a listing, any JSON value (null for a key without one), `true` once stored.
+  'GET /cluster/metadata/keys': route(NO_PARAMS, global(READ), result(seq(str()))),
+  'GET /cluster/metadata/keys/:key': route(NO_PARAMS, global(READ), result(true)),
+  'PUT /cluster/metadata/keys/:key': route(METADATA_PARAMS, global(WRITE), TRUE),
+  'DELETE /cluster/metadata/keys/:key': route(METADATA_PARAMS, global(WRITE), TRUE),
   'GET /quotas': route(NO_PARAMS, global(READ), result(QUOTA_STATUS)),
   'PUT /quotas': route(QUOTA_PARAMS, global(MANAGE), TRUE),
 

@@ -32,5 +32,5 @@ export async function openNodeState(meta: MetaStore<unknown>, config: QuiverConf
     checkFileQuota(config.storage.quotas),
     config.storage.storage_path,
   );
-  return { peerId: await loadPeerId(meta), processId: randomUUID(), startedAt: new Date(), quota, requests: new RequestStats(), issues: new IssueBoard(), snapshots: new SnapshotActivity(), cpu: new CpuSampler() };
+  return { peerId: await loadPeerId(meta, config.cluster.peer_id), processId: randomUUID(), startedAt: new Date(), quota, requests: new RequestStats(), issues: new IssueBoard(), snapshots: new SnapshotActivity(), cpu: new CpuSampler() };
 }

@@ -63,6 +63,8 @@ export const TELEMETRY_PARAMS = { anonymize: parseBool, details_level: parseU64,
 export const METRICS_PARAMS = { anonymize: parseBool, per_collection: parseBool, timeout: parseNonZeroU64 };
 export const CLUSTER_TELEMETRY_PARAMS = { details_level: parseU64, timeout: parseNonZeroU64 };
 export const QUOTA_PARAMS = { wait: parseBool };
+/** PUT and DELETE /cluster/metadata/keys/{key}. */
+export const METADATA_PARAMS = { wait: parseBool };
 export const SNAPSHOT_PARAMS = { wait: parseBool };
 const parsePriority: Parser<SnapshotPriority> = (raw) => {
   const priority = SNAPSHOT_PRIORITIES.find((p) => p === raw);

@@ -1,5 +1,5 @@
-// GET /telemetry, GET /cluster/telemetry and GET /cluster: what this node reports about itself
-// and its collections (only those the caller may see).
+// GET /telemetry and GET /cluster/telemetry: what this node reports about itself and its
+// collections (only those the caller may see).
 
 import type { FastifyInstance } from 'fastify';
 import { CLUSTER_TELEMETRY_PARAMS, TELEMETRY_PARAMS } from '../../api/validator.js';
@@ -34,7 +34,4 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
     const scheme = config.service.enable_tls ? 'https' : 'http';
     return ok(request, clusterTelemetry(node, snapshot, `${scheme}://${config.service.host}:${config.service.http_port}/`, access.nodeWide));
   });
-
-  // A single node runs without consensus: Qdrant reports its cluster as disabled.
-  app.get('/cluster', async (request) => ok(request, { status: 'disabled' }));
 }

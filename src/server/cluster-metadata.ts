@@ -1,0 +1,44 @@
+// The cluster-wide key/value store behind /cluster/metadata/keys: JSON values Qdrant replicates
+// through consensus. The routes (routes/cluster.ts) call this interface; a single node answers
+// with StandaloneMetadata, a cluster with its own implementation.
+
+import { ServiceError } from '../errors.js';
+import type { JsonValue } from '../model.js';
+
+export interface ClusterMetadata {
+  /** The keys that hold a value. */
+  keys(): Promise<string[]>;
+  /** A key's value; null when it holds none. */
+  get(key: string): Promise<JsonValue>;
+  /** Stores `value` under `key`; with `wait`, resolves once this peer has applied it, else once it is proposed. */
+  put(key: string, value: JsonValue, wait: boolean): Promise<void>;
+  /** Removes `key` (Qdrant stores JSON null through consensus); `wait` as for put. */
+  delete(key: string, wait: boolean): Promise<void>;
+}
+
+/**
+ * A node outside distributed mode has no consensus to keep metadata in: Qdrant refuses every
+ * metadata request, the listing included, with a 500 (src/actix/api/cluster_api.rs,
+ * TableOfContent::update_cluster_metadata).
+ */
+export class StandaloneMetadata implements ClusterMetadata {
+  keys(): Promise<string[]> {
+    return Promise.reject(standalone());
+  }
+
+  get(): Promise<JsonValue> {
+    return Promise.reject(standalone());
+  }
+
+  put(): Promise<void> {
+    return Promise.reject(standalone());
+  }
+
+  delete(): Promise<void> {
+    return Promise.reject(standalone());
+  }
+}
+
+function standalone(): ServiceError {
+  return new ServiceError('Qdrant is running in standalone mode');
+}
