@@ -17,12 +17,16 @@ const LAYERS: string[][] = [
   // Text analysis and JSON handling sit just above the bottom row rather than in it: they use
   // errors.ts's classes and own-fields.ts.
   ['text', 'json'],
-  ['messages.ts', 'timeout.ts'],
+  ['messages.ts', 'timeout.ts', 'key-compare.ts'],
   ['storage'],
   ['shard'],
   ['worker', 'quota'],
   ['replica'],
+  // Peer-to-peer transport: a shard replica on another peer and the routes that serve one.
+  ['peer'],
   ['collection', 'config'],
+  // The cluster's control plane (etcd) and the peer's membership: above the collections it holds.
+  ['cluster'],
   ['api', 'snapshot'],
   ['telemetry'],
   ['server'],

@@ -2,29 +2,20 @@
 // `Authorization: Bearer <key>`. The API key grants everything, the read-only key reads
 // everything, and with `jwt_rbac` any other key is read as a token signed by the API key.
 
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { QuiverConfig } from '../../config/config.js';
 import type { CollectionManager } from '../../collection/manager.js';
 import { RejectedToken, Unauthorized } from '../../errors.js';
 import { FULL_GRANT, READ_ONLY_GRANT, type Grant } from './grant.js';
-import { INVALID_KEY, readToken, type TokenClaims } from './token.js';
+import { INVALID_KEY, keyOf, sameKey } from '../../key-compare.js';
+import { readToken, type TokenClaims } from './token.js';
 
 const MISSING_KEY = 'Must provide an API key or an Authorization bearer token';
 const STATEFUL_CHECK_FAILED = 'Invalid JWT, stateful validation failed';
 
-/** A configured key; Qdrant treats an empty one as unset. */
-export function keyOf(value: string | null): Buffer | null {
-  return value === null || value === '' ? null : Buffer.from(value);
-}
-
 /** Whether the configuration asks for authentication at all. */
 export function hasApiKeys(config: QuiverConfig): boolean {
   return keyOf(config.service.api_key) !== null || keyOf(config.service.read_only_api_key) !== null;
-}
-
-export function sameKey(expected: Buffer | null, presented: Buffer): boolean {
-  return expected !== null && expected.length === presented.length && timingSafeEqual(expected, presented);
 }
 
 /** The presented key; the `api-key` header wins even when `Authorization` is also sent. */

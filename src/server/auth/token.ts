@@ -15,9 +15,6 @@ export interface TokenClaims {
   valueExists: { collection: string; filter: Filter } | null;
 }
 
-/** Qdrant's answer to a key that is neither configured key nor a token it can read. */
-export const INVALID_KEY = 'Invalid API key or JWT';
-
 const CLOCK_LEEWAY_SECONDS = 30;
 const COLLECTION_MODES: readonly string[] = ['r', 'rw', 'prw'] satisfies CollectionMode[];
 

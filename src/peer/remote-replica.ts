@@ -10,10 +10,10 @@
 import { fromWire } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
 import { isReadTask } from '../worker/tasks.js';
-import type { P2pClient } from '../cluster/p2p-client.js';
-import { encode, type ForwardedUpdate, type ReplicaUpdate } from '../cluster/wire.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from './replica.js';
-import type { ShardId } from './shard-id.js';
+import type { P2pClient } from './p2p-client.js';
+import { encode, type ForwardedUpdate, type ReplicaUpdate } from './wire.js';
+import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../replica/replica.js';
+import type { ShardId } from '../replica/shard-id.js';
 
 /** A task waiting in the lane for its turn, with its caller's answer. */
 interface Queued {

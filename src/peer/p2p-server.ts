@@ -7,8 +7,7 @@
 
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import { FormatError, NotFound, ServiceError, Unauthorized, type QuiverError } from '../errors.js';
-import { keyOf, sameKey } from '../server/auth/keys.js';
-import { INVALID_KEY } from '../server/auth/token.js';
+import { INVALID_KEY, keyOf, sameKey } from '../key-compare.js';
 import { isReadTask } from '../worker/tasks.js';
 import { READABLE, UPDATABLE, type ShardReplica } from '../replica/replica.js';
 import {
