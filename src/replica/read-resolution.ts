@@ -124,11 +124,14 @@ function resolveItems<I>(answers: readonly I[][], condition: ResolveCondition, k
 
 /**
  * Merges lists of kept items by taking, at each step, the item at the head of the most lists
- * (ties: the one whose first list comes first), advancing every list it heads. Equal items
- * heading several lists come out once.
+ * (ties: the one whose first list comes first), advancing every list it heads. An item comes out
+ * once: where answers order kept items differently, an item taken while other lists still hold
+ * it further down would come again when they reach it; Qdrant's merge emits it again (and its
+ * collection then counts such a facet value twice), which is left out here.
  */
 function mergeInOrder<I>(lists: readonly I[][], keyOf: (item: I) => unknown): I[] {
   const heads = lists.map(() => 0);
+  const emitted = new Set<unknown>();
   const out: I[] = [];
   for (;;) {
     const rowsByKey = new Map<unknown, number[]>();
@@ -138,12 +141,15 @@ function mergeInOrder<I>(lists: readonly I[][], keyOf: (item: I) => unknown): I[
         rowsByKey.set(key, [...(rowsByKey.get(key) ?? []), row]);
       }
     });
-    let chosen: number[] | undefined;
-    for (const rows of rowsByKey.values()) if (!chosen || rows.length > chosen.length) chosen = rows;
+    let chosen: [unknown, number[]] | undefined;
+    for (const entry of rowsByKey) if (!chosen || entry[1].length > chosen[1].length) chosen = entry;
     if (!chosen) return out;
+    const [key, rows] = chosen;
+    for (const row of rows) heads[row]++;
+    if (emitted.has(key)) continue;
+    emitted.add(key);
     // Every chosen head is the same kept variant; Qdrant answers the last of them.
-    for (const row of chosen) heads[row]++;
-    const last = chosen[chosen.length - 1];
+    const last = rows[rows.length - 1];
     out.push(lists[last][heads[last] - 1]);
   }
 }
