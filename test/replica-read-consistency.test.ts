@@ -7,7 +7,7 @@ import t from 'tap';
 import { withReadScope, type ReadConsistency } from '../src/collection/request-scope.js';
 import { BadInput, ServiceError, Timeout } from '../src/errors.js';
 import { countReplicas, fanOut, readOrder, readRequirement } from '../src/replica/read-consistency.js';
-import type { ReplicaState } from '../src/replica/replica.js';
+import type { ReplicaState, ReplicaTask } from '../src/replica/replica.js';
 import { ReplicaSet } from '../src/replica/replica-set.js';
 import { LocalReplicaStates } from '../src/replica/replica-states.js';
 import { FakeReplica } from './helpers/fake-replica.js';
@@ -146,7 +146,7 @@ t.test('records resolve across replicas by the request\'s consistency', async (t
   for (const r of replicas) for (const id of [1, 2, 3]) r.points.set(id, { id, vectors: {}, payload: { v: 1 } });
   replicas[1].points.set(2, { id: 2, vectors: {}, payload: { v: 2 } });
   replicas[2].points.delete(3);
-  const task = { type: 'retrieve', ids: [1, 2, 3], shape: { withPayload: { all: true }, withVector: false } } as const;
+  const task: ReplicaTask = { type: 'retrieve', ids: [1, 2, 3], shape: { withPayload: { all: true }, withVector: false } };
   const retrieve = (consistency: ReadConsistency) => withReadScope({ consistency }, 'Retrieve', () => set.read(task, null));
   t.same(await retrieve('all'), [{ id: 1, payload: { v: 1 } }], 'all: what every replica holds identically');
   t.same(await retrieve('majority'), [{ id: 1, payload: { v: 1 } }, { id: 2, payload: { v: 1 } }, { id: 3, payload: { v: 1 } }], 'majority: what two of three hold');
@@ -155,7 +155,7 @@ t.test('records resolve across replicas by the request\'s consistency', async (t
 
 t.test('a task that does not resolve takes one replica, whatever the consistency', async (t) => {
   const { set, replicas } = replicaSet(['Active', 'Active', 'Dead']);
-  const dryRun = { type: 'apply', ops: [], opId: 1, clock: { peer: 0, clockId: 0, tick: 1 }, wait: true, dryRun: true } as const;
+  const dryRun: ReplicaTask = { type: 'apply', ops: [], opId: 1, clock: { peer: 0, clockId: 0, tick: 1 }, wait: true, dryRun: true };
   await withReadScope({ consistency: 'all' }, 'Check', () => set.read(dryRun, null));
   t.same(replicas.map((r) => r.tasks('apply').length), [1, 0, 0], 'a dry run: this peer\'s replica alone');
 });

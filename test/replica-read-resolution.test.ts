@@ -11,10 +11,11 @@ import type { ScoredView } from '../src/shard/search.js';
 import type { RankedList } from '../src/shard/fusion.js';
 import type { FacetValue } from '../src/shard/payload-index/types.js';
 import type { ReplicaTask } from '../src/replica/replica.js';
+import type { Payload } from '../src/model.js';
 
 const CONDITIONS: ResolveCondition[] = ['All', 'Majority'];
 
-function scored(id: number, score: number, payload?: Record<string, unknown>): ScoredView {
+function scored(id: number, score: number, payload?: Payload): ScoredView {
   return payload === undefined ? { id, score, version: 1 } : { id, score, version: 1, payload };
 }
 
@@ -37,11 +38,11 @@ t.test('resolution counts: all answers, or a majority of them', async (t) => {
 
 t.test('one answer is the answer as is, whatever it holds', async (t) => {
   const only = [scored(2, 0.5), scored(1, 0.9)];
-  const task = { type: 'search', searches: [] } as unknown as ReplicaTask;
-  for (const condition of CONDITIONS) t.equal(resolveAnswers(task, [[only]] as never, condition)[0], only, `${condition}: the same list, not a copy`);
-  const sample = { type: 'sample', filter: null, limit: 2, shape: { withPayload: { all: true }, withVector: false } } as ReplicaTask;
+  const task: ReplicaTask = { type: 'search', searches: [] };
+  for (const condition of CONDITIONS) t.equal(resolveAnswers(task, [[only]], condition)[0], only, `${condition}: the same list, not a copy`);
+  const sample = { type: 'sample' as const, filter: null, limit: 2, shape: { withPayload: { all: true }, withVector: false } };
   const first = { points: [{ id: 1 }], matching: 1 };
-  t.equal(resolveAnswers(sample, [first, { points: [{ id: 2 }], matching: 1 }] as never, 'All'), first, 'a task that does not resolve (sample) takes the first answer');
+  t.equal(resolveAnswers(sample, [first, { points: [{ id: 2 }], matching: 1 }], 'All'), first, 'a task that does not resolve (sample) takes the first answer');
 });
 
 t.test('scored lists: kept items, in the answers\' order', async (t) => {
@@ -109,11 +110,10 @@ t.test('a search batch resolves per entry; a query per list', async (t) => {
     [[scored(1, 0.9), scored(2, 0.8)], [scored(5, 0.1)]],
     [[scored(1, 0.9), scored(3, 0.7)], [scored(5, 0.1), scored(6, 0.2)]],
   ];
-  const task = { type: 'search', searches: [] } as unknown as ReplicaTask;
-  const resolved = resolveAnswers(task, answers as never, 'All') as unknown as ScoredView[][];
+  const resolved = resolveAnswers({ type: 'search' as const, searches: [] }, answers, 'All');
   t.same(resolved.map((entry) => entry.map((p) => p.id)), [[1], [5]]);
   const lists: RankedList[][] = answers.map((entries) => entries.map((hits) => ({ hits, largerBetter: false })));
-  const query = resolveAnswers({ type: 'query', queries: [] } as unknown as ReplicaTask, lists as never, 'All') as unknown as RankedList[];
+  const query = resolveAnswers({ type: 'query' as const, queries: [] }, lists, 'All');
   t.same(query.map((l) => [l.hits.map((p) => p.id), l.largerBetter]), [[[1], false], [[5], false]]);
 });
 

@@ -46,7 +46,7 @@ export interface Deactivation {
 }
 
 export interface UpdateVerdict {
-  /** Whether enough replicas applied it (`successes >= min(wcf, replicas)`). */
+  /** Whether it stands by count: no replica failed it, or `successes >= min(wcf, replicas)`. */
   accepted: boolean;
   /** Replicas that failed it and are now to be marked Dead. */
   deactivate: Deactivation[];
@@ -66,7 +66,7 @@ export interface UpdateVerdict {
 /**
  * Judges an update from its targets' outcomes (in the order the targets were asked), given the
  * number of replicas in the set and `write_consistency_factor`:
- * - fewer successes than required: the first failure's own error answers, nothing is rolled
+ * - a failure, and fewer successes than required: the first failure's own error answers, nothing is rolled
  *   back, and only failed resharding replicas are marked Dead;
  * - enough: every failed replica is marked Dead (only those failing transiently when no replica
  *   completed the update: a refusal every replica would give is no sign of divergence);
@@ -76,7 +76,9 @@ export function judgeUpdate(outcomes: readonly TargetOutcome[], replicaCount: nu
   const successes = outcomes.filter((o) => o.ok);
   const failures = outcomes.filter((o): o is Failure => !o.ok);
   const firstFailure = failures[0] ?? null;
-  const accepted = successes.length >= requiredSuccesses(writeConsistencyFactor, replicaCount);
+  // Without a failure the update stands even below the factor (fewer replicas take updates than
+  // the set holds, e.g. one is Dead): Qdrant only counts successes once a replica failed.
+  const accepted = failures.length === 0 || successes.length >= requiredSuccesses(writeConsistencyFactor, replicaCount);
   const verdict: UpdateVerdict = { accepted, deactivate: [], waitForDeactivation: false, firstFailure, error: null, answerFrom: null };
   if (!accepted) {
     verdict.deactivate = deactivations(failures.filter((f) => f.state === 'Resharding' || f.state === 'ReshardingScaleDown')).deactivate;

@@ -101,6 +101,9 @@ export class FakeReplica implements ShardReplica {
       case 'open':
         return { lastOp: Math.max(0, ...this.applied) };
       case 'close':
+      // The fake keeps no indexes: an index task is only recorded.
+      case 'create_index':
+      case 'drop_index':
         return null;
       case 'drop':
         this.points.clear();
