@@ -13,12 +13,13 @@ import { request } from 'undici';
 import { toFilter } from '../src/api/filter.js';
 import { isQuiverError, type QuiverError, ServiceError, type WireError } from '../src/errors.js';
 import { P2pClient, PeerUnreachable } from '../src/peer/p2p-client.js';
-import { P2pServer, type P2pHost } from '../src/peer/p2p-server.js';
-import { CONTENT_TYPE, decode, encode, REVISION_HEADER, shardRoute, WIRE_FORMAT_HEADER, type ForwardedUpdate } from '../src/peer/wire.js';
+import { P2pServer, type LocalShard, type P2pHost } from '../src/peer/p2p-server.js';
+import { CONTENT_TYPE, decode, encode, REVISION_HEADER, shardRoute, WIRE_FORMAT_HEADER } from '../src/peer/wire.js';
 import { LocalPlacement } from '../src/replica/local-placement.js';
 import { RemoteReplica } from '../src/peer/remote-replica.js';
 import { ReplicaSet } from '../src/replica/replica-set.js';
-import type { ReplicaTask, ShardContent, ShardReplica } from '../src/replica/replica.js';
+import { LocalReplicaStates } from '../src/replica/replica-states.js';
+import type { ForwardedUpdate, ReplicaState, ReplicaTask, ShardContent, ShardReplica } from '../src/replica/replica.js';
 import type { LocalReplica } from '../src/replica/local-replica.js';
 import type { DeadlineBudget } from '../src/shard/deadline.js';
 import { DEFAULT_OPTIMIZER_SPEC } from '../src/shard/optimizer/plan.js';
@@ -59,6 +60,8 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 /** A host over one local replica; revisions up to `applied` are there, later ones wait for the test. */
 class TestHost implements P2pHost {
   applied = 0;
+  /** The local replica's state as this peer has it. */
+  state: ReplicaState = 'Active';
   readonly revisionCalls: [number, number][] = [];
   pendingRevision: { revision: number; answer: (caughtUp: boolean) => void } | null = null;
   revisionAsked = deferred<void>();
@@ -67,8 +70,8 @@ class TestHost implements P2pHost {
 
   constructor(private readonly replica: ShardReplica) {}
 
-  localReplica(collection: string, shard: number): ShardReplica | null {
-    return collection === SHARD.collection && shard === SHARD.shard ? this.replica : null;
+  localReplica(collection: string, shard: number): LocalShard | null {
+    return collection === SHARD.collection && shard === SHARD.shard ? { replica: this.replica, state: this.state } : null;
   }
 
   forward(collection: string, shard: number, update: ForwardedUpdate): Promise<number> {
@@ -242,18 +245,19 @@ t.test('a replica the peer does not hold, or holds in no state to serve, is a re
     t.equal(update.statusCode, 503, 'an update to it too');
   }
   const missing = new RemoteReplica({ collection: 'other', shard: 0 }, 2, uri, p2p);
-  const set = new ReplicaSet(SHARD, [missing, local]);
+  const params = () => ({ writeConsistencyFactor: 1, readFanOutFactor: null });
+  const set = new ReplicaSet(SHARD, [missing, local], { peer: local.peer, states: new LocalReplicaStates([missing.peer, local.peer]), params });
   t.equal(await set.read(count, null), await local.run(count, null), 'the replica set takes it as a failed replica and asks the next');
 
-  local.state = 'Dead';
+  host.state = 'Dead';
   try {
     const err = await failure(remote.run(count, null));
     t.strictSame([err.statusCode, err.message], [503, `Service internal error: the replica of shard 0 of collection ${SHARD.collection} on this peer is Dead`], 'a Dead replica serves no read');
     t.equal((await failure(remote.run(upsert([], 501), null))).statusCode, 503, 'and takes no update');
-    local.state = 'Partial';
+    host.state = 'Partial';
     t.equal((await failure(remote.run(count, null))).statusCode, 503, 'a Partial replica serves no read');
   } finally {
-    local.state = 'Active';
+    host.state = 'Active';
   }
 });
 

@@ -5,12 +5,13 @@
 
 import t from 'tap';
 import { Collection, type RoutedOp } from '../src/collection/collection.js';
-import { withDeadline } from '../src/collection/deadline-scope.js';
+import { withReadScope } from '../src/collection/request-scope.js';
 import { shardOf } from '../src/shard/routing.js';
 import type { ShardKeyEntry } from '../src/collection/shard-keys.js';
 import { BadInput, ServiceError } from '../src/errors.js';
 import type { PointId, ShardKey } from '../src/model.js';
 import { ReplicaSet } from '../src/replica/replica-set.js';
+import { LocalReplicaStates } from '../src/replica/replica-states.js';
 import type { VectorSpec } from '../src/shard/shard.js';
 import { FakeReplica } from './helpers/fake-replica.js';
 
@@ -22,19 +23,23 @@ interface Harness {
   collection: Collection;
   /** Replicas by shard id. */
   replicas: Map<number, FakeReplica[]>;
+  /** Their states by shard id (the replica of peer 0 is this node's). */
+  states: Map<number, LocalReplicaStates>;
 }
 
-/** A collection of fake replica sets: `shards` ids (with their key, if any), `copies` replicas each. */
+/** A collection of fake replica sets: `shards` ids (with their key, if any), `copies` replicas each, of peers 0, 1, ... */
 async function harness(shards: { id: number; key?: ShardKey }[], keys: ShardKeyEntry[] | null, copies = 1): Promise<Harness> {
   const replicas = new Map<number, FakeReplica[]>();
+  const states = new Map<number, LocalReplicaStates>();
   const sets = shards.map(({ id, key }) => {
     const shard = { collection: NAME, shard: id };
-    replicas.set(id, Array.from({ length: copies }, () => new FakeReplica(shard)));
-    return new ReplicaSet(shard, replicas.get(id)!, key);
+    replicas.set(id, Array.from({ length: copies }, (_, peer) => new FakeReplica(shard, peer)));
+    states.set(id, new LocalReplicaStates(replicas.get(id)!.map((r) => r.peer)));
+    return new ReplicaSet(shard, replicas.get(id)!, { peer: 0, states: states.get(id)!, params: () => ({ writeConsistencyFactor: 1, readFanOutFactor: null }), shardKey: key });
   });
   const collection = new Collection(NAME, { keys, shards: sets }, VECTORS, [], []);
   await collection.open();
-  return { collection, replicas };
+  return { collection, replicas, states };
 }
 
 function automatic(count: number, copies = 1): Promise<Harness> {
@@ -135,7 +140,7 @@ t.test('a replica that runs out of time: Qdrant\'s timeout error, and writes car
   const h = await automatic(2);
   await h.collection.write([upsert([...idsOn(0, 2, 3), ...idsOn(1, 2, 3)])], true);
   const held = replicaOf(h, 0).hold('count');
-  const counting = withDeadline(0.2, 'Count', () => h.collection.reader().count(null));
+  const counting = withReadScope({ timeout: 0.2 }, 'Count', () => h.collection.reader().count(null));
   await within(held.arrived);
   await t.rejects(within(counting), { message: "Timeout: Timeout error: Operation 'Count' timed out after 0.2s", statusCode: 408 });
   const [{ deadline }] = replicaOf(h, 0).received.filter((r) => r.task.type === 'count');
@@ -198,14 +203,15 @@ t.test('a write refused on one shard changes no shard', async (t) => {
 t.test('reads pass over a Dead replica and fail over to the next Active one; a replica that fails an update is Dead', async (t) => {
   const h = await automatic(1, 2);
   const [r0, r1] = h.replicas.get(0)!;
-  r0.state = 'Dead';
+  const states = h.states.get(0)!;
+  states.set(0, 'Dead');
   await h.collection.write([upsert([1, 2])], true);
   t.same(r0.tasks('apply').length, 0, 'a Dead replica takes no update');
   t.same([...r1.points.keys()], [1, 2]);
   t.same((await h.collection.reader().retrieve([1], ALL)).map((p) => p.id), [1], 'read answered');
   t.same([r0.tasks('retrieve').length, r1.tasks('retrieve').length], [0, 1], 'by the Active replica only');
 
-  r0.state = 'Active';
+  states.set(0, 'Active');
   r0.points.set(1, r1.points.get(1)!);
   r0.failNext('retrieve', new ServiceError('peer unreachable'));
   t.same((await h.collection.reader().retrieve([1], ALL)).map((p) => p.id), [1], 'a replica failing: the next Active one answers');
@@ -218,13 +224,13 @@ t.test('reads pass over a Dead replica and fail over to the next Active one; a r
   r0.failNext('apply', new ServiceError('disk full'));
   const [written] = await h.collection.write([upsert([3])], true);
   t.equal(written.status, 'completed', 'an update stands once an Active replica applied it');
-  t.equal(r0.state, 'Dead', 'the replica that failed it is Dead');
+  t.equal(states.stateOf(0), 'Dead', 'the replica that failed it is Dead');
   t.ok(r1.points.has(3));
   await h.collection.reader().retrieve([3], ALL);
   t.equal(r0.tasks('retrieve').length, 2, 'and reads pass it over');
 
-  r1.state = 'Dead';
-  await t.rejects(h.collection.reader().count(null), { message: `Service internal error: No active replica of shard 0 of collection ${NAME}`, statusCode: 500 }, 'no readable replica left');
+  states.set(1, 'Dead');
+  await t.rejects(h.collection.reader().count(null), { message: 'Service internal error: The replica set for shard 0 on peer 0 does not have enough active replicas', statusCode: 500 }, 'no readable replica left');
 });
 
 t.test('a drop waits for the writes under way and refuses the ones after it', async (t) => {

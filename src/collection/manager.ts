@@ -20,6 +20,7 @@ import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
 import { LocalPlacement } from '../replica/local-placement.js';
 import { ReplicaSet } from '../replica/replica-set.js';
+import { LocalReplicaStates } from '../replica/replica-states.js';
 import type { ShardKey } from '../model.js';
 import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from '../write-queue.js';
@@ -84,10 +85,13 @@ export class CollectionManager {
     return collection;
   }
 
-  /** Shard `id` of a collection: its replica set, of this node's one replica. */
+  /** Shard `id` of a collection: its replica set, of this node's one replica, Active. */
   private replicaSet(record: CollectionRecord, id: number, shardKey?: ShardKey): ReplicaSet {
     const shard = { collection: record.name, shard: id };
-    return new ReplicaSet(shard, [this.placement.replica(shard, record.storageId)], shardKey);
+    const { peer } = this.placement;
+    // The parameters as the collection's record holds them when a request comes (they can be updated).
+    const params = () => (this.records.get(record.name) ?? record).config.params;
+    return new ReplicaSet(shard, [this.placement.replica(shard, record.storageId)], { peer, states: new LocalReplicaStates([peer]), params, shardKey });
   }
 
   /** The collection a record describes, its shards placed but not opened. */

@@ -10,11 +10,11 @@
 import { Pool } from 'undici';
 import { fromWire, QuiverError, type WireError } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
-import type { ReplicaResult, ReplicaTask } from '../replica/replica.js';
+import type { ForwardedUpdate, ReplicaResult, ReplicaTask } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 import {
   CONTENT_TYPE, decode, encode, encodeFrames, REVISION_HEADER, shardRoute, WIRE_FORMAT, WIRE_FORMAT_HEADER,
-  type Answer, type ApplyAnswer, type ForwardedUpdate, type RunRequest,
+  type Answer, type ApplyAnswer, type RunRequest,
 } from './wire.js';
 
 export interface P2pClientOptions {

@@ -9,16 +9,22 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { FormatError, NotFound, ServiceError, Unauthorized, type QuiverError } from '../errors.js';
 import { INVALID_KEY, keyOf, sameKey } from '../key-compare.js';
 import { isReadTask } from '../worker/tasks.js';
-import { READABLE, UPDATABLE, type ShardReplica } from '../replica/replica.js';
+import { READABLE, UPDATABLE, type ForwardedUpdate, type ReplicaState, type ShardReplica } from '../replica/replica.js';
 import {
   CONTENT_TYPE, decode, decodeFrames, encode, REVISION_HEADER, ReplicaUnavailable, wireErrorOf, WIRE_FORMAT, WIRE_FORMAT_HEADER, wireFormatMismatch,
-  type Answer, type ApplyAnswer, type ForwardedUpdate, type ReplicaUpdate, type RunRequest,
+  type Answer, type ApplyAnswer, type ReplicaUpdate, type RunRequest,
 } from './wire.js';
+
+/** This peer's replica of a shard and its state as this peer has applied it. */
+export interface LocalShard {
+  replica: ShardReplica;
+  state: ReplicaState;
+}
 
 /** What the p2p routes need of the peer they run in. */
 export interface P2pHost {
-  /** This peer's replica of shard `shard` of `collection`, or null if it holds none. */
-  localReplica(collection: string, shard: number): ShardReplica | null;
+  /** This peer's replica of shard `shard` of `collection`, or null if it holds none (at the revision waited for). */
+  localReplica(collection: string, shard: number): LocalShard | null;
   /** Applies an update this peer leads (medium/strong ordering) across the shard's replicas; answers its operation id. */
   forward(collection: string, shard: number, update: ForwardedUpdate): Promise<number>;
   /** Resolves true once this peer applied control-plane revision `revision`, false if `ms` pass first. */
@@ -90,11 +96,11 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
   function replicaFor(request: ShardRequest, use: 'read' | 'update' | 'other'): ShardReplica {
     const shard = shardOf(request);
     const { collection } = request.params;
-    const replica = host.localReplica(collection, shard);
-    if (replica === null) throw new ReplicaUnavailable(`no replica of shard ${shard} of collection ${collection} on this peer`);
+    const local = host.localReplica(collection, shard);
+    if (local === null) throw new ReplicaUnavailable(`no replica of shard ${shard} of collection ${collection} on this peer`);
     const states = use === 'read' ? READABLE : use === 'update' ? UPDATABLE : null;
-    if (states && !states.has(replica.state)) throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer is ${replica.state}`);
-    return replica;
+    if (states && !states.has(local.state)) throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer is ${local.state}`);
+    return local.replica;
   }
 
   return async (app) => {

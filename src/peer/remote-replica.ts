@@ -11,8 +11,8 @@ import { fromWire } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
 import { isReadTask } from '../worker/tasks.js';
 import type { P2pClient } from './p2p-client.js';
-import { encode, type ForwardedUpdate, type ReplicaUpdate } from './wire.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../replica/replica.js';
+import { encode, type ReplicaUpdate } from './wire.js';
+import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 
 /** A task waiting in the lane for its turn, with its caller's answer. */
@@ -43,7 +43,6 @@ function onlyReads(task: ReplicaTask): boolean {
 }
 
 export class RemoteReplica implements ShardReplica {
-  state: ReplicaState = 'Active';
   private readonly lane: Queued[] = [];
   private sending = false;
   private readonly batchBytes: number;

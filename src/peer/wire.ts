@@ -9,7 +9,6 @@
 import { deserialize, serialize } from 'node:v8';
 import { BadRequest, isQuiverError, QuiverError, ServiceError, toWire, type WireError } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
-import type { WriteOp } from '../shard/write-ops.js';
 import type { ReplicaTask } from '../replica/replica.js';
 
 export const CONTENT_TYPE = 'application/octet-stream';
@@ -27,19 +26,6 @@ export type ReplicaUpdate = Extract<ReplicaTask, { type: 'apply' }>;
 export interface RunRequest {
   task: ReplicaTask;
   deadline: DeadlineBudget | null;
-}
-
-/** Qdrant's write orderings that send an update to a leader replica instead of tagging it here. */
-export type ForwardOrdering = 'medium' | 'strong';
-
-/**
- * Body of `/forward`: an update for the peer that leads the shard's replicas, without a clock
- * tag (the leader tags it, as Qdrant's forwarded operations carry none).
- */
-export interface ForwardedUpdate {
-  ops: WriteOp[];
-  wait: boolean;
-  ordering: ForwardOrdering;
 }
 
 /** A result, or the error that took its place. */

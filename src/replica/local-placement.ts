@@ -10,8 +10,12 @@ import { LocalReplica } from './local-replica.js';
 import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardId } from './shard-id.js';
 
+/** The peer id of a node outside a cluster: its replicas' peer, never shown (its one replica is always Active). */
+export const SINGLE_NODE_PEER = 0;
+
 export class LocalPlacement {
-  constructor(private readonly storagePath: string, readonly workers: ShardWorkers) {}
+  /** `peer`: this node's peer id, which its replicas carry. */
+  constructor(private readonly storagePath: string, readonly workers: ShardWorkers, readonly peer = SINGLE_NODE_PEER) {}
 
   private get collectionsFolder(): string {
     return join(this.storagePath, 'collections');
@@ -36,7 +40,7 @@ export class LocalPlacement {
 
   /** This node's replica of `shard`, of the collection stored under `storageId`. */
   replica(shard: ShardId, storageId: string): LocalReplica {
-    return new LocalReplica(shard, this.workers, {
+    return new LocalReplica(shard, this.peer, this.workers, {
       key: `${storageId}/${shard.shard}`,
       worker: shard.shard % this.workers.count,
       path: join(this.folderOf(storageId), String(shard.shard)),

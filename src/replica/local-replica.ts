@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { deadlineOf, type DeadlineBudget } from '../shard/deadline.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import type { ShardTask } from '../worker/tasks.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from './replica.js';
+import type { ReplicaResult, ReplicaTask, ShardReplica } from './replica.js';
 import type { ShardId } from './shard-id.js';
 
 /** Where this node keeps a replica: its node-unique key in the workers, the worker, the folder. */
@@ -16,9 +16,7 @@ export interface LocalSite {
 }
 
 export class LocalReplica implements ShardReplica {
-  state: ReplicaState = 'Active';
-
-  constructor(readonly shard: ShardId, private readonly workers: ShardWorkers, private readonly site: LocalSite) {}
+  constructor(readonly shard: ShardId, readonly peer: number, private readonly workers: ShardWorkers, private readonly site: LocalSite) {}
 
   async run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
     const placed = 'spec' in task ? { ...task, spec: { ...task.spec, path: this.site.path }, shard: this.site.key } : { ...task, shard: this.site.key };

@@ -1,84 +1,188 @@
-// The replicas of one shard, one per peer holding a copy, with their states: the read policy
-// (which replica answers a read) and the write path (which replicas take an update, one write
-// of the shard at a time). On a single node a set has one replica, Active.
+// The replicas of one shard, one per peer holding a copy: the read policy (which replicas answer
+// a read, and what their answers resolve to) and the write path (which replica leads an update,
+// which replicas take it, one write of the shard at a time, and whether it stands). The rules
+// are Qdrant's, each in its own module: read-consistency.ts, read-resolution.ts,
+// write-ordering.ts, write-outcome.ts; the replicas' states come from replica-states.ts. On a
+// single node a set has one replica, Active and local: every consistency is met by its answer,
+// it leads every ordering, and `write_consistency_factor` is met by its success.
 
-import { isQuiverError, ServiceError } from '../errors.js';
 import type { ShardKey } from '../model.js';
 import { budgetOf, type Deadline } from '../shard/deadline.js';
+import { activeConsistency, activeOrdering } from '../collection/request-scope.js';
 import { WriteQueue } from '../write-queue.js';
-import { READABLE, UPDATABLE, type ReplicaResult, type ReplicaTask, type ShardReplica } from './replica.js';
+import { answersReads, countReplicas, fanOut, gatherAnswers, notEnoughReplicas, readOrder, readRequirement, ReadsFailed, type ReplicaStanding } from './read-consistency.js';
+import { resolveAnswers, resolves } from './read-resolution.js';
+import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica, WriteOrdering } from './replica.js';
+import { isTransient } from './replica-errors.js';
+import type { ReplicaStates } from './replica-states.js';
 import type { ShardId } from './shard-id.js';
+import { leaderFailed, leaderGone, noLeader, updateLeader } from './write-ordering.js';
+import { appliesWithoutWait, DEACTIVATION_TIMEOUT_MS, deactivation, deactivationTimedOut, judgeUpdate, noUpdatableReplica, takesUpdates, type Deactivation, type TargetOutcome } from './write-outcome.js';
 
-/**
- * Whether `err` says the replica could not answer (it failed, or was unreachable), rather than
- * answering: a refusal of the request itself (a missing point, a bad filter, a timeout) would be
- * the same from any replica, so it is not worth asking another.
- */
-function replicaFailed(err: unknown): boolean {
-  return !isQuiverError(err) || err.statusCode >= 500;
+/** The collection parameters a set's policies read, at the time of each request (they may change). */
+export interface ReplicaSetParams {
+  writeConsistencyFactor: number;
+  /** Replicas asked beyond those a read needs; null = Qdrant's default (read-consistency.ts). */
+  readFanOutFactor: number | null;
+}
+
+export interface ReplicaSetOptions {
+  /** This peer's id: its replica (if the set has one) is asked first and leads weak writes. */
+  peer: number;
+  states: ReplicaStates;
+  params: () => ReplicaSetParams;
+  shardKey?: ShardKey;
+  /** Shuffles the other peers' replicas for each read (Math.random; tests fix it). */
+  random?: () => number;
+  /** How long a `wait=true` update waits for failed replicas to be marked Dead. */
+  deactivationTimeoutMs?: number;
 }
 
 export class ReplicaSet {
   private readonly writes = new WriteQueue();
   private updating = 0;
+  /** Peers whose replica failed an update, skipped until the states show them Dead (Qdrant's locally disabled peers). */
+  private readonly disabled = new Set<number>();
+  readonly peer: number;
+  readonly shardKey?: ShardKey;
+  private readonly states: ReplicaStates;
+  private readonly params: () => ReplicaSetParams;
+  private readonly random: () => number;
+  private readonly deactivationTimeoutMs: number;
 
-  constructor(readonly shard: ShardId, readonly replicas: readonly ShardReplica[], readonly shardKey?: ShardKey) {}
+  constructor(readonly shard: ShardId, readonly replicas: readonly ShardReplica[], options: ReplicaSetOptions) {
+    this.peer = options.peer;
+    this.shardKey = options.shardKey;
+    this.states = options.states;
+    this.params = options.params;
+    this.random = options.random ?? Math.random;
+    this.deactivationTimeoutMs = options.deactivationTimeoutMs ?? DEACTIVATION_TIMEOUT_MS;
+  }
 
   /** Qdrant's shard id within the collection. */
   get id(): number {
     return this.shard.shard;
   }
 
-  private noActiveReplica(): ServiceError {
-    return new ServiceError(`No active replica of shard ${this.id} of collection ${this.shard.collection}`);
-  }
-
-  /**
-   * Runs a read on the first readable replica; if that replica fails, on the next, until one
-   * answers. Each try carries what is left of the deadline when it is sent.
-   */
-  async read<T extends ReplicaTask>(task: T, deadline: Deadline | null): Promise<ReplicaResult<T>> {
-    const readable = this.replicas.filter((r) => READABLE.has(r.state));
-    if (readable.length === 0) throw this.noActiveReplica();
-    let failure: unknown;
-    for (const replica of readable) {
-      try {
-        return await replica.run(task, deadline && budgetOf(deadline));
-      } catch (err) {
-        if (!replicaFailed(err)) throw err;
-        failure = err;
-      }
-    }
-    throw failure;
-  }
-
-  /**
-   * Sends an update to every replica that takes updates. It stands once a readable (Active)
-   * replica applied it; a replica that failed it while another applied it no longer has the
-   * shard's data and is marked Dead (reads skip it until it is recovered). If no readable replica
-   * applied it, the first error is the answer and no state changes: the update itself was
-   * refused, or every copy failed.
-   */
   /** Point updates sent to the replicas and not answered yet: Qdrant's update queue of the shard. */
   get queuedUpdates(): number {
     return this.updating;
   }
 
+  private stateOf(replica: ShardReplica): ReplicaState | undefined {
+    return this.states.stateOf(replica.peer);
+  }
+
+  private standing(replica: ShardReplica): ReplicaStanding & { peer: number } {
+    return { peer: replica.peer, state: this.stateOf(replica), disabled: this.disabled.has(replica.peer) };
+  }
+
+  /**
+   * Runs a read with the request's read consistency: as many readable replicas as it needs
+   * answer (this peer's first), each try carrying what is left of the deadline when it is sent,
+   * and their answers resolve into one. A task whose answers do not resolve takes the first
+   * replica's answer.
+   */
+  async read<T extends ReplicaTask>(task: T, deadline: Deadline | null): Promise<ReplicaResult<T>> {
+    const { total, readable } = countReplicas(this.replicas.map((r) => this.standing(r)));
+    const { required, condition } = resolves(task) ? readRequirement(activeConsistency(), total) : { required: 1, condition: 'All' as const };
+    if (readable < required) throw notEnoughReplicas(this.id, this.peer);
+    const answering = this.replicas.filter((r) => answersReads(this.standing(r)));
+    const local = answering.find((r) => r.peer === this.peer) ?? null;
+    const order = readOrder(local, answering.filter((r) => r !== local), this.random);
+    const extra = fanOut(this.params().readFanOutFactor, local !== null, this.updating > 0);
+    let answers: ReplicaResult<T>[];
+    try {
+      answers = await gatherAnswers(order, required, extra, (r) => r.run(task, deadline && budgetOf(deadline)));
+    } catch (err) {
+      // A set of one replica (a single node) answers that replica's own error, as single-node
+      // Quiver always has; Qdrant would wrap it in "1 of 1 read operations failed".
+      if (err instanceof ReadsFailed && this.replicas.length === 1 && err.errors.length === 1) throw err.errors[0];
+      throw err;
+    }
+    return resolveAnswers(task, answers, condition);
+  }
+
+  /**
+   * Sends an update by the request's write ordering: led by this peer (weak, or when it holds
+   * the leading replica), to every replica that takes updates; or forwarded to the leader's peer
+   * (medium, strong), which applies it through its own set. Only point updates (`apply`) are
+   * ordered; the shard's other updates (open, indexes, settings) go out as weak ones.
+   */
   async update<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
-    const targets = this.replicas.filter((r) => UPDATABLE.has(r.state));
+    const ordering: WriteOrdering = task.type === 'apply' ? activeOrdering() : 'weak';
+    const leader = updateLeader(ordering, this.peer, this.replicas.map((r) => this.standing(r)));
+    if (leader === null) throw noLeader(this.shard.collection, this.id, ordering);
+    if (leader !== this.peer && task.type === 'apply') {
+      await this.forward(leader, ordering, task);
+      return null as ReplicaResult<T>;
+    }
+    return this.applyHere(task);
+  }
+
+  private async forward(leader: number, ordering: WriteOrdering, task: Extract<ReplicaTask, { type: 'apply' }>): Promise<void> {
+    const replica = this.replicas.find((r) => r.peer === leader);
+    if (!replica?.forward) throw leaderGone(this.id);
+    try {
+      await replica.forward({ ops: task.ops, wait: task.wait, ordering });
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      this.deactivate([deactivation(leader, this.stateOf(replica))]);
+      throw leaderFailed(ordering, leader, err);
+    }
+  }
+
+  /**
+   * Applies an update on every replica that takes updates, and judges the outcome
+   * (write-outcome.ts): it stands once `min(write_consistency_factor, replicas)` applied it, one
+   * of them a source of truth; the replicas that failed it meanwhile are marked Dead (with
+   * `wait`, the answer waits until they are). Otherwise the first failure answers.
+   */
+  private async applyHere<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
+    const targets = this.replicas.map((r) => ({ replica: r, state: this.stateOf(r) })).filter((t): t is { replica: ShardReplica; state: ReplicaState } => takesUpdates(t.state, this.disabled.has(t.replica.peer)));
+    if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
+    const waits = task.type !== 'apply' || task.wait;
     const queued = task.type === 'apply' ? 1 : 0;
     this.updating += queued;
-    const outcomes = await Promise.allSettled(targets.map((r) => r.run(task, null)));
+    const settled = await Promise.allSettled(targets.map(({ replica, state }) => replica.run(task.type === 'apply' && appliesWithoutWait(state) ? { ...task, wait: false } : task, null)));
     this.updating -= queued;
-    const applied = outcomes.findIndex((o, i) => o.status === 'fulfilled' && READABLE.has(targets[i].state));
-    if (applied < 0) {
-      const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-      throw refused ? refused.reason : this.noActiveReplica();
-    }
-    outcomes.forEach((o, i) => {
-      if (o.status === 'rejected') targets[i].state = 'Dead';
+    const outcomes: TargetOutcome[] = settled.map((s, i) => {
+      const { replica, state } = targets[i];
+      return s.status === 'fulfilled' ? { peer: replica.peer, state, ok: true, completed: waits && !appliesWithoutWait(state) } : { peer: replica.peer, state, ok: false, error: s.reason };
     });
-    return (outcomes[applied] as PromiseFulfilledResult<ReplicaResult<T>>).value;
+    const verdict = judgeUpdate(outcomes, this.replicas.length, this.params().writeConsistencyFactor);
+    const marked = this.deactivate(verdict.deactivate);
+    if (verdict.accepted && waits && verdict.waitForDeactivation && !(await this.shownWithin(marked))) {
+      throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
+    }
+    if (verdict.error !== null) throw verdict.error;
+    const answer = settled[targets.findIndex((t) => t.replica.peer === verdict.answerFrom)];
+    return (answer as PromiseFulfilledResult<ReplicaResult<T>>).value;
+  }
+
+  /** Whether `marked` resolves within the deactivation timeout (a mark that failed never shows). */
+  private async shownWithin(marked: Promise<void>): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.deactivationTimeoutMs);
+    });
+    return Promise.race([marked.then(() => true, () => false), expired]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Disables failed replicas on this peer at once (reads and updates skip them) and has their
+   * states marked Dead; resolves once every one is. A replica stays disabled until its mark
+   * settled: from then on its state says whether it is used.
+   */
+  private deactivate(failed: readonly Deactivation[]): Promise<void> {
+    const marks = failed.map(({ peer, from }) => {
+      this.disabled.add(peer);
+      return this.states.markFailed(peer, from).finally(() => this.disabled.delete(peer));
+    });
+    const all = Promise.all(marks).then(() => undefined);
+    // Without `wait` nobody awaits the marks; a failed one leaves the replica as it was.
+    all.catch(() => undefined);
+    return all;
   }
 
   /**

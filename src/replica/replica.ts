@@ -4,10 +4,11 @@
 
 import type { DeadlineBudget } from '../shard/deadline.js';
 import type { ShardSpec } from '../shard/shard.js';
+import type { WriteOp } from '../shard/write-ops.js';
 import type { ShardTask, TaskResults } from '../worker/tasks.js';
 import type { ShardId } from './shard-id.js';
 
-/** Qdrant's replica states. A single node only ever has Active replicas. */
+/** Qdrant's replica states (src/replica/replica-states.ts says where a set's come from). */
 export const REPLICA_STATES = [
   'Active', 'Dead', 'Partial', 'Initializing', 'Listener', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead', 'ManualRecovery',
 ] as const;
@@ -24,6 +25,16 @@ export const READABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Activ
  */
 export const UPDATABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>([...READABLE, 'Partial', 'Initializing', 'Listener', 'Resharding']);
 
+/**
+ * States in which a replica can be the source of truth of its shard (Qdrant's
+ * `can_be_source_of_truth`): an update stands only once one of them applied it, and a medium
+ * ordering leads from one of them.
+ */
+export const SOURCE_OF_TRUTH: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Active', 'ActiveRead', 'Resharding', 'ReshardingScaleDown']);
+
+/** States of a replica that is receiving the shard from another (Qdrant's `is_partial_or_recovery`). */
+export const RECEIVING: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead']);
+
 /** A shard's content as a replica is asked to open it; where it keeps it is the replica's business. */
 export type ShardContent = Omit<ShardSpec, 'path'>;
 
@@ -37,10 +48,24 @@ export type ReadTask = Extract<ReplicaTask, { type: 'retrieve' | 'scroll' | 'cou
 
 export type ReplicaResult<T extends ReplicaTask> = TaskResults[T['type']];
 
+/** Qdrant's write orderings: which replica leads a point update (src/replica/write-ordering.ts). */
+export type WriteOrdering = 'weak' | 'medium' | 'strong';
+
+/**
+ * A point update sent to the replica that leads it (medium or strong ordering) when that replica
+ * is on another peer: without this peer's operation id or clock tag, which the leader assigns
+ * as it applies the update through its own replica set.
+ */
+export interface ForwardedUpdate {
+  ops: WriteOp[];
+  wait: boolean;
+  ordering: WriteOrdering;
+}
+
 export interface ShardReplica {
   readonly shard: ShardId;
-  /** Changed by its replica set (a replica that failed an update is Dead). */
-  state: ReplicaState;
+  /** The peer holding this copy: the key of its state in the set's states (replica-states.ts). */
+  readonly peer: number;
   /**
    * Runs `task` on this copy of the shard. A read carries what is left of its request's time; the
    * replica pins it to its own clock on receipt and stops the task once it runs out. Tasks start
@@ -48,4 +73,10 @@ export interface ShardReplica {
    * waiting for each): a local replica's worker queue is in that order; a remote one must keep it.
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>>;
+  /**
+   * Has this replica's peer apply `update` as the leader of its set. Only a replica on another
+   * peer can lead for this one (a local leader applies directly), so a local replica has none.
+   * Answers the leader's operation id.
+   */
+  forward?(update: ForwardedUpdate): Promise<number>;
 }

@@ -9,7 +9,7 @@ import { ServiceError, type QuiverError } from '../../src/errors.js';
 import type { PointId } from '../../src/model.js';
 import { deadlineOf, timeoutError, type DeadlineBudget } from '../../src/shard/deadline.js';
 import type { PointRecord, WriteOp } from '../../src/shard/write-ops.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
+import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
 import type { ShardId } from '../../src/replica/shard-id.js';
 import { WriteQueue } from '../../src/write-queue.js';
 
@@ -27,7 +27,6 @@ interface Hold {
 }
 
 export class FakeReplica implements ShardReplica {
-  state: ReplicaState = 'Active';
   readonly points = new Map<PointId, PointRecord>();
   readonly received: Received[] = [];
   /** Operation ids of the applies that changed the points, in the order they did. */
@@ -36,7 +35,12 @@ export class FakeReplica implements ShardReplica {
   private readonly holds: Hold[] = [];
   private readonly queue = new WriteQueue();
 
-  constructor(readonly shard: ShardId) {}
+  /** Updates forwarded to this replica as its set's leader, in the order received. */
+  readonly forwarded: ForwardedUpdate[] = [];
+  private readonly forwardFailures: Error[] = [];
+
+  /** A replica of `shard` on `peer` (0: a single node's). */
+  constructor(readonly shard: ShardId, readonly peer = 0) {}
 
   /** The next task of `type` fails with `error`. */
   failNext(type: ReplicaTask['type'], error: Error): void {
@@ -54,6 +58,21 @@ export class FakeReplica implements ShardReplica {
     const released = new Promise<void>((resolve) => (release = resolve));
     this.holds.push({ type, arrived, arrive, release, released });
     return { arrived, release };
+  }
+
+  /** The next update forwarded to this replica fails with `error`. */
+  failNextForward(error: Error): void {
+    this.forwardFailures.push(error);
+  }
+
+  /** As a leader on another peer would: applies the update under an operation id of its own. */
+  async forward(update: ForwardedUpdate): Promise<number> {
+    this.forwarded.push(update);
+    const failure = this.forwardFailures.shift();
+    if (failure) throw failure;
+    const opId = Math.max(0, ...this.applied) + 1;
+    await this.run({ type: 'apply', ops: update.ops, opId, clock: { peer: this.peer, clockId: 0, tick: opId }, wait: update.wait, dryRun: false }, null);
+    return opId;
   }
 
   /** Tasks received of one type. */
@@ -83,6 +102,9 @@ export class FakeReplica implements ShardReplica {
       case 'open':
         return { lastOp: Math.max(0, ...this.applied) };
       case 'close':
+      // The fake keeps no indexes: an index task is only recorded.
+      case 'create_index':
+      case 'drop_index':
         return null;
       case 'drop':
         this.points.clear();

@@ -6,8 +6,9 @@
 import { Collection } from '../../src/collection/collection.js';
 import type { QueryScope } from '../../src/collection/query-planner.js';
 import type { ShardReader } from '../../src/collection/shard-reader.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
+import type { ReplicaResult, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
 import { ReplicaSet } from '../../src/replica/replica-set.js';
+import { LocalReplicaStates } from '../../src/replica/replica-states.js';
 import type { ShardId } from '../../src/replica/shard-id.js';
 import { shardOf } from '../../src/shard/routing.js';
 import type { Distance } from '../../src/engine/index.js';
@@ -103,7 +104,7 @@ class FakeShard {
 
 /** A replica of one fake shard: answers the read tasks of the query path, and logs every task. */
 class FakeShardReplica implements ShardReplica {
-  state: ReplicaState = 'Active';
+  readonly peer = 0;
 
   constructor(readonly shard: ShardId, private readonly fake: FakeShard, private readonly log: ReplicaTask['type'][]) {}
 
@@ -148,7 +149,12 @@ export class FakeCollection {
 
   private constructor(name: string, points: FakePoint[], shardCount: number, distance: Distance, indexes: readonly IndexSpec[]) {
     this.shards = Array.from({ length: shardCount }, (_, id) => new FakeShard(points.filter((pt) => shardOf(pt.id, shardCount) === id), distance, indexes));
-    const sets = this.shards.map((fake, id) => new ReplicaSet({ collection: name, shard: id }, [new FakeShardReplica({ collection: name, shard: id }, fake, this.log)]));
+    // As a single node's: one Active replica of peer 0 per shard.
+    const sets = this.shards.map((fake, id) => new ReplicaSet({ collection: name, shard: id }, [new FakeShardReplica({ collection: name, shard: id }, fake, this.log)], {
+      peer: 0,
+      states: new LocalReplicaStates([0]),
+      params: () => ({ writeConsistencyFactor: 1, readFanOutFactor: null }),
+    }));
     const vectors: VectorSpec[] = [{ name: '', size: points[0]?.vector.length ?? 0, distance, m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }];
     this.collection = new Collection(name, { keys: null, shards: sets }, vectors, [], [...indexes]);
   }

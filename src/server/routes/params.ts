@@ -3,8 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import { invalidJsonPath, type RequestPart } from '../../api/messages.js';
 import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
-import { READ_PARAMS, validateQuery, type COMMIT_PARAMS, type WRITE_PARAMS } from '../../api/validator.js';
-import { withDeadline } from '../../collection/deadline-scope.js';
+import { READ_PARAMS, WRITE_PARAMS, validateQuery, type COMMIT_PARAMS } from '../../api/validator.js';
+import { withReadScope, withWriteScope } from '../../collection/request-scope.js';
 import type { Collection } from '../../collection/collection.js';
 import type { StrictRead } from '../../collection/strict-reads.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';
@@ -24,12 +24,18 @@ export function query<S extends QueryParamSet>(request: FastifyRequest, set: S):
 }
 
 /**
- * Runs a read handler under the request's `timeout` (seconds): past it the answer is Qdrant's
- * timeout error, and the shard tasks still running for the request stop.
+ * Runs a read handler under the request's `timeout` (seconds) and read `consistency`: past the
+ * timeout the answer is Qdrant's timeout error, and the shard tasks still running for the
+ * request stop; the consistency says how many replicas of each shard must answer.
  */
 export function read<T>(request: FastifyRequest, operation: string, handler: () => Promise<T>): Promise<T> {
-  const { timeout } = query(request, READ_PARAMS);
-  return withDeadline(timeout, operation, handler);
+  const { timeout, consistency } = query(request, READ_PARAMS);
+  return withReadScope({ timeout, consistency }, operation, handler);
+}
+
+/** Runs a point-write handler under the request's write `ordering` (which replica leads the update). */
+export function ordered<T>(request: FastifyRequest, handler: () => Promise<T>): Promise<T> {
+  return withWriteScope(query(request, WRITE_PARAMS).ordering, handler);
 }
 
 /** Strict mode's admission of a read on `collection` (src/collection/strict-mode.ts), under the request's `timeout`. */

@@ -11,9 +11,10 @@ import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, s
 import type { RoutedOp } from '../../collection/collection.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
 import { plainRead, retrieveRead } from '../../collection/strict-reads.js';
+import { withReadScope } from '../../collection/request-scope.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
-import { admitRead, collectionName, query, read, type Params } from './params.js';
+import { admitRead, collectionName, ordered, query, read, type Params } from './params.js';
 
 const DEFAULT_SCROLL_LIMIT = 10;
 
@@ -22,7 +23,7 @@ async function write({ collections, node }: ServerContext, request: FastifyReque
   const collection = collections.get(collectionName(request));
   const writeOps = ops(request.body);
   node.quota.checkWrite(writeOps.map((r) => r.op));
-  const result = await collection.write(writeOps, wait === true);
+  const result = await ordered(request, () => collection.write(writeOps, wait === true));
   return ok(request, result[0]);
 }
 
@@ -42,7 +43,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     const ops = batchOps(validateBody('UpdateOperations', request.body).operations);
     const collection = collections.get(collectionName(request));
     node.quota.checkWrite(ops.map((r) => r.op));
-    return ok(request, ops.length ? await collection.write(ops, wait === true) : []);
+    return ok(request, ops.length ? await ordered(request, () => collection.write(ops, wait === true)) : []);
   });
 
   app.post('/collections/:name/points', (request) => read(request, 'Retrieve', async () => {
@@ -57,8 +58,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     return ok(request, points.map(renderRecord));
   }));
 
-  app.get('/collections/:name/points/:id', async (request) => {
-    query(request, POINT_READ_PARAMS);
+  app.get('/collections/:name/points/:id', (request) => withReadScope({ consistency: query(request, POINT_READ_PARAMS).consistency }, 'Retrieve', async () => {
     // As in Qdrant, an unknown collection is reported before a malformed id.
     const collection = collections.get(collectionName(request));
     const raw = (request.params as Params).id!;
@@ -68,7 +68,7 @@ export function registerPointRoutes(app: FastifyInstance, context: ServerContext
     const [point] = await collection.reader().retrieve([pointId], { withPayload: { all: true }, withVector: true });
     if (!point) throw pointDoesNotExist(pointId);
     return ok(request, renderRecord(point));
-  });
+  }));
 
   app.post('/collections/:name/points/scroll', (request) => read(request, 'Scroll', async () => {
     const body = validateBody('ScrollRequest', request.body ?? {});

@@ -1,0 +1,46 @@
+// Where the states of a shard's replicas come from. A replica set reads them (a read asks the
+// readable ones, an update goes to the updatable ones) and reports a replica that failed an
+// update; it never decides a state itself. On a single node the states are held here, every
+// replica Active until it fails; in a cluster they are the cluster view's (applied from etcd),
+// and a failure is proposed there as a change to Dead that every peer applies.
+
+import type { ReplicaState } from './replica.js';
+
+export interface ReplicaStates {
+  /** The state of `peer`'s replica of the shard; undefined when the shard has none on that peer. */
+  stateOf(peer: number): ReplicaState | undefined;
+  /**
+   * Records that `peer`'s replica failed an update while in state `from` (null: in whatever state
+   * it is in now): its state becomes Dead, unless it already left `from` (another change came
+   * first). Resolves once the new state is applied and `stateOf` shows it; in a cluster, once
+   * this peer applied the change proposed through etcd.
+   */
+  markFailed(peer: number, from: ReplicaState | null): Promise<void>;
+}
+
+/**
+ * States held by this node alone: every replica starts Active (a single node's one replica only
+ * ever is), and one that failed an update is Dead at once.
+ */
+export class LocalReplicaStates implements ReplicaStates {
+  private readonly states = new Map<number, ReplicaState>();
+
+  constructor(peers: Iterable<number>) {
+    for (const peer of peers) this.states.set(peer, 'Active');
+  }
+
+  stateOf(peer: number): ReplicaState | undefined {
+    return this.states.get(peer);
+  }
+
+  /** Sets a replica's state, as a recovery or transfer would (none runs on a single node yet). */
+  set(peer: number, state: ReplicaState): void {
+    this.states.set(peer, state);
+  }
+
+  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+    const state = this.states.get(peer);
+    if (state !== undefined && (from === null || state === from)) this.states.set(peer, 'Dead');
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,250 @@
+// A replica set's updates (src/replica/write-ordering.ts and write-outcome.ts through
+// src/replica/replica-set.ts), over in-memory replicas: the leader per write ordering and
+// forwarding to it, the targets per state, `write_consistency_factor`, which failed replicas are
+// marked Dead and when the answer waits for it, and Qdrant's error texts.
+
+import t from 'tap';
+import { withWriteScope } from '../src/collection/request-scope.js';
+import { BadInput, ServiceError } from '../src/errors.js';
+import { pointNotFound } from '../src/messages.js';
+import type { ReplicaState, ReplicaTask, WriteOrdering } from '../src/replica/replica.js';
+import { ReplicaSet } from '../src/replica/replica-set.js';
+import type { ReplicaStates } from '../src/replica/replica-states.js';
+import { applyAcross } from '../src/replica/shard-writes.js';
+import { OperationClock } from '../src/replica/operation-clock.js';
+import { updateLeader } from '../src/replica/write-ordering.js';
+import { judgeUpdate, requiredSuccesses, type TargetOutcome } from '../src/replica/write-outcome.js';
+import type { WriteOp } from '../src/shard/write-ops.js';
+import { FakeReplica } from './helpers/fake-replica.js';
+
+const SHARD = { collection: 'c', shard: 3 };
+const OPS: WriteOp[] = [{ kind: 'upsert', points: [{ id: 1, vectors: { '': new Float32Array([1, 0]) }, payload: {} }], mode: 'upsert', updateFilter: null }];
+
+function apply(wait = true, opId = 1): Extract<ReplicaTask, { type: 'apply' }> {
+  return { type: 'apply', ops: OPS, opId, clock: { peer: 0, clockId: 0, tick: opId }, wait, dryRun: false };
+}
+
+/**
+ * States as a cluster view would hold them: a failure is proposed (recorded in `proposed`) and
+ * shows as Dead only once `applyProposals()` is called, or at once with `autoApply`.
+ */
+class ProposedStates implements ReplicaStates {
+  readonly proposed: { peer: number; from: ReplicaState | null }[] = [];
+  private readonly pending: (() => void)[] = [];
+
+  constructor(private readonly states: Map<number, ReplicaState>, private readonly autoApply: boolean) {}
+
+  stateOf(peer: number): ReplicaState | undefined {
+    return this.states.get(peer);
+  }
+
+  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+    this.proposed.push({ peer, from });
+    const apply = () => {
+      if (from === null || this.states.get(peer) === from) this.states.set(peer, 'Dead');
+    };
+    if (this.autoApply) {
+      apply();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.pending.push(() => (apply(), resolve())));
+  }
+
+  applyProposals(): void {
+    for (const apply of this.pending.splice(0)) apply();
+  }
+}
+
+interface Options {
+  thisPeer?: number;
+  wcf?: number;
+  autoApply?: boolean;
+  deactivationTimeoutMs?: number;
+}
+
+/** A set of one replica per state given, of peers 0, 1, ... */
+function replicaSet(states: ReplicaState[], { thisPeer = 0, wcf = 1, autoApply = true, deactivationTimeoutMs }: Options = {}) {
+  const replicas = states.map((_, peer) => new FakeReplica(SHARD, peer));
+  const held = new ProposedStates(new Map(states.map((s, peer) => [peer, s])), autoApply);
+  const set = new ReplicaSet(SHARD, replicas, { peer: thisPeer, states: held, params: () => ({ writeConsistencyFactor: wcf, readFanOutFactor: null }), deactivationTimeoutMs });
+  return { set, replicas, states: held };
+}
+
+function update(set: ReplicaSet, task: ReplicaTask = apply(), ordering?: WriteOrdering) {
+  return withWriteScope(ordering, () => set.update(task));
+}
+
+const applies = (replicas: FakeReplica[]) => replicas.map((r) => r.tasks('apply').length);
+
+t.test('targets: Active, Partial, Initializing and Listener replicas (a Listener without waiting); never Dead or recovering ones', async (t) => {
+  const { set, replicas } = replicaSet(['Active', 'Partial', 'Initializing', 'Listener', 'Dead', 'Recovery', 'PartialSnapshot']);
+  t.equal(await update(set), null);
+  t.same(applies(replicas), [1, 1, 1, 1, 0, 0, 0]);
+  t.same(replicas.slice(0, 4).map((r) => r.tasks('apply')[0].wait), [true, true, true, false], 'the Listener applies with wait=false');
+  const none = replicaSet(['Dead', 'Recovery']);
+  await t.rejects(update(none.set), { message: 'Service internal error: The replica set for shard 3 on peer 0 has no active replica', statusCode: 500 }, 'no replica takes updates');
+});
+
+t.test('write_consistency_factor: successes >= min(wcf, replicas in the set)', async (t) => {
+  t.same([[1, 3], [2, 3], [5, 3], [3, 1]].map(([wcf, n]) => requiredSuccesses(wcf, n)), [1, 2, 3, 1]);
+
+  const two = replicaSet(['Active', 'Active', 'Active'], { wcf: 2 });
+  two.replicas[1].failNext('apply', new ServiceError('disk full'));
+  t.equal(await update(two.set), null, 'wcf 2 of 3: one failure, two successes: it stands');
+  t.same(two.states.proposed, [{ peer: 1, from: 'Active' }], 'the failed replica is proposed Dead, from Active');
+  t.equal(two.states.stateOf(1), 'Dead');
+
+  const three = replicaSet(['Active', 'Active', 'Active'], { wcf: 3 });
+  three.replicas[2].failNext('apply', new ServiceError('disk full'));
+  await t.rejects(update(three.set), { message: 'Service internal error: disk full', statusCode: 500 }, 'wcf 3: the failure\'s own error');
+  t.same(three.states.proposed, [], 'and no replica is marked Dead');
+  t.same(three.replicas.map((r) => r.applied), [[1], [1], []], 'nothing rolled back');
+
+  const deadOne = replicaSet(['Active', 'Active', 'Dead'], { wcf: 3 });
+  t.equal(await update(deadOne.set), null, 'wcf 3 with a Dead replica and no failure: it stands (successes are only counted against a failure)');
+  deadOne.replicas[1].failNext('apply', new ServiceError('disk full'));
+  await t.rejects(update(deadOne.set), { message: 'Service internal error: disk full' }, 'one failure: 1 success < min(3, 3 replicas, the Dead one counted)');
+});
+
+t.test('an update applied only on replicas that are no source of truth: Qdrant\'s consistency error', async (t) => {
+  const { set, replicas, states } = replicaSet(['Partial', 'Active']);
+  replicas[1].failNext('apply', new ServiceError('boom'));
+  await t.rejects(update(set), {
+    message: 'Service internal error: Failed to apply operation to at least one `Active` replica. Consistency of this update is not guaranteed. Please retry. Failed peer: 1, error: Service internal error: boom',
+    statusCode: 500,
+  });
+  t.same(states.proposed, [{ peer: 1, from: 'Active' }], 'the Active replica that failed is proposed Dead first');
+});
+
+t.test('which failed replicas are marked Dead', async (t) => {
+  const listener = replicaSet(['Active', 'Listener']);
+  listener.replicas[1].failNext('apply', new ServiceError('boom'));
+  await update(listener.set);
+  t.same(listener.states.proposed, [], 'a Listener\'s failure is ignored');
+
+  const refused = replicaSet(['Active', 'Active']);
+  refused.replicas[1].failNext('apply', new BadInput('bad vector'));
+  await update(refused.set, apply(false));
+  t.same(refused.states.proposed, [], 'wait=false (nothing completed) and a refusal any replica would give: not marked');
+  refused.replicas[1].failNext('apply', new BadInput('bad vector'));
+  await update(refused.set, apply(true, 2));
+  t.same(refused.states.proposed, [{ peer: 1, from: 'Active' }], 'wait=true (the update completed elsewhere): any failure means divergence');
+
+  const partial = replicaSet(['Active', 'Partial', 'Initializing']);
+  partial.replicas[1].failNext('apply', pointNotFound(1));
+  partial.replicas[2].failNext('apply', new ServiceError('boom'));
+  await update(partial.set);
+  t.same(partial.states.proposed, [{ peer: 2, from: 'Initializing' }], 'a missing point on a replica receiving a transfer is no failure');
+
+  const moving = replicaSet(['Active', 'Partial']);
+  moving.replicas[1].failNext('apply', new ServiceError('boom'));
+  await update(moving.set);
+  t.same(moving.states.proposed, [{ peer: 1, from: null }], 'a receiving replica is proposed Dead from whatever state it is in');
+});
+
+t.test('with wait, the answer waits until failed replicas show Dead; bounded by the deactivation timeout', async (t) => {
+  const { set, replicas, states } = replicaSet(['Active', 'Active', 'Active'], { autoApply: false, deactivationTimeoutMs: 5000 });
+  replicas[2].failNext('apply', new ServiceError('unreachable'));
+  let answered = false;
+  const writing = update(set).then(() => (answered = true));
+  while (states.proposed.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(answered, 'not answered while the proposal is pending');
+  await withWriteScope(undefined, async () => {
+    const count = await set.read({ type: 'count', filter: null }, null);
+    t.equal(count, 1, 'reads go on meanwhile (the point applied on peer 0)');
+  });
+  t.equal(replicas[2].tasks('count').length, 0, 'and skip the disabled replica');
+  states.applyProposals();
+  await writing;
+  t.equal(states.stateOf(2), 'Dead');
+
+  const timed = replicaSet(['Active', 'Active'], { autoApply: false, deactivationTimeoutMs: 50 });
+  timed.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  await t.rejects(update(timed.set), {
+    message: 'Service internal error: Some replica of shard 3 failed to apply operation and deactivation timed out after 50ms. Consistency of this update is not guaranteed. Please retry. Failed peer: 1, error: Service internal error: unreachable',
+    statusCode: 500,
+  });
+  timed.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  t.equal(await update(timed.set, apply(false, 2)), null, 'without wait: answered at once');
+  t.same(timed.states.proposed.map((p) => p.peer), [1], 'the still-disabled replica was not asked again');
+  t.equal(timed.replicas[1].tasks('apply').length, 1);
+  timed.states.applyProposals();
+});
+
+t.test('the leader per ordering', async (t) => {
+  const replicas = [
+    { peer: 1, state: 'Active', disabled: false },
+    { peer: 4, state: 'Partial', disabled: false },
+    { peer: 3, state: 'Active', disabled: false },
+    { peer: 2, state: 'Dead', disabled: false },
+  ] as const;
+  t.equal(updateLeader('weak', 7, replicas), 7, 'weak: this peer, replica or not');
+  t.equal(updateLeader('medium', 7, replicas), 3, 'medium: the highest source of truth');
+  t.equal(updateLeader('strong', 7, replicas), 4, 'strong: the highest replica, whatever its state');
+  t.equal(updateLeader('medium', 7, [{ peer: 3, state: 'Active', disabled: true }, { peer: 1, state: 'Active', disabled: false }]), 1, 'medium skips a disabled replica');
+  t.equal(updateLeader('medium', 7, [{ peer: 3, state: 'Dead', disabled: false }]), null);
+  t.equal(updateLeader('strong', 7, []), null);
+
+  const { set } = replicaSet(['Dead', 'Partial']);
+  await t.rejects(update(set, apply(), 'medium'), { message: 'Service internal error: Cannot update shard c:3 with Medium ordering because no leader could be selected', statusCode: 500 });
+});
+
+t.test('medium and strong: forwarded to the leader without a clock tag; led here when this peer leads', async (t) => {
+  const { set, replicas } = replicaSet(['Active', 'Active', 'Active']);
+  await update(set, apply(true, 5), 'medium');
+  t.same(replicas[2].forwarded, [{ ops: OPS, wait: true, ordering: 'medium' }], 'medium: to peer 2, the ops, wait and ordering only');
+  t.same(applies(replicas), [0, 0, 1], 'this peer applied nothing; the leader applied it under its own id');
+  t.same(replicas[2].tasks('apply')[0].clock, { peer: 2, clockId: 0, tick: 1 });
+
+  const weakNoLocal = replicaSet(['Active', 'Active'], { thisPeer: 9 });
+  await update(weakNoLocal.set, apply(), 'weak');
+  t.same(applies(weakNoLocal.replicas), [1, 1], 'weak from a peer without a replica: sent to every replica');
+
+  const strong = replicaSet(['Active', 'Active', 'Dead']);
+  await update(strong.set, apply(false), 'strong');
+  t.same(strong.replicas.map((r) => r.forwarded.length), [0, 0, 1], 'strong: to peer 2 though it is Dead');
+  await update(strong.set, apply(), 'medium');
+  t.same(strong.replicas.map((r) => r.forwarded.length), [0, 1, 1], 'medium: to peer 1, the highest Active');
+
+  const leading = replicaSet(['Active', 'Active', 'Active'], { thisPeer: 2 });
+  await update(leading.set, apply(), 'strong');
+  t.same(applies(leading.replicas), [1, 1, 1], 'this peer leads: applied to every replica here');
+  t.same(leading.replicas.map((r) => r.forwarded.length), [0, 0, 0]);
+
+  const other = replicaSet(['Active', 'Active']);
+  await update(other.set, { type: 'drop_index', key: 'k' }, 'strong');
+  t.same(other.replicas.map((r) => r.forwarded.length), [0, 0], 'only point updates are ordered');
+});
+
+t.test('a leader that fails transiently is disabled and proposed Dead: Qdrant\'s text; a refusal is the answer', async (t) => {
+  const { set, replicas, states } = replicaSet(['Active', 'Active', 'Active']);
+  replicas[2].failNextForward(new ServiceError('unreachable'));
+  await t.rejects(update(set, apply(), 'medium'), {
+    message: 'Service internal error: Failed to apply update with Medium ordering via leader peer 2: Service internal error: unreachable',
+    statusCode: 500,
+  });
+  t.same(states.proposed, [{ peer: 2, from: 'Active' }]);
+  await update(set, apply(), 'medium');
+  t.same(replicas[1].forwarded.length, 1, 'the next medium update goes to the next highest Active replica');
+  replicas[1].failNextForward(new BadInput('bad vector'));
+  await t.rejects(update(set, apply(), 'medium'), { message: 'Wrong input: bad vector', statusCode: 400 });
+  t.same(states.proposed.length, 1, 'a refusal marks nothing');
+});
+
+t.test('the answer is the highest peer\'s among those that applied it', async (t) => {
+  const outcomes: TargetOutcome[] = [
+    { peer: 5, state: 'Active', ok: true, completed: true },
+    { peer: 9, state: 'Partial', ok: true, completed: true },
+    { peer: 7, state: 'Active', ok: false, error: new ServiceError('x') },
+  ];
+  const verdict = judgeUpdate(outcomes, 3, 1);
+  t.same([verdict.accepted, verdict.answerFrom, verdict.error, verdict.deactivate, verdict.waitForDeactivation], [true, 9, null, [{ peer: 7, from: 'Active' }], true]);
+});
+
+t.test('a request\'s ordering reaches the sets through the write path (shard-writes.ts)', async (t) => {
+  const { set, replicas } = replicaSet(['Active', 'Active']);
+  const clock = new OperationClock();
+  await withWriteScope('strong', () => applyAcross(new Map([[set, OPS]]), clock, 1, { checkFirst: true, wait: true }));
+  t.same(replicas.map((r) => r.forwarded.length), [0, 1], 'forwarded to peer 1');
+  t.same(replicas.map((r) => r.tasks('apply').filter((a) => a.dryRun).length), [1, 0], 'the dry run read this peer\'s replica');
+});
