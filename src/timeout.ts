@@ -1,4 +1,4 @@
-// Answering within a time limit, shared by read deadlines (src/collection/request-scope.ts)
+// Answering within a time limit, shared by read deadlines (src/replica/request-scope.ts)
 // and commit timeouts (src/server/deadline.ts). The work is not cancelled here: whoever runs it
 // may stop it on its own (shard tasks check their deadline); its late outcome is observed, never
 // an unhandled rejection, and dropped.

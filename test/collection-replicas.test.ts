@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { Collection, type RoutedOp } from '../src/collection/collection.js';
-import { withReadScope } from '../src/collection/request-scope.js';
+import { withReadScope } from '../src/replica/request-scope.js';
 import { shardOf } from '../src/shard/routing.js';
 import type { ShardKeyEntry } from '../src/collection/shard-keys.js';
 import { BadInput, ServiceError } from '../src/errors.js';

@@ -4,7 +4,7 @@
 // Qdrant's error texts.
 
 import t from 'tap';
-import { withReadScope, type ReadConsistency } from '../src/collection/request-scope.js';
+import { withReadScope, type ReadConsistency } from '../src/replica/request-scope.js';
 import { BadInput, ServiceError, Timeout } from '../src/errors.js';
 import { countReplicas, fanOut, readOrder, readRequirement } from '../src/replica/read-consistency.js';
 import type { ReplicaState, ReplicaTask } from '../src/replica/replica.js';

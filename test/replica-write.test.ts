@@ -4,7 +4,7 @@
 // marked Dead and when the answer waits for it, and Qdrant's error texts.
 
 import t from 'tap';
-import { withWriteScope } from '../src/collection/request-scope.js';
+import { withWriteScope } from '../src/replica/request-scope.js';
 import { BadInput, ServiceError } from '../src/errors.js';
 import { pointNotFound } from '../src/messages.js';
 import type { ReplicaState, ReplicaTask, WriteOrdering } from '../src/replica/replica.js';

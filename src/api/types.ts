@@ -5,7 +5,7 @@
 import type { JsonValue, Payload } from '../model.js';
 import type { WireCondition, WireFilter } from './filter.js';
 
-export type { ParsedQuery, ReadConsistencyValue } from './schemas/query.js';
+export type { ParsedQuery } from './schemas/query.js';
 
 // The configuration parts a collection keeps in Qdrant's shape are typed once, where the model is.
 export type { QuantizationConfig as WireQuantizationConfig, SparseVectorParams as WireSparseVectorParams } from '../collection/kept-config.js';

@@ -18,7 +18,7 @@ import { OperationClock } from '../replica/operation-clock.js';
 import type { ReadTask, ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
 import { applyAcross } from '../replica/shard-writes.js';
-import { activeDeadline } from './request-scope.js';
+import { activeDeadline } from '../replica/request-scope.js';
 import { shardOf } from '../shard/routing.js';
 import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySelector, type ShardLayout } from './shard-keys.js';
 import { ShardReader, type ReaderSource } from './shard-reader.js';

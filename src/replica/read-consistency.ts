@@ -4,7 +4,7 @@
 // What the answers resolve to is read-resolution.ts.
 
 import { ServiceError } from '../errors.js';
-import type { ReadConsistency } from '../collection/request-scope.js';
+import type { ReadConsistency } from './request-scope.js';
 import { READABLE, type ReplicaState } from './replica.js';
 import { errorText, isTransient } from './replica-errors.js';
 

@@ -8,7 +8,7 @@
 
 import type { ShardKey } from '../model.js';
 import { budgetOf, type Deadline } from '../shard/deadline.js';
-import { activeConsistency, activeOrdering } from '../collection/request-scope.js';
+import { activeConsistency, activeOrdering } from './request-scope.js';
 import { WriteQueue } from '../write-queue.js';
 import { answersReads, countReplicas, fanOut, gatherAnswers, notEnoughReplicas, readOrder, readRequirement, ReadsFailed, type ReplicaStanding } from './read-consistency.js';
 import { resolveAnswers, resolves } from './read-resolution.js';

@@ -4,7 +4,7 @@
 
 import { SNAPSHOT_PRIORITIES, type SnapshotPriority } from './snapshots.js';
 
-export type ReadConsistencyValue = number | 'majority' | 'quorum' | 'all';
+import type { ReadConsistency } from '../../replica/request-scope.js';
 
 const U64_MAX = 18_446_744_073_709_551_615n;
 
@@ -47,7 +47,7 @@ const parseOrdering: Parser<(typeof ORDERINGS)[number]> = (raw) => {
 
 // src/actix/api/read_params.rs: an empty value means "not given"; anything unreadable, zero
 // included, gets one fixed message.
-const parseConsistency: Parser<ReadConsistencyValue> = (raw) => {
+const parseConsistency: Parser<ReadConsistency> = (raw) => {
   if (raw === '') return undefined;
   if (raw === 'majority' || raw === 'quorum' || raw === 'all') return raw;
   if (/^\+?[0-9]+$/.test(raw) && BigInt(raw) > 0n && BigInt(raw) <= U64_MAX) return Number(raw);

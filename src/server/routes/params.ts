@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { invalidJsonPath, type RequestPart } from '../../api/messages.js';
 import { formatJsonPath, parseJsonPath } from '../../shard/filter/index.js';
 import { READ_PARAMS, WRITE_PARAMS, validateQuery, type COMMIT_PARAMS } from '../../api/validator.js';
-import { withReadScope, withWriteScope } from '../../collection/request-scope.js';
+import { withReadScope, withWriteScope } from '../../replica/request-scope.js';
 import type { Collection } from '../../collection/collection.js';
 import type { StrictRead } from '../../collection/strict-reads.js';
 import type { ParsedQuery, QueryParamSet, RawQuery } from '../../api/schemas/query.js';

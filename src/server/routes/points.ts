@@ -11,7 +11,7 @@ import { batchOps, clearPayloadOp, deleteOp, deletePayloadOp, deleteVectorsOp, s
 import type { RoutedOp } from '../../collection/collection.js';
 import { toOrderByRequest } from '../../api/search-convert.js';
 import { plainRead, retrieveRead } from '../../collection/strict-reads.js';
-import { withReadScope } from '../../collection/request-scope.js';
+import { withReadScope } from '../../replica/request-scope.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { admitRead, collectionName, ordered, query, read, type Params } from './params.js';

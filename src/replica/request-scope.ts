@@ -5,12 +5,12 @@
 // consistency and is always the leader, so only the deadline changes an answer there.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ReadConsistencyValue } from '../api/schemas/query.js';
 import { timeoutError, type Deadline } from '../shard/deadline.js';
 import { within } from '../timeout.js';
-import type { WriteOrdering } from '../replica/write-ordering.js';
+import type { WriteOrdering } from './write-ordering.js';
 
-export type ReadConsistency = ReadConsistencyValue;
+/** Qdrant's `consistency` of a read: how many replicas must answer alike (read-consistency.ts). */
+export type ReadConsistency = number | 'majority' | 'quorum' | 'all';
 
 /** Qdrant's default read consistency (`ReadConsistency::Factor(1)`): one replica's answer. */
 export const DEFAULT_READ_CONSISTENCY: ReadConsistency = 1;
