@@ -86,7 +86,15 @@ export function isMemberNotFound(err: unknown): boolean {
 
 /** A change of membership etcd refuses for now because too few members run to keep a quorum. */
 export function isNotEnoughStartedMembers(err: unknown): boolean {
-  return etcdErrorMatching(err, /not enough started members|unhealthy cluster/);
+  return etcdErrorMatching(err, /not enough started members/);
+}
+
+/**
+ * etcd's reconfiguration check refuses a member change until the leader has been connected to
+ * every voter for the last 5 s: after a join or a restart, the next join waits that long.
+ */
+export function isUnhealthyCluster(err: unknown): boolean {
+  return etcdErrorMatching(err, /unhealthy cluster/);
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
