@@ -356,3 +356,23 @@ t.test('liveness: the live key of a killed process expires with its lease', asyn
   await until('the key to expire', async () => !(await livePeers(a.etcd)).has(777));
   t.ok(Date.now() - killedAt < 10_000, 'gone within a few TTLs');
 });
+
+t.test('a learner that never catches up is removed, so later joins are not blocked', async (t) => {
+  const a = peers[0];
+  const failures: string[] = [];
+  const handler = new JoinHandler({
+    gateway: a.membership.gateway, etcd: a.etcd, clusterToken: a.membership.clusterToken, version: localPeerVersion(), promoteTimeoutMs: 500,
+    onPromoteFailure: (peerId, reason) => failures.push(`${peerId}: ${reason}`),
+  });
+  t.teardown(() => handler.stop());
+  const ghost = { peer_id: 1010, p2p_port: await freePort(), grpc_port: await freePort(), source_ip: '127.0.0.1', version: localPeerVersion() };
+  // Run last, when etcd's 5 s wait after the last join is over; waiting for it stays bounded.
+  const answer = await until('the ghost to be added', async () => {
+    const answered = await handler.handle(ghost);
+    return answered.status === 'accepted' && answered;
+  });
+  t.equal(answer.members.length, 4);
+  await until('the ghost learner to be removed', async () => (await a.membership.gateway.memberList()).length === 3);
+  t.match(failures, [/^1010: peer 1010 did not catch up with the cluster within the promotion bound .*; its learner member was removed$/]);
+  t.notOk((await listPeers(a.etcd)).has(1010), 'never registered');
+});

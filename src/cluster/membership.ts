@@ -26,6 +26,8 @@ export class JoinRefused extends ServiceError {
   }
 }
 
+const NO_URI = 'the first peer of a cluster needs its own address: start it with --uri http://<host>:<p2p port>';
+
 export interface StartFlags {
   /** `--bootstrap`: a peer of the cluster to join. */
   bootstrap?: string;
@@ -61,7 +63,7 @@ export function planStart(flags: StartFlags, identity: Pick<NodeIdentity, 'joine
   if (identity.joined) {
     throw new MembershipError('this peer was a member of a cluster but its etcd data is gone; start it with --bootstrap <URI of a peer> to join the cluster again');
   }
-  if (flags.uri === undefined) throw new MembershipError('the first peer of a cluster needs its own address: start it with --uri http://<host>:<p2p port>');
+  if (flags.uri === undefined) throw new MembershipError(NO_URI);
   return { kind: 'first-peer' };
 }
 
@@ -145,8 +147,10 @@ function startMember(options: MembershipOptions, peerUrl: string, initialCluster
 }
 
 async function startFirstPeer(options: MembershipOptions): Promise<LocalMembership> {
-  const uri = options.uri!.replace(/\/+$/, '');
-  const token = options.identity.clusterToken ?? randomUUID();
+  if (options.uri === undefined) throw new MembershipError(NO_URI);
+  const uri = options.uri.replace(/\/+$/, '');
+  // A new cluster, a new uuid: a token stored from an earlier membership names another cluster.
+  const token = randomUUID();
   const peerUrl = etcdPeerUrl(uri, options.grpcPort);
   await recordClusterMember(options.meta, token, peerUrl);
   const member = await startMember(options, peerUrl, `${memberName(options)}=${peerUrl}`, 'new', token);
