@@ -15,7 +15,7 @@ import { listenPeerUrl, MembershipError, planStart } from '../src/cluster/member
 import { etcdPeerUrl, joinerUri, versionMismatch, type JoinRequest } from '../src/cluster/join-protocol.js';
 import { clusterStatus } from '../src/cluster/raft-info.js';
 import type { EtcdStatus } from '../src/cluster/etcd-gateway.js';
-import { loadPeerId } from '../src/telemetry/peer-id.js';
+import { loadPeerId } from '../src/storage/peer-id.js';
 
 async function storageDir(t: Test): Promise<string> {
   const path = await mkdtemp(join(tmpdir(), 'quiver-identity-'));

@@ -1,5 +1,5 @@
 // What a cluster peer keeps about itself in node metadata, so a restart is the same peer:
-// - the peer id (the one telemetry reports too, telemetry/peer-id.ts), taken from
+// - the peer id (the one telemetry reports too, storage/peer-id.ts), taken from
 //   `cluster.peer_id` while the peer has never joined a cluster;
 // - the cluster token (the cluster's uuid; etcd's `--initial-cluster-token` derives from it),
 //   drawn by the first peer before its etcd starts, learnt by the others in the join answer,
@@ -14,7 +14,7 @@
 // changes once per start or join, and none needs another's read-modify-write.
 
 import type { MetaStore } from '../storage/meta-store.js';
-import { loadPeerId } from '../telemetry/peer-id.js';
+import { loadPeerId } from '../storage/peer-id.js';
 
 const PEER_ID = 'peer_id';
 const MEMBER = 'cluster_member';

@@ -2,7 +2,7 @@
 // cluster info and quotas name the same peer across restarts.
 
 import { randomBytes } from 'node:crypto';
-import type { MetaStore } from '../storage/meta-store.js';
+import type { MetaStore } from './meta-store.js';
 
 const KEY = 'peer_id';
 
