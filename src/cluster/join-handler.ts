@@ -12,7 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3 } from 'etcd3';
 import {
-  EtcdGateway, isAlreadyVoter, isMemberExists, isMemberNotFound, isNotEnoughStartedMembers, isTooManyLearners, isUnhealthyCluster, type EtcdMemberInfo,
+  EtcdGateway, isAlreadyVoter, isMemberExists, isMemberNotFound, isLearnerRefusal, isNotEnoughStartedMembers, isTooManyLearners, isUnhealthyCluster, type EtcdMemberInfo,
 } from './etcd-gateway.js';
 import { etcdPeerUrl, joinerUri, versionMismatch, type JoinAnswer, type JoinMember, type JoinRequest, type PeerVersion } from './join-protocol.js';
 import { registerPeer, type PeerRecord } from './peer-registry.js';
@@ -77,6 +77,7 @@ export class JoinHandler {
         if (isMemberExists(err)) return retry('the cluster is changing its members');
         if (isNotEnoughStartedMembers(err)) return retry('too few members of the cluster are running');
         if (isUnhealthyCluster(err)) return retry('a member of the cluster joined or restarted less than 5 s ago');
+        if (isLearnerRefusal(err)) return retry('the asked peer is still joining the cluster itself');
         throw err;
       }
     }
