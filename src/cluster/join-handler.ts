@@ -47,6 +47,16 @@ export class JoinHandler {
   async handle(request: JoinRequest): Promise<JoinAnswer> {
     const mismatch = versionMismatch(this.options.version, request.version);
     if (mismatch) return { status: 'refused', reason: mismatch };
+    try {
+      return await this.admit(request);
+    } catch (err) {
+      // A learner serves no membership calls, not even the list.
+      if (isLearnerRefusal(err)) return retry('the asked peer is still joining the cluster itself');
+      throw err;
+    }
+  }
+
+  private async admit(request: JoinRequest): Promise<JoinAnswer> {
     const uri = joinerUri(request);
     const peerUrl = etcdPeerUrl(uri, request.grpc_port);
     const name = String(request.peer_id);
@@ -77,7 +87,6 @@ export class JoinHandler {
         if (isMemberExists(err)) return retry('the cluster is changing its members');
         if (isNotEnoughStartedMembers(err)) return retry('too few members of the cluster are running');
         if (isUnhealthyCluster(err)) return retry('a member of the cluster joined or restarted less than 5 s ago');
-        if (isLearnerRefusal(err)) return retry('the asked peer is still joining the cluster itself');
         throw err;
       }
     }
