@@ -232,7 +232,7 @@ async function finishMembership(options: MembershipOptions, member: EtcdMember, 
 }
 
 /** Polls the member's status until it is a voter and a leader is known (bounded). */
-export async function untilVoter(gateway: EtcdGateway, timeoutMs: number): Promise<EtcdStatus> {
+async function untilVoter(gateway: EtcdGateway, timeoutMs: number): Promise<EtcdStatus> {
   const until = Date.now() + timeoutMs;
   let last = 'no status yet';
   while (Date.now() < until) {
