@@ -8,7 +8,7 @@ import { QuotaGuard } from '../quota/guard.js';
 import type { MetaStore } from '../storage/meta-store.js';
 import { SnapshotActivity } from '../snapshot/activity.js';
 import { IssueBoard } from './issues.js';
-import { loadPeerId } from './peer-id.js';
+import { loadPeerId } from '../storage/peer-id.js';
 import { CpuSampler } from './process.js';
 import { RequestStats } from './request-stats.js';
 

@@ -3,7 +3,7 @@
 // consensus state takes `cluster.peer_id` only when it is first created, a stored id wins.
 
 import { randomBytes } from 'node:crypto';
-import type { MetaStore } from '../storage/meta-store.js';
+import type { MetaStore } from './meta-store.js';
 
 const KEY = 'peer_id';
 

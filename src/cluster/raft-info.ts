@@ -1,0 +1,87 @@
+// The body of `GET /cluster` in a cluster (plan 1.2, 3.6), from what stands in for Qdrant's
+// Raft: the local etcd member's status, the registered peers, this peer's apply loop (its
+// backlog and when it last heard from etcd) and the p2p client's send failures.
+// etcd's raft maps onto Qdrant's: term = raftTerm, commit = raftIndex, leader = the peer whose
+// etcd member leads, role from who leads, is_voter = not a learner (etcd learners follow).
+
+import type { EtcdStatus } from './etcd-gateway.js';
+import type { PeerRecord } from './peer-registry.js';
+
+export type ConsensusState =
+  | { state: 'working'; lastUpdate: Date }
+  | { state: 'stopped' }
+  | { state: 'stopped_with_err'; error: string };
+
+export interface SendFailures {
+  count: number;
+  latestError: string | null;
+  latestErrorAt: Date | null;
+}
+
+export interface RaftInfoInputs {
+  peerId: number;
+  status: EtcdStatus;
+  peers: ReadonlyMap<number, Pick<PeerRecord, 'uri' | 'etcd_member_id'>>;
+  /** Control plane events received and not applied yet. */
+  pendingOperations: number;
+  consensus: ConsensusState;
+  /** By peer URI as the p2p client names it. */
+  sendFailures: ReadonlyMap<string, SendFailures>;
+}
+
+export type RaftRole = 'Leader' | 'Follower' | 'Candidate';
+
+export interface ClusterStatusBody {
+  status: 'enabled';
+  peer_id: number;
+  peers: Record<string, { uri: string }>;
+  raft_info: { term: number; commit: number; pending_operations: number; leader: number | null; role: RaftRole | null; is_voter: boolean };
+  consensus_thread_status:
+    | { consensus_thread_status: 'working'; last_update: string }
+    | { consensus_thread_status: 'stopped' }
+    | { consensus_thread_status: 'stopped_with_err'; err: string };
+  message_send_failures: Record<string, { count: number; latest_error: string | null; latest_error_timestamp: string | null }>;
+}
+
+/** Qdrant prints peer URIs parsed, hence with a path of `/`. */
+function printedUri(uri: string): string {
+  return new URL(uri).href;
+}
+
+function roleOf(status: EtcdStatus): RaftRole {
+  if (status.leader === '0') return 'Candidate';
+  return status.leader === status.memberId ? 'Leader' : 'Follower';
+}
+
+export function clusterStatus(inputs: RaftInfoInputs): ClusterStatusBody {
+  const { status } = inputs;
+  const peers: ClusterStatusBody['peers'] = {};
+  let leader: number | null = null;
+  for (const [peerId, record] of inputs.peers) {
+    peers[String(peerId)] = { uri: printedUri(record.uri) };
+    if (record.etcd_member_id === status.leader) leader = peerId;
+  }
+  const failures: ClusterStatusBody['message_send_failures'] = {};
+  for (const [uri, failure] of inputs.sendFailures) {
+    failures[uri] = { count: failure.count, latest_error: failure.latestError, latest_error_timestamp: failure.latestErrorAt?.toISOString() ?? null };
+  }
+  return {
+    status: 'enabled',
+    peer_id: inputs.peerId,
+    peers,
+    raft_info: { term: status.raftTerm, commit: status.raftIndex, pending_operations: inputs.pendingOperations, leader, role: roleOf(status), is_voter: !status.isLearner },
+    consensus_thread_status: consensusThreadStatus(inputs.consensus),
+    message_send_failures: failures,
+  };
+}
+
+function consensusThreadStatus(consensus: ConsensusState): ClusterStatusBody['consensus_thread_status'] {
+  switch (consensus.state) {
+    case 'working':
+      return { consensus_thread_status: 'working', last_update: consensus.lastUpdate.toISOString() };
+    case 'stopped':
+      return { consensus_thread_status: 'stopped' };
+    case 'stopped_with_err':
+      return { consensus_thread_status: 'stopped_with_err', err: consensus.error };
+  }
+}
