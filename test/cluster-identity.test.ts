@@ -38,7 +38,7 @@ t.test('the identity survives restarts and the incarnation grows at each start',
   const first = await withMeta(path, (meta) => openNodeIdentity(meta));
   t.same({ ...first, peerId: 0 }, { peerId: 0, clusterToken: null, peerUrl: null, joined: false, incarnation: 1, appliedRevision: 0 });
   t.ok(Number.isSafeInteger(first.peerId) && first.peerId > 0, 'a random peer id below 2^53');
-  t.equal(await withMeta(path, (meta) => loadPeerId(meta)), first.peerId, 'telemetry reports the same peer id');
+  t.equal(await withMeta(path, (meta) => loadPeerId(meta, null)), first.peerId, 'telemetry reports the same peer id');
 
   await withMeta(path, async (meta) => {
     await recordClusterMember(meta, 'uuid-1', 'http://10.0.0.1:6334');
@@ -57,12 +57,12 @@ t.test('the identity survives restarts and the incarnation grows at each start',
     { joined: false, appliedRevision: 0, peerId: first.peerId, incarnation: 4 }, 'forgetting the membership keeps the id and the incarnation');
 });
 
-t.test('cluster.peer_id names a peer that has not joined yet', async (t) => {
+t.test('cluster.peer_id names a peer at its first start; a stored id wins after', async (t) => {
   const path = await storageDir(t);
-  await withMeta(path, (meta) => openNodeIdentity(meta));
   const configured = await withMeta(path, (meta) => openNodeIdentity(meta, 12345));
   t.equal(configured.peerId, 12345);
-  t.equal(await withMeta(path, (meta) => loadPeerId(meta)), 12345, 'stored for telemetry too');
+  t.equal((await withMeta(path, (meta) => openNodeIdentity(meta, 777))).peerId, 12345, 'a later cluster.peer_id does not rename the peer');
+  t.equal(await withMeta(path, (meta) => loadPeerId(meta, null)), 12345, 'stored for telemetry too');
 });
 
 t.test('the start plan follows the stored state first, then the flags', async (t) => {

@@ -1,6 +1,6 @@
 // What a cluster peer keeps about itself in node metadata, so a restart is the same peer:
 // - the peer id (the one telemetry reports too, storage/peer-id.ts), taken from
-//   `cluster.peer_id` while the peer has never joined a cluster;
+//   `cluster.peer_id` at the first start (a stored id wins, as in Qdrant);
 // - the cluster token (the cluster's uuid; etcd's `--initial-cluster-token` derives from it),
 //   drawn by the first peer before its etcd starts, learnt by the others in the join answer,
 //   kept with the member's peer URL (a restarted member must listen where the cluster knows it);
@@ -16,7 +16,6 @@
 import type { MetaStore } from '../storage/meta-store.js';
 import { loadPeerId } from '../storage/peer-id.js';
 
-const PEER_ID = 'peer_id';
 const MEMBER = 'cluster_member';
 const JOINED = 'cluster_joined';
 const INCARNATION = 'cluster_incarnation';
@@ -40,18 +39,11 @@ type Meta = MetaStore<unknown>;
 /**
  * Opens this start's identity: counts the incarnation up and syncs it before answering, so the
  * caller may start etcd (and tag writes) only afterwards. `configuredPeerId` (`cluster.peer_id`)
- * replaces the stored id only while the peer has never joined: once in a cluster, the id is
- * the peer's name there.
+ * names the peer at its first start only: as in Qdrant, a stored id wins (storage/peer-id.ts).
  */
 export async function openNodeIdentity(meta: Meta, configuredPeerId?: number): Promise<NodeIdentity> {
   const joined = (await meta.nodeSetting<boolean>(JOINED)) === true;
-  let peerId: number;
-  if (configuredPeerId !== undefined && !joined) {
-    peerId = configuredPeerId;
-    await meta.putNodeSetting(PEER_ID, peerId);
-  } else {
-    peerId = await loadPeerId(meta);
-  }
+  const peerId = await loadPeerId(meta, configuredPeerId ?? null);
   const incarnation = ((await meta.nodeSetting<number>(INCARNATION)) ?? 0) + 1;
   await meta.putNodeSetting(INCARNATION, incarnation);
   const member = await meta.nodeSetting<ClusterMember>(MEMBER);
