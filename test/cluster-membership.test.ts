@@ -229,7 +229,7 @@ t.test('/cluster on every peer fits Qdrant\'s schema and names one leader', asyn
       peers: await listPeers(peer.etcd),
       pendingOperations: 0,
       consensus: { state: 'working', lastUpdate: new Date() },
-      sendFailures: new Map(),
+      sendFailures: {},
     })));
     return built.every((body) => body.raft_info.leader !== null) && built;
   });

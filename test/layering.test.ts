@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   // Text analysis and JSON handling sit just above the bottom row rather than in it: they use
   // errors.ts's classes and own-fields.ts.
   ['text', 'json'],
-  ['messages.ts', 'timeout.ts', 'key-compare.ts'],
+  ['messages.ts', 'timeout.ts', 'key-compare.ts', 'free-port.ts'],
   ['storage'],
   ['shard'],
   ['worker', 'quota'],

@@ -3,10 +3,12 @@
 // sources, through tsx, so a test always runs the code as it is).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { CommandError } from '../errors.js';
+import { freePort } from '../free-port.js';
+
+export { freePort };
 
 const MAIN = new URL('../main.ts', import.meta.url).pathname;
 /** What `npm start` runs: the server bundle in build/server, built first when stale. */
@@ -47,18 +49,6 @@ export interface QuiverProcess {
   output(): string;
   /** Signals the server (SIGTERM unless told) and resolves with its exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** A port nothing listens on at the moment of asking, on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Spawns a server and resolves once it is ready (see readyPath; CommandError if it exits first or is not ready within 60 s). */

@@ -5,18 +5,13 @@
 // etcd member leads, role from who leads, is_voter = not a learner (etcd learners follow).
 
 import type { EtcdStatus } from './etcd-gateway.js';
+import type { SendFailures } from '../peer/p2p-client.js';
 import type { PeerRecord } from './peer-registry.js';
 
 export type ConsensusState =
   | { state: 'working'; lastUpdate: Date }
   | { state: 'stopped' }
   | { state: 'stopped_with_err'; error: string };
-
-export interface SendFailures {
-  count: number;
-  latestError: string | null;
-  latestErrorAt: Date | null;
-}
 
 export interface RaftInfoInputs {
   peerId: number;
@@ -25,8 +20,8 @@ export interface RaftInfoInputs {
   /** Control plane events received and not applied yet. */
   pendingOperations: number;
   consensus: ConsensusState;
-  /** By peer URI as the p2p client names it. */
-  sendFailures: ReadonlyMap<string, SendFailures>;
+  /** By peer URI, as the p2p client counts them (Qdrant's shape already). */
+  sendFailures: Readonly<Record<string, SendFailures>>;
 }
 
 export type RaftRole = 'Leader' | 'Follower' | 'Candidate';
@@ -40,7 +35,7 @@ export interface ClusterStatusBody {
     | { consensus_thread_status: 'working'; last_update: string }
     | { consensus_thread_status: 'stopped' }
     | { consensus_thread_status: 'stopped_with_err'; err: string };
-  message_send_failures: Record<string, { count: number; latest_error: string | null; latest_error_timestamp: string | null }>;
+  message_send_failures: Record<string, SendFailures>;
 }
 
 /** Qdrant prints peer URIs parsed, hence with a path of `/`. */
@@ -61,17 +56,13 @@ export function clusterStatus(inputs: RaftInfoInputs): ClusterStatusBody {
     peers[String(peerId)] = { uri: printedUri(record.uri) };
     if (record.etcd_member_id === status.leader) leader = peerId;
   }
-  const failures: ClusterStatusBody['message_send_failures'] = {};
-  for (const [uri, failure] of inputs.sendFailures) {
-    failures[uri] = { count: failure.count, latest_error: failure.latestError, latest_error_timestamp: failure.latestErrorAt?.toISOString() ?? null };
-  }
   return {
     status: 'enabled',
     peer_id: inputs.peerId,
     peers,
     raft_info: { term: status.raftTerm, commit: status.raftIndex, pending_operations: inputs.pendingOperations, leader, role: roleOf(status), is_voter: !status.isLearner },
     consensus_thread_status: consensusThreadStatus(inputs.consensus),
-    message_send_failures: failures,
+    message_send_failures: { ...inputs.sendFailures },
   };
 }
 
