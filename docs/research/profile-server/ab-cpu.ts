@@ -3,7 +3,9 @@
 // wall-clock rates by 2x) falls on both alike. Loads 50000 x 128 Cosine points into 2 shards once
 // (with the first checkout's build), then for each round and each checkout starts that checkout's
 // build/server/main.js on the storage, warms up 2 s, and runs 16 keep-alive clients for SECONDS of
-// LOAD: `query` (single /points/query, hnsw_ef 64, limit 10) or `batch` (/points/query/batch of 16).
+// LOAD: `query` (single /points/query, hnsw_ef 64, limit 10), `batch` (/points/query/batch of 16)
+// or `unindexed` (single queries with the bench's filter on a payload field without an index).
+// PROF_DIR=dir adds --cpu-prof (each thread's profile written there as the server stops).
 // Per-thread CPU from /proc: main thread, the shard workers, the rest (V8, libuv), per request.
 // Usage: node --import tsx docs/research/profile-server/ab-cpu.ts SECONDS ROUNDS LOAD CHECKOUT_A CHECKOUT_B
 // (each checkout with `npm run asbuild:release && npm run build:server` done).
@@ -29,7 +31,8 @@ const storage = await mkdtemp(join(tmpdir(), 'quiver-ab-'));
 async function start(checkout: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const main = join(resolve(checkout), 'build/server/main.js');
-  const child = spawn(process.execPath, [main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const prof = process.env.PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF_DIR}`] : [];
+  const child = spawn(process.execPath, [...prof, main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 1200; i++) {
     if (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) break;
@@ -42,7 +45,8 @@ async function start(checkout: string): Promise<{ url: string; pid: number; stop
   const server = await start(checkouts[0]);
   const http = await openTarget(server.url, 16, 2);
   await createCollection(http, data, { name: 'p', m: 16, efConstruct: 100, int8: false, shards: 2 });
-  await upload(http, data, 'p', 256, 16, true, quiet);
+  // the bench's filter-unindexed row: a plain (not indexed) payload field, 10% of the points match
+  await upload(http, data, 'p', 256, 16, true, quiet, (id) => ({ bucket_plain: id % 10 }));
   // the graphs linked before the runs, so no optimizer works during them
   for (let i = 0; i < 1200; i++) {
     const info = await fetch(`${server.url}/collections/p`).then((r) => r.json() as Promise<{ result: { status: string } }>);
@@ -53,7 +57,8 @@ async function start(checkout: string): Promise<{ url: string; pid: number; stop
   await server.stop();
 }
 
-const query = (q: number) => ({ query: Array.from(data.queries.subarray((q % 1000) * 128, ((q % 1000) + 1) * 128)), limit: 10, params: { hnsw_ef: 64 } });
+const filter = load === 'unindexed' ? { filter: { must: [{ key: 'bucket_plain', match: { value: 0 } }] } } : {};
+const query = (q: number) => ({ query: Array.from(data.queries.subarray((q % 1000) * 128, ((q % 1000) + 1) * 128)), limit: 10, params: { hnsw_ef: 64 }, ...filter });
 const bodies = Array.from({ length: 1000 }, (_, q) => JSON.stringify(load === 'batch' ? { searches: Array.from({ length: 16 }, (_, j) => query(q * 16 + j)) } : query(q)));
 const path = load === 'batch' ? '/collections/p/points/query/batch' : '/collections/p/points/query';
 
