@@ -1,6 +1,9 @@
 // One shard worker thread kept alive. Piscina owns the thread; the supervisor talks to it through
 // a MessagePort of its own (handed over in Piscina's one task, see Connect), which the worker
-// drains several messages per wake-up. The supervisor sends the thread's tasks one at a time
+// drains several messages per wake-up. Tasks queued in the same turn of the event loop (requests
+// whose bytes came in together) are posted together, as one message: one clone, one wake-up of
+// the worker and one 'message' event on each side instead of one per task; the worker still runs
+// and answers each on its own, in order. The supervisor sends the thread's tasks one at a time
 // (updates queued one behind another go together, as one batch: see UpdateBatch), except that
 // reads queued one behind another are sent without waiting for each other's answers (up to
 // MAX_READS_SENT): the worker still runs them one at a time, in order. A task that is not a read
@@ -19,7 +22,7 @@ import { Piscina } from 'piscina';
 import { fromWire, ServiceError } from '../errors.js';
 import type { ShardSpec } from '../shard/shard.js';
 import type { Deadline } from '../shard/deadline.js';
-import { isReadTask, isUpdateTask, type Answer, type Connect, type Sent, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
+import { isReadTask, isUpdateTask, type Answer, type Connect, type Posted, type Sent, type ShardTask, type TaskMessage, type TaskReply, type UpdateBatch, type UpdateBatchReply, type WorkerSettings } from './tasks.js';
 import { packTask, unpackReply } from './task-wire.js';
 
 // The worker's module beside this one: shard-worker.ts from source, shard-worker.js in the
@@ -72,6 +75,9 @@ interface Thread {
   begun: Int32Array;
   /** Messages sent and not answered yet, in the order sent. */
   flights: Flight[];
+  /** Messages sent and not posted yet (see post()), with the buffers they hand over. */
+  outbox: Sent[];
+  transfer: ArrayBuffer[];
   /** Settles once the thread has exited, and so has closed the stores it had open. */
   exited: Promise<void>;
   /** Set by the first call to end(): Piscina's destroy() must not run twice on a pool at once. */
@@ -119,6 +125,8 @@ export class WorkerSupervisor {
   private readonly owned = new Map<string, ShardSpec>();
   private readonly waiting: Waiting[] = [];
   private draining = false;
+  /** A drain is scheduled for the end of this turn of the event loop (see run()). */
+  private drainScheduled = false;
   /** Told when the current thread answers a message or fails: the drain loop waits for that. */
   private onAnswer: (() => void) | null = null;
   /** Last sequence number sent, across threads. */
@@ -134,12 +142,21 @@ export class WorkerSupervisor {
     this.thread = this.spawn();
   }
 
-  /** Queues a task; it runs after those queued before it, on a healthy thread. */
+  /**
+   * Queues a task; it runs after those queued before it, on a healthy thread. It is sent once the
+   * event loop has run the rest of this turn's callbacks (setImmediate: after the I/O polled with
+   * this one), so that the tasks of requests read in the same turn go in one message.
+   */
   run(message: TaskMessage): Promise<SettledReply> {
     if (this.closed) return Promise.reject(new ServiceError('the node is shutting down'));
     return new Promise((resolve, reject) => {
       this.waiting.push({ message, resolve, reject });
-      void this.drain();
+      if (this.drainScheduled) return;
+      this.drainScheduled = true;
+      setImmediate(() => {
+        this.drainScheduled = false;
+        void this.drain();
+      });
     });
   }
 
@@ -171,7 +188,7 @@ export class WorkerSupervisor {
     const connect: Connect = { port: port2, begun: new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT)) };
     // Its failure is the thread's, which the thread's own events below report.
     pool.run(connect, { transferList: [port2] }).catch(() => undefined);
-    const thread: Thread = { pool, port: port1, begun: connect.begun, flights: [], exited: new Promise((resolve) => worker.once('exit', () => resolve())), ended: null };
+    const thread: Thread = { pool, port: port1, begun: connect.begun, flights: [], outbox: [], transfer: [], exited: new Promise((resolve) => worker.once('exit', () => resolve())), ended: null };
     port1.on('message', (answer: Answer) => this.answered(thread, answer));
     // Only waiting requests keep the process alive, as with Piscina's own port.
     port1.unref();
@@ -227,14 +244,28 @@ export class WorkerSupervisor {
     return new Promise((resolve) => (this.onAnswer = resolve));
   }
 
-  /** Posts `message` to `thread`; `done` learns what became of it. */
+  /**
+   * Sends `message` to `thread` (posted with the others sent before the next post()); `done`
+   * learns what became of it.
+   */
   private send(thread: Thread, message: TaskMessage | UpdateBatch, deadline: Deadline | null, done: Flight['done'], retry?: Waiting): void {
     const packed = 'task' in message ? packTask(message) : { value: message, transfer: [] };
     const unpack = 'task' in message ? (reply: Answer) => unpackReply(message, reply as TaskReply<unknown>) : (reply: Answer) => reply;
     const sent: Sent = { seq: ++this.seq, message: packed.value };
     thread.flights.push({ seq: sent.seq, deadline, unpack, done, retry });
-    thread.port.postMessage(sent, packed.transfer);
+    thread.outbox.push(sent);
+    thread.transfer.push(...packed.transfer);
     if (thread.flights.length === 1) this.startWatchdog(thread);
+  }
+
+  /** Posts what was sent to `thread` since the last post, as one message. */
+  private post(thread: Thread): void {
+    if (thread.outbox.length === 0) return;
+    const posted: Posted = thread.outbox;
+    const { transfer } = thread;
+    thread.outbox = [];
+    thread.transfer = [];
+    thread.port.postMessage(posted, transfer);
   }
 
   /** The worker answers in the order sent: `reply` is for the oldest message in flight. */
@@ -285,6 +316,7 @@ export class WorkerSupervisor {
         if (!next) break;
         const inWorker = this.thread.flights.length;
         if (isReadTask(next.message.task) ? inWorker >= MAX_READS_SENT : inWorker > 0) {
+          this.post(this.thread);
           await this.nextAnswer();
           continue;
         }
@@ -302,6 +334,7 @@ export class WorkerSupervisor {
         await this.executeUpdates(batch);
       }
     } finally {
+      this.post(this.thread);
       this.draining = false;
     }
   }
@@ -353,7 +386,10 @@ export class WorkerSupervisor {
   /** Runs one message on the current thread under the watchdog; a fault fails the thread and the message. */
   private async call<R extends object = TaskReply<unknown>>(message: TaskMessage | UpdateBatch, deadline: Deadline | null): Promise<Exclude<R, { fault: string }>> {
     const thread = this.thread;
-    const outcome = await new Promise<Outcome>((resolve) => this.send(thread, message, deadline, resolve));
+    const outcome = await new Promise<Outcome>((resolve) => {
+      this.send(thread, message, deadline, resolve);
+      this.post(thread);
+    });
     const fault = faultOf(outcome);
     if (fault !== null) {
       this.fail(thread, fault);

@@ -1,8 +1,9 @@
 // The worker's end of its supervisor's port: messages are run one at a time in the order they
 // came (so each shard stays single-writer and sees writes and reads in the order sent), however
-// many arrive together, and each is answered in that order.
+// many arrive together (several per post, several posts per wake-up), and each is answered on its
+// own, in that order.
 
-import type { Answer, Connect, Sent } from './tasks.js';
+import type { Answer, Connect, Posted, Sent } from './tasks.js';
 import { packReply, unpackTask } from './task-wire.js';
 
 export type Handler = (message: Sent['message']) => Promise<Answer>;
@@ -27,8 +28,8 @@ export function serve({ port, begun }: Connect, handle: Handler): void {
     running = false;
   }
 
-  port.on('message', (sent: Sent) => {
-    queue.push(sent);
+  port.on('message', (posted: Posted) => {
+    queue.push(...posted);
     if (!running) void pump();
   });
 }

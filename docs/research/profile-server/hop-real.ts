@@ -3,7 +3,7 @@
 // a search task (limit 10, ef 64, no payload, no vectors) sent ROUNDS times with 1 and 16 in
 // flight, reporting wall and CPU per task for the main thread's process and the worker's share
 // (from /proc). Run it on two checkouts in the same sitting to compare transports.
-// Usage: node --import tsx docs/research/profile-server/hop-real.ts [ROUNDS] [POINTS]
+// Usage: node --import tsx docs/research/profile-server/hop-real.ts [ROUNDS] [POINTS] [filter]
 
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,8 @@ import type { Deadline } from '../../../src/shard/deadline.js';
 
 const ROUNDS = Number(process.argv[2] ?? 20000);
 const POINTS = Number(process.argv[3] ?? 5000);
+// `filter`: the bench's filter-unindexed condition (10% of the points, a key without an index).
+const FILTER = process.argv[4] === 'filter';
 const DIM = 128;
 
 let seed = 7;
@@ -37,12 +39,12 @@ const shard = 'hop/0';
 const spec: ShardSpec = { path: join(dir, '0'), vectors: [{ name: '', size: DIM, distance: 'Cosine', m: 16, efConstruct: 100, fullScanThreshold: 10000, quantization: null }], sparseVectors: [], indexes: [], wal: { capacityBytes: 32 << 20, retainClosed: 1 } };
 await workers.run(0, { type: 'open', shard, spec });
 for (let from = 0, op = 1; from < POINTS; from += 500, op++) {
-  const points = Array.from({ length: Math.min(500, POINTS - from) }, (_, i) => ({ id: from + i + 1, vectors: { '': Float32Array.from(vector()) }, payload: { n: from + i } }));
+  const points = Array.from({ length: Math.min(500, POINTS - from) }, (_, i) => ({ id: from + i + 1, vectors: { '': Float32Array.from(vector()) }, payload: { n: from + i, bucket_plain: (from + i + 1) % 10 } }));
   await workers.run(0, { type: 'apply', shard, ops: [{ kind: 'upsert', points, mode: 'upsert', updateFilter: null }], opId: op, clock: { peer: 0, clockId: 0, tick: op }, wait: true, dryRun: false });
 }
 const queries = Array.from({ length: 256 }, vector);
 const search = (i: number): SearchSpec => ({
-  using: '', query: { kind: 'nearest', vector: queries[i % queries.length] }, filter: null, top: 10,
+  using: '', query: { kind: 'nearest', vector: queries[i % queries.length] }, filter: FILTER ? { must: [{ kind: 'field', key: 'bucket_plain', path: [{ key: 'bucket_plain' }], match: { kind: 'value', value: 0 } }] } : null, top: 10,
   params: { hnswEf: 64, exact: false, quantization: null, indexedOnly: false, idfCorpus: null },
   scoreThreshold: null, withPayload: { all: false }, withVector: false,
 });
