@@ -1,0 +1,234 @@
+// A peer of a cluster, wired: its identity, its p2p server (the join route and the shard routes),
+// its etcd member (first peer, join, restart or reinit), its liveness lease, the ordered apply
+// loop of the control plane, and what `/cluster` and `/cluster/metadata/keys` answer from them.
+//
+// Start order: the identity first (its incarnation is synced before etcd can see this start), the
+// p2p server next (a joiner's bootstrap peer must be reachable, and peers may call this one as
+// soon as it is registered), then the member, the lease and the apply loop. Stop in reverse.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import type { FastifyInstance } from 'fastify';
+import type { QuiverConfig } from '../config/config.js';
+import { BadRequest } from '../errors.js';
+import { freePort } from '../free-port.js';
+import type { JsonValue } from '../model.js';
+import { P2pClient } from '../peer/p2p-client.js';
+import { P2pServer, type P2pHost } from '../peer/p2p-server.js';
+import type { MetaStore } from '../storage/meta-store.js';
+import { ApplyLoop } from './apply-loop.js';
+import type { ClusterChanges, ClusterView } from './cluster-view.js';
+import { ControlPlane } from './control-plane.js';
+import { JoinHandler } from './join-handler.js';
+import { localPeerVersion, type JoinAnswer, type JoinBody, type JoinRequest } from './join-protocol.js';
+import { clusterNamespace } from './keys.js';
+import { Liveness } from './liveness.js';
+import { planStart, startMembership, type LocalMembership } from './membership.js';
+import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
+import { listPeers } from './peer-registry.js';
+import { clusterStatus, type ClusterStatusBody, type ConsensusState } from './raft-info.js';
+
+/** How long a p2p request waits for this peer to apply the revision its sender had applied. */
+const REVISION_WAIT_MS = 10_000;
+
+export interface ClusterNodeOptions {
+  config: QuiverConfig;
+  meta: MetaStore<unknown>;
+  /** This run's process id as telemetry reports it (the live key names it). */
+  processId: string;
+  startedAt: Date;
+  /** Applies each view of the control plane to this peer's local state (collections, aliases, quota). */
+  onApply: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
+  /** Serves the shard routes from this peer's replicas. */
+  host: Omit<P2pHost, 'awaitRevision'>;
+  log: { warn(message: string): void; error(message: string): void };
+}
+
+/** The JSON body of a join, checked before it reaches the handler. */
+function joinBodyOf(body: unknown): JoinBody {
+  const b = body as Partial<JoinBody> | null;
+  const port = (p: unknown) => Number.isInteger(p) && (p as number) > 0 && (p as number) < 65536;
+  if (b === null || typeof b !== 'object' || !Number.isSafeInteger(b.peer_id) || !port(b.p2p_port) || !port(b.grpc_port)
+    || (b.uri !== undefined && typeof b.uri !== 'string') || typeof b.version?.quiver !== 'string' || typeof b.version?.node !== 'string') {
+    throw new BadRequest('a join needs peer_id, p2p_port, grpc_port, version {quiver, node} and optionally uri');
+  }
+  return b as JoinBody;
+}
+
+export class ClusterNode {
+  private joinHandler: JoinHandler | null = null;
+  private membership: LocalMembership | null = null;
+  private liveness: Liveness | null = null;
+  private loop: ApplyLoop | null = null;
+  readonly controlPlane: ControlPlane;
+
+  private constructor(
+    readonly identity: NodeIdentity,
+    private readonly options: ClusterNodeOptions,
+    private readonly etcd: Etcd3,
+    readonly p2pClient: P2pClient,
+    private readonly p2pServer: P2pServer,
+  ) {
+    this.controlPlane = new ControlPlane(clusterNamespace(etcd));
+  }
+
+  get peerId(): number {
+    return this.identity.peerId;
+  }
+
+  static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
+    const { config, meta } = options;
+    const identity = await openNodeIdentity(meta, config.cluster.peer_id ?? undefined);
+    const clientPort = await freePort();
+    const etcd = new Etcd3({ hosts: `http://127.0.0.1:${clientPort}` });
+    const p2pClient = new P2pClient({
+      connectionTimeoutMs: config.cluster.connection_timeout_ms,
+      requestTimeoutMs: config.cluster.grpc_timeout_ms,
+      apiKey: config.service.api_key,
+      appliedRevision: () => node.loop?.appliedRevision ?? 0,
+    });
+    let node: ClusterNode;
+    const p2pServer = new P2pServer({
+      host: {
+        localReplica: (collection, shard) => options.host.localReplica(collection, shard),
+        forward: (collection, shard, update) => options.host.forward(collection, shard, update),
+        awaitRevision: (revision, ms) => node.awaitRevision(revision, ms),
+      },
+      apiKey: config.service.api_key,
+      revisionWaitMs: REVISION_WAIT_MS,
+      plugins: [async (app: FastifyInstance) => {
+        app.post('/p2p/join', async (request) => node.admit({ ...joinBodyOf(request.body), source_ip: request.socket.remoteAddress ?? '127.0.0.1' }));
+      }],
+    });
+    node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer);
+    try {
+      await p2pServer.start(config.service.host, config.cluster.p2p.port);
+      await node.join(clientPort);
+    } catch (err) {
+      await node.stop();
+      throw err;
+    }
+    return node;
+  }
+
+  private async join(clientPort: number): Promise<void> {
+    const { config, meta } = this.options;
+    const dataDir = join(config.storage.storage_path, 'cluster', 'etcd');
+    const plan = planStart({ uri: config.peer.uri ?? undefined, bootstrap: config.peer.bootstrap ?? undefined, reinit: config.peer.reinit }, this.identity, existsSync(dataDir));
+    this.membership = await startMembership({
+      plan,
+      identity: this.identity,
+      meta,
+      uri: config.peer.uri ?? undefined,
+      p2pPort: config.cluster.p2p.port,
+      grpcPort: config.service.grpc_port!,
+      member: { dataDir, clientPort, tickMs: config.cluster.consensus.tick_period_ms },
+      etcd: this.etcd,
+      sendJoin: (bootstrap, body) => this.sendJoin(bootstrap, body),
+    });
+    this.joinHandler = new JoinHandler({
+      gateway: this.membership.gateway,
+      etcd: this.etcd,
+      clusterToken: this.membership.clusterToken,
+      version: localPeerVersion(),
+      onPromoteFailure: (peer, reason) => this.options.log.error(`peer ${peer} joined as a learner but was not promoted: ${reason}`),
+    });
+    this.membership.member.exited.then((exit) => {
+      if (!this.stopping) this.options.log.error(`the etcd member stopped (code ${exit.code}, signal ${exit.signal}): ${exit.stderr}`);
+    });
+    this.liveness = await Liveness.start(this.etcd, this.peerId, { process_id: this.options.processId, started_at: this.options.startedAt.toISOString() }, {
+      onLost: (reason) => this.options.log.warn(`liveness lease lost: ${reason}`),
+    });
+    this.loop = new ApplyLoop({
+      namespace: clusterNamespace(this.etcd),
+      onApply: async (view, changes, revision) => {
+        await this.options.onApply(view, changes, revision);
+        await recordAppliedRevision(meta, revision);
+      },
+      onError: (err) => this.options.log.warn(`control plane: ${err.message}`),
+    });
+    await this.loop.start();
+  }
+
+  private stopping = false;
+
+  private async sendJoin(bootstrap: string, body: JoinBody): Promise<JoinAnswer> {
+    const answer = await this.p2pClient.send(bootstrap, { method: 'POST', path: '/p2p/join', body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' });
+    const text = answer.body.toString('utf8');
+    if (answer.statusCode !== 200) throw new Error(`the bootstrap peer answered ${answer.statusCode}: ${text}`);
+    return JSON.parse(text) as JoinAnswer;
+  }
+
+  /** A join asked of this peer; until its own member runs, the joiner is told to come back. */
+  private admit(request: JoinRequest): Promise<JoinAnswer> | JoinAnswer {
+    if (this.joinHandler === null) return { status: 'retry', reason: 'the asked peer is still starting', retry_after_ms: 250 };
+    return this.joinHandler.handle(request);
+  }
+
+  private async awaitRevision(revision: number, ms: number): Promise<boolean> {
+    if (this.loop === null) return false;
+    try {
+      await this.loop.waitApplied(revision, ms);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Resolves once this peer applied `revision` (bounded by `ms`). */
+  waitApplied(revision: number, ms: number): Promise<void> {
+    return this.loop!.waitApplied(revision, ms);
+  }
+
+  /** The view of the control plane this peer applied last. */
+  get view(): ClusterView {
+    return this.loop!.current;
+  }
+
+  /** Qdrant's `GET /cluster` body, from the local member's status and the applied view. */
+  async status(): Promise<ClusterStatusBody> {
+    const status = await this.membership!.gateway.status();
+    const loop = this.loop!;
+    const consensus: ConsensusState = !this.membership!.member.running
+      ? { state: 'stopped_with_err', error: 'the etcd member is not running' }
+      : loop.lastError && !loop.lastUpdate
+        ? { state: 'stopped_with_err', error: loop.lastError.message }
+        : { state: 'working', lastUpdate: loop.lastUpdate ?? this.options.startedAt };
+    return clusterStatus({
+      peerId: this.peerId,
+      status,
+      peers: await listPeers(this.etcd),
+      pendingOperations: loop.pendingOperations,
+      consensus,
+      sendFailures: this.p2pClient.sendFailures(),
+    });
+  }
+
+  /** Cluster metadata keys (`/cluster/metadata/keys`), from the applied view. */
+  metadataKeys(): string[] {
+    return [...this.view.metadata.keys()];
+  }
+
+  metadataValue(key: string): JsonValue {
+    return this.view.metadata.get(key) ?? null;
+  }
+
+  /** Stores a metadata key through the control plane; with `wait`, until this peer applied it. */
+  async putMetadata(key: string, value: JsonValue, wait: boolean, timeoutMs: number): Promise<void> {
+    const { revision } = await this.controlPlane.putMetadata(key, value);
+    if (wait) await this.waitApplied(revision, timeoutMs);
+  }
+
+  /** Stops in the reverse order of the start; each part bounded. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.p2pServer.stop().catch(() => {});
+    this.joinHandler?.stop();
+    await this.loop?.stop();
+    await this.liveness?.stop();
+    this.etcd.close();
+    await this.p2pClient.close();
+    await this.membership?.member.stop();
+  }
+}
