@@ -5,6 +5,7 @@
 //
 // `changesBetween` tells a peer what to reconcile when it moves from one view to the next.
 
+import type { IKeyValue, Namespace } from 'etcd3';
 import type { CollectionRecord } from '../collection/manager.js';
 import type { JsonValue } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
@@ -18,6 +19,17 @@ export interface StoredValue {
   text: string;
   createRevision: number;
   modRevision: number;
+}
+
+/** A key as etcd answered it, with its revisions. */
+export function storedValue(kv: IKeyValue): StoredValue {
+  return { text: kv.value.toString(), createRevision: Number(kv.create_revision), modRevision: Number(kv.mod_revision) };
+}
+
+/** The whole state under the prefix, read linearizably: every change committed before the call is in it. */
+export async function readClusterView(namespace: Namespace): Promise<ClusterView> {
+  const answer = await namespace.getAll().prefix('').exec();
+  return new ClusterView(Number(answer.header.revision), new Map(answer.kvs.map((kv) => [kv.key.toString(), storedValue(kv)])));
 }
 
 /** A change of one key at one revision (a watch event). */

@@ -22,7 +22,7 @@ import { collectionNotFound, peerDoesNotExist, shardKeyAlreadyExists, shardKeyDo
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import type { ReplicaState } from '../replica/replica.js';
-import { ClusterView, type StoredValue } from './cluster-view.js';
+import { readClusterView, type ClusterView } from './cluster-view.js';
 import {
   ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, encodeValue, metadataKey, peerKey, shardEntryKey,
   type AliasTable, type PeerId, type PeerInfo, type ShardEntry,
@@ -131,13 +131,8 @@ export class ControlPlane {
   }
 
   /** The whole state, read linearizably (every change committed before the call is in it). */
-  async read(): Promise<ClusterView> {
-    const answer = await this.namespace.getAll().prefix('').exec();
-    const entries = new Map<string, StoredValue>();
-    for (const kv of answer.kvs) {
-      entries.set(kv.key.toString(), { text: kv.value.toString(), createRevision: Number(kv.create_revision), modRevision: Number(kv.mod_revision) });
-    }
-    return new ClusterView(Number(answer.header.revision), entries);
+  read(): Promise<ClusterView> {
+    return readClusterView(this.namespace);
   }
 
   /**
