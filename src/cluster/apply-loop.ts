@@ -160,16 +160,18 @@ export class ApplyLoop {
   private async resync(): Promise<void> {
     const view = await readClusterView(this.namespace);
     this.lastUpdateAt = new Date();
-    if (view.revision > this.view.revision) await this.apply(view);
+    // etcd answers again; a failing onApply below sets it again.
     this.lastErrorSeen = null;
+    if (view.revision > this.view.revision) await this.apply(view);
     this.retryMs = this.retryInitialMs;
     this.watch(view.revision + 1);
     this.firstApplied?.resolve();
     this.firstApplied = null;
   }
 
-  private async apply(view: ClusterView): Promise<void> {
+  private async apply(view: ClusterView, done?: () => void): Promise<void> {
     await this.onApply(view, changesBetween(this.view, view), view.revision);
+    done?.();
     this.advance(view);
   }
 
@@ -220,9 +222,9 @@ export class ApplyLoop {
     for (const [revision, events] of [...byRevision].sort(([a], [b]) => a - b)) {
       this.pending += events.length;
       this.enqueue(generation, async () => {
-        this.pending -= events.length;
-        if (revision <= this.view.revision) return; // already in a view read after a recovery
-        await this.apply(this.view.withEvents(revision, events));
+        // Counted out before the waiters hear of it; a failed apply's recovery zeroes the count.
+        if (revision > this.view.revision) await this.apply(this.view.withEvents(revision, events), () => (this.pending -= events.length));
+        else this.pending -= events.length; // already in a view read after a recovery
       });
     }
   }
