@@ -6,7 +6,7 @@ import { Etcd3 } from 'etcd3';
 import t, { type Test } from 'tap';
 import { fromCreateRequest } from '../src/api/collection-config.js';
 import { ApplyLoop } from '../src/cluster/apply-loop.js';
-import type { ClusterView } from '../src/cluster/cluster-view.js';
+import { changesBetween, type ClusterView } from '../src/cluster/cluster-view.js';
 import { ControlPlane } from '../src/cluster/control-plane.js';
 import { clusterNamespace, type PeerInfo } from '../src/cluster/keys.js';
 import type { CollectionConfig } from '../src/collection/config-model.js';
@@ -228,4 +228,26 @@ t.test('quota, metadata (a delete stores null) and create-only peer registration
   view = await seen(third.revision);
   t.same([...view.peers.keys()], [1, 2, 3]);
   t.same(view.peers.get(3), peer(3));
+});
+
+t.test('names holding `/` stay apart; a collection re-created between two views is removed and added', async (t) => {
+  const { a } = await cluster(t);
+  await a.createCollection('a', config({ shard_number: 1 }));
+  await a.createCollection('a/b', config({ shard_number: 2 }));
+  const before = await a.read();
+  t.same([...before.collections.keys()], ['a', 'a/b']);
+  t.same([...before.shards.get('a/b')!.keys()], [0, 1]);
+  t.ok(before.entries.has('collections/a%2Fb'), 'the name is encoded in its key');
+
+  await a.deleteCollection('a');
+  await a.createCollection('a', config({ shard_number: 1 }));
+  const after = await a.read();
+  t.same([...after.shards.get('a/b')!.keys()], [0, 1], 'deleting `a` left the shards of `a/b`');
+  const changes = changesBetween(before, after);
+  t.same(changes.collectionsRemoved, ['a']);
+  t.same(changes.collectionsAdded, ['a']);
+  t.same(changes.collectionsChanged, []);
+  t.same(changes.shardsRemoved, [{ collection: 'a', shard: 0 }]);
+  t.same(changes.shardsAdded, [{ collection: 'a', shard: 0 }]);
+  t.same(changesBetween(after, after).collectionsAdded, [], 'a view has no changes from itself');
 });

@@ -78,7 +78,8 @@ export interface PeerInfo {
 
 /** `quiver/live/<id>`: present while the peer's lease is kept alive. */
 export interface LiveInfo {
-  process_id: number;
+  /** The process's id as telemetry reports it (a uuid drawn at each start). */
+  process_id: string;
   started_at: string;
 }
 
@@ -168,7 +169,7 @@ export function decodePeerInfo(key: string, text: string): PeerInfo {
 }
 
 export function decodeLiveInfo(key: string, text: string): LiveInfo {
-  return objectValue<LiveInfo>(key, text, { process_id: 'number', started_at: 'string' });
+  return objectValue<LiveInfo>(key, text, { process_id: 'string', started_at: 'string' });
 }
 
 export function decodeCollectionRecord(key: string, text: string): CollectionRecord {
