@@ -147,7 +147,8 @@ t.test('waitApplied: after the apply, bounded by its timeout and by stop', async
   const pending = loop.waitApplied(loop.appliedRevision + 1000, WAIT_MS).then(() => null, (e: unknown) => e);
   await loop.stop();
   t.match(((await pending) as Error).message, /apply loop stopped/, 'stop rejects what waits');
-  t.rejects(loop.waitApplied(loop.appliedRevision + 1, WAIT_MS), /apply loop stopped/);
+  await t.rejects(loop.waitApplied(loop.appliedRevision + 1, WAIT_MS), /apply loop stopped/);
+  await t.rejects(loop.start(), /apply loop stopped/, 'a stopped loop does not start again');
 });
 
 t.test('a failed onApply is retried by reading everything again, with what changed since the last view applied', async (t) => {

@@ -99,6 +99,7 @@ export class ApplyLoop {
 
   /** Starts the loop; settles once the first view is applied (rejected if the loop stops first). */
   start(): Promise<void> {
+    if (this.stopped) return Promise.reject(stoppedError());
     if (!this.started) {
       this.started = new Promise<void>((resolve, reject) => {
         this.firstApplied = { resolve, reject };
@@ -158,11 +159,13 @@ export class ApplyLoop {
 
   /** Reads everything, applies it with the changes since the last view, and watches from the next revision. */
   private async resync(): Promise<void> {
+    const generation = this.generation;
     const view = await readClusterView(this.namespace);
     this.lastUpdateAt = new Date();
     // etcd answers again; a failing onApply below sets it again.
     this.lastErrorSeen = null;
     if (view.revision > this.view.revision) await this.apply(view);
+    if (generation !== this.generation) return; // stopped meanwhile: no new watch
     this.retryMs = this.retryInitialMs;
     this.watch(view.revision + 1);
     this.firstApplied?.resolve();
@@ -222,9 +225,12 @@ export class ApplyLoop {
     for (const [revision, events] of [...byRevision].sort(([a], [b]) => a - b)) {
       this.pending += events.length;
       this.enqueue(generation, async () => {
-        // Counted out before the waiters hear of it; a failed apply's recovery zeroes the count.
-        if (revision > this.view.revision) await this.apply(this.view.withEvents(revision, events), () => (this.pending -= events.length));
-        else this.pending -= events.length; // already in a view read after a recovery
+        // Counted out before the waiters hear of it; a recovery meanwhile already zeroed the count.
+        const counted = () => {
+          if (generation === this.generation) this.pending -= events.length;
+        };
+        if (revision > this.view.revision) await this.apply(this.view.withEvents(revision, events), counted);
+        else counted(); // already in a view read after a recovery
       });
     }
   }

@@ -21,14 +21,21 @@ export interface StoredValue {
   modRevision: number;
 }
 
+/** Bound of one etcd call (etcd itself gives up on a request without quorum, but later). */
+export const CALL_TIMEOUT_MS = 5_000;
+
+export function callDeadline(timeoutMs: number): { deadline: Date } {
+  return { deadline: new Date(Date.now() + timeoutMs) };
+}
+
 /** A key as etcd answered it, with its revisions. */
 export function storedValue(kv: IKeyValue): StoredValue {
   return { text: kv.value.toString(), createRevision: Number(kv.create_revision), modRevision: Number(kv.mod_revision) };
 }
 
 /** The whole state under the prefix, read linearizably: every change committed before the call is in it. */
-export async function readClusterView(namespace: Namespace): Promise<ClusterView> {
-  const answer = await namespace.getAll().prefix('').exec();
+export async function readClusterView(namespace: Namespace, timeoutMs = CALL_TIMEOUT_MS): Promise<ClusterView> {
+  const answer = await namespace.getAll().prefix('').options(callDeadline(timeoutMs)).exec();
   return new ClusterView(Number(answer.header.revision), new Map(answer.kvs.map((kv) => [kv.key.toString(), storedValue(kv)])));
 }
 

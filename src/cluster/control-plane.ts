@@ -22,7 +22,7 @@ import { collectionNotFound, peerDoesNotExist, shardKeyAlreadyExists, shardKeyDo
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import type { ReplicaState } from '../replica/replica.js';
-import { readClusterView, type ClusterView } from './cluster-view.js';
+import { CALL_TIMEOUT_MS, callDeadline, readClusterView, type ClusterView } from './cluster-view.js';
 import {
   ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, encodeValue, metadataKey, peerKey, shardEntryKey,
   type AliasTable, type PeerId, type PeerInfo, type ShardEntry,
@@ -39,6 +39,8 @@ export interface ControlPlaneOptions {
   maxTries?: number;
   /** Placement's random bias (default Math.random). */
   random?: RandomSource;
+  /** Bound of each etcd call (default 5 s). */
+  callTimeoutMs?: number;
 }
 
 export interface ShardKeyOptions {
@@ -123,16 +125,18 @@ class Proposal {
 export class ControlPlane {
   private readonly maxTries: number;
   private readonly random: RandomSource;
+  private readonly callTimeoutMs: number;
 
   /** `namespace`: the client under the cluster prefix (keys.ts `clusterNamespace`). */
   constructor(private readonly namespace: Namespace, options: ControlPlaneOptions = {}) {
     this.maxTries = options.maxTries ?? DEFAULT_MAX_TRIES;
     this.random = options.random ?? Math.random;
+    this.callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
   }
 
   /** The whole state, read linearizably (every change committed before the call is in it). */
   read(): Promise<ClusterView> {
-    return readClusterView(this.namespace);
+    return readClusterView(this.namespace, this.callTimeoutMs);
   }
 
   /**
@@ -150,7 +154,7 @@ export class ControlPlane {
       if (!first) throw new Error('a cluster change must compare what it read'); // a bug in a plan below
       let txn = this.namespace.if(first.key, first.target, '==', first.value);
       for (const c of rest) txn = txn.and(c.key, c.target, '==', c.value);
-      const answer = await txn.then(...proposal.operations.map((op) => this.operation(op))).commit();
+      const answer = await txn.then(...proposal.operations.map((op) => this.operation(op))).options(callDeadline(this.callTimeoutMs)).commit();
       if (answer.succeeded) return { ...result, revision: Number(answer.header.revision) };
     }
     throw new ServiceError(`the cluster state changed concurrently ${this.maxTries} times; the change was not made, please retry`);
@@ -302,7 +306,7 @@ export class ControlPlane {
    * revision is the one to wait for.
    */
   private async putKey(key: string, value: unknown): Promise<Committed> {
-    const answer = await this.namespace.put(key).value(encodeValue(value)).exec();
+    const answer = await this.namespace.put(key).value(encodeValue(value)).options(callDeadline(this.callTimeoutMs)).exec();
     return { revision: Number(answer.header.revision) };
   }
 
