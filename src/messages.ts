@@ -105,6 +105,11 @@ export function shardKeyDoesNotExist(key: string | number, collection: string): 
 }
 
 /** CollectionError::PointNotFound, turned into a storage NotFound. */
+/** A cluster operation named a peer that is not in the cluster (Qdrant's 400). */
+export function peerDoesNotExist(peer: number): BadRequest {
+  return new BadRequest(`Peer ${peer} does not exist`);
+}
+
 export function pointNotFound(id: PointId): NotFound {
   return new NotFound(`No point with id ${id} found`);
 }

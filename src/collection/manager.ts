@@ -14,7 +14,8 @@
 // plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
-import { aliasNotFound, collectionAlreadyExists, collectionNameIsAlias, collectionNotFound, shardKeysNeedCustomSharding } from '../messages.js';
+import { collectionNameIsAlias, collectionNotFound, shardKeysNeedCustomSharding } from '../messages.js';
+import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction } from './name-rules.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
@@ -37,10 +38,7 @@ export interface CollectionRecord {
   shardKeys?: ShardKeyEntry[];
 }
 
-export type AliasAction =
-  | { create_alias: { collection_name: string; alias_name: string } }
-  | { delete_alias: { alias_name: string } }
-  | { rename_alias: { old_alias_name: string; new_alias_name: string } };
+export type { AliasAction } from './name-rules.js';
 
 export class CollectionManager {
   private readonly records = new Map<string, CollectionRecord>();
@@ -168,10 +166,7 @@ export class CollectionManager {
 
   /** The collection's own name, following an alias. */
   resolve(nameOrAlias: string): string {
-    if (this.records.has(nameOrAlias)) return nameOrAlias;
-    const target = this.aliases.get(nameOrAlias);
-    if (target !== undefined && this.records.has(target)) return target;
-    throw collectionNotFound(nameOrAlias);
+    return resolveName(nameOrAlias, this.records, this.aliases);
   }
 
   exists(nameOrAlias: string): boolean {
@@ -202,8 +197,7 @@ export class CollectionManager {
   /** Creates a collection: its shards (and folder) first, then its record; a name taken is a 409. */
   create(name: string, config: CollectionConfig): Promise<void> {
     return this.nameTable.enqueue(async () => {
-      if (this.records.has(name)) throw collectionAlreadyExists(name);
-      if (this.aliases.has(name)) throw collectionNameIsAlias(name);
+      checkNewCollectionName(name, this.records, this.aliases);
       const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
       const collection = this.instantiate(record);
       try {
@@ -325,25 +319,7 @@ export class CollectionManager {
   /** Applies alias actions in order, all or nothing: checked on a copy, then stored in one batch. */
   changeAliases(actions: AliasAction[]): Promise<void> {
     return this.nameTable.enqueue(async () => {
-      const next = new Map(this.aliases);
-      for (const action of actions) {
-        if ('create_alias' in action) {
-          const { collection_name, alias_name } = action.create_alias;
-          if (!this.records.has(collection_name)) throw collectionNotFound(collection_name);
-          if (this.records.has(alias_name)) throw collectionAlreadyExists(alias_name);
-          next.set(alias_name, collection_name);
-        } else if ('delete_alias' in action) {
-          next.delete(action.delete_alias.alias_name);
-        } else {
-          const { old_alias_name, new_alias_name } = action.rename_alias;
-          const target = next.get(old_alias_name);
-          if (target === undefined) throw aliasNotFound(old_alias_name);
-          // Qdrant does not check this; an alias named like a collection would never be reached.
-          if (this.records.has(new_alias_name)) throw collectionAlreadyExists(new_alias_name);
-          next.delete(old_alias_name);
-          next.set(new_alias_name, target);
-        }
-      }
+      const next = applyAliasActions(this.aliases, this.records, actions);
       const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
       const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
       await this.meta.changeAliases(removed, added);
