@@ -14,6 +14,7 @@ import type { ClusterChanges, ClusterView } from '../src/cluster/cluster-view.js
 import { ControlPlane } from '../src/cluster/control-plane.js';
 import { EtcdMember, type EtcdMemberOptions } from '../src/cluster/etcd-process.js';
 import { clusterNamespace } from '../src/cluster/keys.js';
+import { registerPeer } from '../src/cluster/peer-registry.js';
 import { ServiceError } from '../src/errors.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
 import { freePort } from './helpers/server.js';
@@ -78,8 +79,10 @@ async function until(what: string, check: () => boolean, ms = WAIT_MS): Promise<
 
 t.test('the first view, then each revision in order, none skipped, never two at once', async (t) => {
   const member = await startTestEtcd(t);
-  const plane = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  const registered = await plane.registerPeer(1, peer);
+  const registrar = client(t, member.clientUrl);
+  const plane = new ControlPlane(clusterNamespace(registrar));
+  await registerPeer(registrar, 1, peer);
+  const registered = await plane.read();
   const { loop, applied, overlapped } = recordingLoop(t, member.clientUrl);
   await loop.start();
   t.equal(applied.length, 1, 'the first view is applied at start');
@@ -153,8 +156,9 @@ t.test('waitApplied: after the apply, bounded by its timeout and by stop', async
 
 t.test('a failed onApply is retried by reading everything again, with what changed since the last view applied', async (t) => {
   const member = await startTestEtcd(t);
-  const plane = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  await plane.registerPeer(1, peer);
+  const registrar = client(t, member.clientUrl);
+  const plane = new ControlPlane(clusterNamespace(registrar));
+  await registerPeer(registrar, 1, peer);
   let failures = 1;
   const applied: Applied[] = [];
   const errors: Error[] = [];
@@ -183,7 +187,7 @@ t.test('history compacted past the next revision: the loop reads everything agai
   const member = await startTestEtcd(t);
   const admin = client(t, member.clientUrl);
   const plane = new ControlPlane(clusterNamespace(admin));
-  await plane.registerPeer(1, peer);
+  await registerPeer(admin, 1, peer);
   await plane.createCollection('kept', config(1));
   await plane.createCollection('gone', config(1));
   const { loop, applied, errors, state } = recordingLoop(t, member.clientUrl);
@@ -230,8 +234,9 @@ t.test('a member restarted under the loop: the loop reconnects and reads everyth
   t.teardown(() => member.stop());
   const { loop, applied, errors } = recordingLoop(t, member.clientUrl);
   await loop.start();
-  const first = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  await first.registerPeer(1, peer);
+  const registrar = client(t, member.clientUrl);
+  const first = new ControlPlane(clusterNamespace(registrar));
+  await registerPeer(registrar, 1, peer);
   const before = await first.putMetadata('a', 1);
   await loop.waitApplied(before.revision, WAIT_MS);
 

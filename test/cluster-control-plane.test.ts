@@ -9,6 +9,7 @@ import { ApplyLoop } from '../src/cluster/apply-loop.js';
 import { changesBetween, isUnchanged, type ClusterView } from '../src/cluster/cluster-view.js';
 import { ControlPlane } from '../src/cluster/control-plane.js';
 import { clusterNamespace, type PeerInfo } from '../src/cluster/keys.js';
+import { registerPeer } from '../src/cluster/peer-registry.js';
 import type { CollectionConfig } from '../src/collection/config-model.js';
 import { AlreadyExists, BadInput, BadRequest, NotFound, QuiverError } from '../src/errors.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
@@ -34,7 +35,8 @@ async function cluster(t: Test, peers = 3) {
   const member = await startTestEtcd(t);
   const a = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
   const b = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  for (let id = 1; id <= peers; id++) await a.registerPeer(id, peer(id));
+  const registrar = client(t, member.clientUrl);
+  for (let id = 1; id <= peers; id++) await registerPeer(registrar, id, peer(id));
   const loop = new ApplyLoop({ namespace: clusterNamespace(client(t, member.clientUrl)), onApply: async () => {} });
   t.teardown(() => loop.stop());
   await loop.start();
@@ -43,7 +45,7 @@ async function cluster(t: Test, peers = 3) {
     await loop.waitApplied(revision, WAIT_MS);
     return loop.current;
   };
-  return { a, b, seen, member };
+  return { a, b, seen, member, registrar };
 }
 
 /** The error a refused change throws: its class, status and Qdrant's message. */
@@ -206,8 +208,8 @@ t.test('two concurrent shard keys of one collection both land, on distinct ids',
   t.same([...view.shards.get('c')!.keys()], [1, 2]);
 });
 
-t.test('quota, metadata (a delete stores null) and create-only peer registration', async (t) => {
-  const { a, b, seen } = await cluster(t, 2);
+t.test('quota, metadata (a delete stores null) and a peer registered later', async (t) => {
+  const { a, b, seen, registrar } = await cluster(t, 2);
   const quota = await a.putQuota({ enabled: true, max_resident_memory_percent: 80, max_disk_usage_percent: null, release_margin_percent: null });
   let view = await seen(quota.revision);
   t.same(view.quota, { enabled: true, max_resident_memory_percent: 80, max_disk_usage_percent: null, release_margin_percent: null });
@@ -220,12 +222,8 @@ t.test('quota, metadata (a delete stores null) and create-only peer registration
   t.ok(view.metadata.has('team/a b'), 'the key stays');
   t.equal(view.metadata.get('team/a b'), null, 'holding null');
 
-  const again = await a.registerPeer(1, { ...peer(1), uri: 'http://elsewhere:1/' });
-  t.equal(again.created, false, 'a registered peer is not registered again');
-  t.same(again.peer, peer(1), 'the registered value is answered');
-  const third = await b.registerPeer(3, peer(3));
-  t.equal(third.created, true);
-  view = await seen(third.revision);
+  await registerPeer(registrar, 3, peer(3));
+  view = await seen((await b.read()).revision);
   t.same([...view.peers.keys()], [1, 2, 3]);
   t.same(view.peers.get(3), peer(3));
 });

@@ -24,7 +24,8 @@ import { localPeerVersion, type JoinAnswer, type JoinBody } from '../src/cluster
 import { livePeers, Liveness } from '../src/cluster/liveness.js';
 import { JoinRefused, planStart, startMembership, type LocalMembership, type StartFlags } from '../src/cluster/membership.js';
 import { openNodeIdentity, type NodeIdentity } from '../src/cluster/node-identity.js';
-import { CLUSTER_KEY, listPeers } from '../src/cluster/peer-registry.js';
+import { listPeers } from '../src/cluster/peer-registry.js';
+import { CLUSTER_KEY, clusterNamespace } from '../src/cluster/keys.js';
 import { clusterStatus } from '../src/cluster/raft-info.js';
 import { MetaStore } from '../src/storage/meta-store.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
@@ -170,7 +171,7 @@ t.test('a first peer bootstraps a cluster and registers itself', async (t) => {
   const a = await startPeer(slot, { uri: slot.uri, reinit: false });
   peers.push(a);
   t.equal(a.identity.incarnation, 1);
-  const cluster = JSON.parse((await a.etcd.get(CLUSTER_KEY).string())!) as { uuid: string; created_at: string };
+  const cluster = JSON.parse((await clusterNamespace(a.etcd).get(CLUSTER_KEY).string())!) as { uuid: string; created_at: string };
   t.equal(cluster.uuid, a.membership.clusterToken, 'the cluster record carries the token');
   const status = await a.membership.gateway.status();
   t.same(Object.fromEntries(await listPeers(a.etcd)), {

@@ -309,20 +309,6 @@ export class ControlPlane {
     const answer = await this.namespace.put(key).value(encodeValue(value)).options(callDeadline(this.callTimeoutMs)).exec();
     return { revision: Number(answer.header.revision) };
   }
-
-  /**
-   * Registers peer `id` once (create-only); `created` false if it already was registered, with
-   * the registered value in `peer` (a retried join finds its own registration).
-   */
-  registerPeer(id: PeerId, info: PeerInfo): Promise<Committed & { created: boolean; peer: PeerInfo }> {
-    return this.change((p) => {
-      const existing = p.view.peers.get(id);
-      if (existing) return { created: false, peer: existing };
-      p.sameIncarnation(peerKey(id));
-      p.put(peerKey(id), info);
-      return { created: true, peer: info };
-    });
-  }
 }
 
 function shardEntry(peers: readonly PeerId[], state: ReplicaState): ShardEntry {

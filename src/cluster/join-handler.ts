@@ -15,7 +15,8 @@ import {
   EtcdGateway, isAlreadyVoter, isMemberExists, isMemberNotFound, isLearnerRefusal, isNotEnoughStartedMembers, isTooManyLearners, isUnhealthyCluster, type EtcdMemberInfo,
 } from './etcd-gateway.js';
 import { etcdPeerUrl, joinerUri, versionMismatch, type JoinAnswer, type JoinMember, type JoinRequest, type PeerVersion } from './join-protocol.js';
-import { registerPeer, type PeerRecord } from './peer-registry.js';
+import type { PeerInfo } from './keys.js';
+import { registerPeer } from './peer-registry.js';
 
 export interface JoinHandlerOptions {
   /** The local member's gateway; the local member must be a voter. */
@@ -100,7 +101,7 @@ export class JoinHandler {
     await Promise.all(this.promotions.values());
   }
 
-  private promoteInBackground(memberId: string, peerId: number, record: PeerRecord): void {
+  private promoteInBackground(memberId: string, peerId: number, record: PeerInfo): void {
     if (this.promotions.has(memberId) || this.stopping.signal.aborted) return;
     const promotion = this.promote(memberId, peerId, record)
       .catch((err: Error) => this.options.onPromoteFailure?.(peerId, err.message))
@@ -108,7 +109,7 @@ export class JoinHandler {
     this.promotions.set(memberId, promotion);
   }
 
-  private async promote(memberId: string, peerId: number, record: PeerRecord): Promise<void> {
+  private async promote(memberId: string, peerId: number, record: PeerInfo): Promise<void> {
     const { gateway } = this.options;
     const until = Date.now() + (this.options.promoteTimeoutMs ?? PROMOTE_TIMEOUT_MS);
     let lastError = 'no attempt';

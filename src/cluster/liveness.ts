@@ -7,18 +7,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3, Lease } from 'etcd3';
-
-export const LIVE_PREFIX = 'quiver/live/';
-
-export function liveKey(peerId: number): string {
-  return LIVE_PREFIX + String(peerId);
-}
-
-export interface LiveRecord {
-  /** The process's id as telemetry reports it (a uuid drawn at each start). */
-  process_id: string;
-  started_at: string;
-}
+import { CLUSTER_PREFIX, clusterNamespace, liveKey, LIVE_PREFIX, type LiveInfo } from './keys.js';
 
 export interface LivenessOptions {
   ttlSec?: number;
@@ -46,8 +35,9 @@ export class Liveness {
   }
 
   /** Grants the lease and puts the live key; answers once the key is written (or throws). */
-  static async start(etcd: Etcd3, peerId: number, record: LiveRecord, options: LivenessOptions = {}): Promise<Liveness> {
-    const liveness = new Liveness(etcd, liveKey(peerId), JSON.stringify(record), options);
+  static async start(etcd: Etcd3, peerId: number, record: LiveInfo, options: LivenessOptions = {}): Promise<Liveness> {
+    // The lease puts the key through the plain client: the full key, prefix included.
+    const liveness = new Liveness(etcd, CLUSTER_PREFIX + liveKey(peerId), JSON.stringify(record), options);
     liveness.watchLoss(await liveness.attach());
     return liveness;
   }
@@ -111,9 +101,9 @@ export class Liveness {
 }
 
 /** The peers whose live key exists, by peer id. */
-export async function livePeers(etcd: Etcd3): Promise<Map<number, LiveRecord>> {
-  const stored = await etcd.getAll().prefix(LIVE_PREFIX).options(deadline()).strings();
-  const live = new Map<number, LiveRecord>();
-  for (const [key, value] of Object.entries(stored)) live.set(Number(key.slice(LIVE_PREFIX.length)), JSON.parse(value) as LiveRecord);
+export async function livePeers(etcd: Etcd3): Promise<Map<number, LiveInfo>> {
+  const stored = await clusterNamespace(etcd).getAll().prefix(LIVE_PREFIX).options(deadline()).strings();
+  const live = new Map<number, LiveInfo>();
+  for (const [key, value] of Object.entries(stored)) live.set(Number(key.slice(LIVE_PREFIX.length)), JSON.parse(value) as LiveInfo);
   return live;
 }

@@ -4,32 +4,10 @@
 // peer's member becomes a voter. Both are create-only: a second writer with the same value
 // succeeds without change (a retried join), a different value for a peer replaces the old one
 // only by compare-and-swap (a peer that joined again has a new etcd member).
-// The key helpers are local until they move to keys.ts with the rest of the layout.
 
-import type { Etcd3 } from 'etcd3';
+import type { Etcd3, Namespace } from 'etcd3';
 import { ServiceError } from '../errors.js';
-
-export const CLUSTER_KEY = 'quiver/cluster';
-export const PEERS_PREFIX = 'quiver/peers/';
-
-export function peerKey(peerId: number): string {
-  return PEERS_PREFIX + String(peerId);
-}
-
-export interface ClusterRecord {
-  uuid: string;
-  created_at: string;
-}
-
-export interface PeerRecord {
-  /** The peer's p2p URI as configured or derived, without a trailing slash. */
-  uri: string;
-  /** The etcd member id (decimal uint64), to name the raft leader as a peer. */
-  etcd_member_id: string;
-  etcd_peer_url: string;
-  /** The Quiver version the peer joined with. */
-  version: string;
-}
+import { CLUSTER_KEY, clusterNamespace, peerKey, PEERS_PREFIX, type ClusterInfo, type PeerInfo } from './keys.js';
 
 /** Bound of each etcd call made here. */
 const CALL_MS = 5_000;
@@ -44,7 +22,7 @@ function deadline(): { deadline: Date } {
  * Writes `value` at `key` unless the key holds a different value already written by someone
  * else: create-only, then idempotent. Answers the value that is stored afterwards.
  */
-async function createOnly<T>(etcd: Etcd3, key: string, value: T): Promise<T> {
+async function createOnly<T>(etcd: Namespace, key: string, value: T): Promise<T> {
   const json = JSON.stringify(value);
   const answer = await etcd.if(key, 'Create', '==', 0).then(etcd.put(key).value(json)).else(etcd.get(key)).options(deadline()).commit();
   if (answer.succeeded) return value;
@@ -53,12 +31,13 @@ async function createOnly<T>(etcd: Etcd3, key: string, value: T): Promise<T> {
 }
 
 /** Records the cluster once; answers the record that holds (the first writer's). */
-export function registerCluster(etcd: Etcd3, record: ClusterRecord): Promise<ClusterRecord> {
-  return createOnly(etcd, CLUSTER_KEY, record);
+export function registerCluster(client: Etcd3, record: ClusterInfo): Promise<ClusterInfo> {
+  return createOnly(clusterNamespace(client), CLUSTER_KEY, record);
 }
 
 /** Records a peer: creates its key, or replaces a stale record (another etcd member) by CAS. */
-export async function registerPeer(etcd: Etcd3, peerId: number, record: PeerRecord): Promise<void> {
+export async function registerPeer(client: Etcd3, peerId: number, record: PeerInfo): Promise<void> {
+  const etcd = clusterNamespace(client);
   const key = peerKey(peerId);
   const json = JSON.stringify(record);
   for (let attempt = 0; attempt < CAS_TRIES; attempt++) {
@@ -74,9 +53,9 @@ export async function registerPeer(etcd: Etcd3, peerId: number, record: PeerReco
 }
 
 /** Every registered peer, by peer id. */
-export async function listPeers(etcd: Etcd3): Promise<Map<number, PeerRecord>> {
-  const stored = await etcd.getAll().prefix(PEERS_PREFIX).options(deadline()).strings();
-  const peers = new Map<number, PeerRecord>();
-  for (const [key, value] of Object.entries(stored)) peers.set(Number(key.slice(PEERS_PREFIX.length)), JSON.parse(value) as PeerRecord);
+export async function listPeers(client: Etcd3): Promise<Map<number, PeerInfo>> {
+  const stored = await clusterNamespace(client).getAll().prefix(PEERS_PREFIX).options(deadline()).strings();
+  const peers = new Map<number, PeerInfo>();
+  for (const [key, value] of Object.entries(stored)) peers.set(Number(key.slice(PEERS_PREFIX.length)), JSON.parse(value) as PeerInfo);
   return peers;
 }

@@ -6,7 +6,7 @@
 
 import type { EtcdStatus } from './etcd-gateway.js';
 import type { SendFailures } from '../peer/p2p-client.js';
-import type { PeerRecord } from './peer-registry.js';
+import type { PeerInfo } from './keys.js';
 
 export type ConsensusState =
   | { state: 'working'; lastUpdate: Date }
@@ -16,7 +16,7 @@ export type ConsensusState =
 export interface RaftInfoInputs {
   peerId: number;
   status: EtcdStatus;
-  peers: ReadonlyMap<number, Pick<PeerRecord, 'uri' | 'etcd_member_id'>>;
+  peers: ReadonlyMap<number, Pick<PeerInfo, 'uri' | 'etcd_member_id'>>;
   /** Control plane events received and not applied yet. */
   pendingOperations: number;
   consensus: ConsensusState;
