@@ -20,8 +20,8 @@ import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
 import { ShardWorkers, type ShardWorkerOptions } from '../worker/pool.js';
 import { LocalPlacement } from '../replica/local-placement.js';
-import { ReplicaSet } from '../replica/replica-set.js';
-import { LocalReplicaStates } from '../replica/replica-states.js';
+import type { ReplicaSet } from '../replica/replica-set.js';
+import type { ShardPlacement } from '../replica/shard-placement.js';
 import type { ShardKey } from '../model.js';
 import { Collection, type UpdateResult } from './collection.js';
 import { WriteQueue } from '../write-queue.js';
@@ -47,7 +47,7 @@ export class CollectionManager {
   /** The one queue of every check-then-change of the name table (see the top of this file). */
   private readonly nameTable = new WriteQueue();
 
-  private constructor(private readonly placement: LocalPlacement, readonly meta: MetaStore<CollectionRecord>) {}
+  private constructor(private readonly placement: ShardPlacement, readonly meta: MetaStore<CollectionRecord>) {}
 
   get workers(): ShardWorkers {
     return this.placement.workers;
@@ -66,9 +66,9 @@ export class CollectionManager {
    * open() on workers already started (the server spawns them before it loads its own modules,
    * so that both start at once). The collections open side by side, each on its shards' workers.
    */
-  static async openWith(storagePath: string, workers: ShardWorkers): Promise<CollectionManager> {
+  static async openWith(storagePath: string, workers: ShardWorkers, placement: ShardPlacement = new LocalPlacement(storagePath, workers)): Promise<CollectionManager> {
     const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
-    const manager = new CollectionManager(new LocalPlacement(storagePath, workers), meta);
+    const manager = new CollectionManager(placement, meta);
     const records = await meta.collections();
     const opened = await Promise.all(records.map((record) => manager.start(record)));
     records.forEach((record, i) => manager.register(record, opened[i]));
@@ -83,13 +83,11 @@ export class CollectionManager {
     return collection;
   }
 
-  /** Shard `id` of a collection: its replica set, of this node's one replica, Active. */
+  /** Shard `id` of a collection: its replica set, as the placement puts it. */
   private replicaSet(record: CollectionRecord, id: number, shardKey?: ShardKey): ReplicaSet {
-    const shard = { collection: record.name, shard: id };
-    const { peer } = this.placement;
     // The parameters as the collection's record holds them when a request comes (they can be updated).
     const params = () => (this.records.get(record.name) ?? record).config.params;
-    return new ReplicaSet(shard, [this.placement.replica(shard, record.storageId)], { peer, states: new LocalReplicaStates([peer]), params, shardKey });
+    return this.placement.replicaSet({ collection: record.name, shard: id }, record.storageId, params, shardKey);
   }
 
   /** The collection a record describes, its shards placed but not opened. */

@@ -5,15 +5,19 @@
 
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ShardKey } from '../model.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import { LocalReplica } from './local-replica.js';
+import { ReplicaSet, type ReplicaSetParams } from './replica-set.js';
+import { LocalReplicaStates } from './replica-states.js';
+import type { ShardPlacement } from './shard-placement.js';
 import { removeOrphanFolders } from './orphan-folders.js';
 import type { ShardId } from './shard-id.js';
 
 /** The peer id of a node outside a cluster: its replicas' peer, never shown (its one replica is always Active). */
 export const SINGLE_NODE_PEER = 0;
 
-export class LocalPlacement {
+export class LocalPlacement implements ShardPlacement {
   /** `peer`: this node's peer id, which its replicas carry. */
   constructor(private readonly storagePath: string, readonly workers: ShardWorkers, readonly peer = SINGLE_NODE_PEER) {}
 
@@ -36,6 +40,11 @@ export class LocalPlacement {
    */
   removeOrphans(kept: ReadonlyMap<string, readonly number[]>): Promise<string[]> {
     return removeOrphanFolders(this.collectionsFolder, new Map([...kept].map(([storageId, ids]) => [storageId, ids.map(String)])));
+  }
+
+  /** Shard `shard` as a set of this node's one replica, Active. */
+  replicaSet(shard: ShardId, storageId: string, params: () => ReplicaSetParams, shardKey?: ShardKey): ReplicaSet {
+    return new ReplicaSet(shard, [this.replica(shard, storageId)], { peer: this.peer, states: new LocalReplicaStates([this.peer]), params, shardKey });
   }
 
   /** This node's replica of `shard`, of the collection stored under `storageId`. */
