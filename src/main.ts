@@ -22,19 +22,11 @@ function startConfig(): QuiverConfig {
 }
 
 const config = startConfig();
-// ---- Cluster mode: not wired yet (issue 17). The integrator replaces this block with the cluster
-// node's start; until then a node asked for cluster mode must not run as a single node instead.
-if (config.cluster.enabled) {
-  console.error('Cannot start: cluster.enabled is true (QDRANT__CLUSTER__ENABLED), but this Quiver build does not run distributed mode yet; start without it to run a single node.');
-  process.exit(2);
-}
-// ---- end of the cluster-mode block.
-
 // Test-only (src/worker/faults.ts): read once, here, so nothing else can turn it on.
 const faults = process.env.QUIVER_TEST_FAULTS === '1';
 const workers = new ShardWorkers(config.workers, { limits: config.worker_limits, faults });
 
-const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneMetadata }] = await Promise.all([
+const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneCluster }, { ClusterNode }] = await Promise.all([
   import('./collection/manager.js'),
   import('./server/app.js'),
   import('./server/shutdown.js'),
@@ -42,7 +34,8 @@ const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { p
   import('./snapshot/startup.js'),
   import('./telemetry/node.js'),
   import('./version.js'),
-  import('./server/cluster-metadata.js'),
+  import('./server/cluster-service.js'),
+  import('./cluster/cluster-node.js'),
 ]);
 
 const logFilter = parseLogFilter(config.log_level);
@@ -60,7 +53,19 @@ const recovered = await prepareSnapshots(collections, config, node.peerId).catch
   await collections.close();
   process.exit(2);
 });
-const app = buildServer({ config, collections, node, clusterMetadata: new StandaloneMetadata() }, logger);
+// A cluster peer joins (or restarts in) its cluster before it serves: its answers depend on the
+// control plane. Its log lines before the server's logger exists go to stderr.
+const clusterLog = { warn: (m: string) => (server ? server.log.warn(m) : console.error(m)), error: (m: string) => (server ? server.log.error(m) : console.error(m)) };
+let server: ReturnType<typeof buildServer> | null = null;
+const peer = config.cluster.enabled
+  ? await ClusterNode.start({ config, meta: collections.meta, processId: node.processId, startedAt: node.startedAt, log: clusterLog }).catch(async (err: Error) => {
+    console.error(`Cannot start the cluster peer: ${err.message}`);
+    await collections.close();
+    process.exit(2);
+  })
+  : null;
+const app = buildServer({ config, collections, node, cluster: peer ?? new StandaloneCluster() }, logger);
+server = app;
 for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);
 collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));
 await app.listen({ host: config.service.host, port: config.service.http_port });
@@ -75,7 +80,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   app.log.info(`${signal}: shutting down`);
   try {
-    const outcome = await shutDown(app, collections, config.service.shutdown_timeout_sec);
+    const outcome = await shutDown(app, collections, config.service.shutdown_timeout_sec, peer);
     if (outcome === 'forced') app.log.warn(`requests still running after ${config.service.shutdown_timeout_sec}s (service.shutdown_timeout_sec) were cut short`);
     process.exit(0);
   } catch (err) {

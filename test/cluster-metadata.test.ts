@@ -2,7 +2,7 @@
 // /cluster/metadata/keys/{key}?wait=). On a single node Qdrant v1.19 refuses each of them with 500
 // "Service internal error: Qdrant is running in standalone mode" (src/actix/api/cluster_api.rs);
 // reading needs node-wide read, changing node-wide write. Then the routes' wiring to a
-// ClusterMetadata, with an in-memory one that records what it was asked.
+// ClusterService, with an in-memory one that records what it was asked.
 
 import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { CollectionManager } from '../src/collection/manager.js';
 import { defaultConfig } from '../src/config/config.js';
 import type { JsonValue } from '../src/model.js';
 import { buildServer } from '../src/server/app.js';
-import type { ClusterMetadata } from '../src/server/cluster-metadata.js';
+import type { ClusterService, ClusterStatus } from '../src/server/cluster-service.js';
 import { openNodeState } from '../src/telemetry/node.js';
 import { assertError, call, formatErrorMessage, stopAtEnd } from './helpers/api-http.js';
 import { startServer } from './helpers/server.js';
@@ -56,10 +56,14 @@ t.test('a single node refuses every metadata request as Qdrant does, after the a
   assertError(t, await send('PUT', '/cluster/metadata/keys/k', API_KEY, '{"a": '), 400, /^Format error in JSON body: /, 'a body that is not JSON');
 });
 
-/** A ClusterMetadata in memory that records each call, as a cluster implementation would be called. */
-class RecordingMetadata implements ClusterMetadata {
+/** Metadata in memory that records each call, as a cluster peer would be called. */
+class RecordingMetadata implements ClusterService {
   readonly values = new Map<string, JsonValue>();
   readonly calls: string[] = [];
+
+  async status(): Promise<ClusterStatus> {
+    return { status: 'disabled' };
+  }
 
   async keys(): Promise<string[]> {
     this.calls.push('keys');
@@ -91,7 +95,7 @@ t.test('the routes hand key, value and wait to the node\'s ClusterMetadata and a
   const collections = await CollectionManager.open(storage, 1);
   t.teardown(() => collections.close());
   const metadata = new RecordingMetadata();
-  const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config), clusterMetadata: metadata });
+  const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config), cluster: metadata });
   t.teardown(() => app.close());
 
   const request = async (method: 'GET' | 'PUT' | 'DELETE', url: string, body?: unknown): Promise<unknown> => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import type { FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
-import { BadRequest } from '../errors.js';
+import { BadRequest, ServiceError } from '../errors.js';
 import { freePort } from '../free-port.js';
 import type { JsonValue } from '../model.js';
 import { P2pClient } from '../peer/p2p-client.js';
@@ -29,6 +29,8 @@ import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './no
 import { listPeers } from './peer-registry.js';
 import { clusterStatus, type ClusterStatusBody, type ConsensusState } from './raft-info.js';
 
+/** How long a metadata change with `wait` waits for this peer to apply it (no `timeout` parameter there). */
+const METADATA_WAIT_MS = 30_000;
 /** How long a p2p request waits for this peer to apply the revision its sender had applied. */
 const REVISION_WAIT_MS = 10_000;
 
@@ -39,9 +41,9 @@ export interface ClusterNodeOptions {
   processId: string;
   startedAt: Date;
   /** Applies each view of the control plane to this peer's local state (collections, aliases, quota). */
-  onApply: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
+  onApply?: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
   /** Serves the shard routes from this peer's replicas. */
-  host: Omit<P2pHost, 'awaitRevision'>;
+  host?: Omit<P2pHost, 'awaitRevision'>;
   log: { warn(message: string): void; error(message: string): void };
 }
 
@@ -91,8 +93,11 @@ export class ClusterNode {
     let node: ClusterNode;
     const p2pServer = new P2pServer({
       host: {
-        localReplica: (collection, shard) => options.host.localReplica(collection, shard),
-        forward: (collection, shard, update) => options.host.forward(collection, shard, update),
+        localReplica: (collection, shard) => options.host?.localReplica(collection, shard) ?? null,
+        forward: (collection, shard, update) => {
+          if (!options.host) throw new ServiceError(`this peer holds no replica of shard ${shard} of collection ${collection}`);
+          return options.host.forward(collection, shard, update);
+        },
         awaitRevision: (revision, ms) => node.awaitRevision(revision, ms),
       },
       apiKey: config.service.api_key,
@@ -143,7 +148,7 @@ export class ClusterNode {
     this.loop = new ApplyLoop({
       namespace: clusterNamespace(this.etcd),
       onApply: async (view, changes, revision) => {
-        await this.options.onApply(view, changes, revision);
+        await this.options.onApply?.(view, changes, revision);
         await recordAppliedRevision(meta, revision);
       },
       onError: (err) => this.options.log.warn(`control plane: ${err.message}`),
@@ -205,19 +210,25 @@ export class ClusterNode {
     });
   }
 
-  /** Cluster metadata keys (`/cluster/metadata/keys`), from the applied view. */
-  metadataKeys(): string[] {
-    return [...this.view.metadata.keys()];
+  /** The cluster metadata keys (`GET /cluster/metadata/keys`) holding a value, as this peer applied them. */
+  async keys(): Promise<string[]> {
+    return [...this.view.metadata].filter(([, value]) => value !== null).map(([key]) => key);
   }
 
-  metadataValue(key: string): JsonValue {
+  async get(key: string): Promise<JsonValue> {
     return this.view.metadata.get(key) ?? null;
   }
 
-  /** Stores a metadata key through the control plane; with `wait`, until this peer applied it. */
-  async putMetadata(key: string, value: JsonValue, wait: boolean, timeoutMs: number): Promise<void> {
+  /** Stores a metadata key through the control plane; with `wait`, answers once this peer applied it. */
+  async put(key: string, value: JsonValue, wait: boolean): Promise<void> {
     const { revision } = await this.controlPlane.putMetadata(key, value);
-    if (wait) await this.waitApplied(revision, timeoutMs);
+    if (wait) await this.waitApplied(revision, METADATA_WAIT_MS);
+  }
+
+  /** Qdrant stores JSON null through consensus for a deleted key. */
+  async delete(key: string, wait: boolean): Promise<void> {
+    const { revision } = await this.controlPlane.deleteMetadata(key);
+    if (wait) await this.waitApplied(revision, METADATA_WAIT_MS);
   }
 
   /** Stops in the reverse order of the start; each part bounded. */

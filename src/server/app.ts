@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { NodeState } from '../telemetry/node.js';
-import type { ClusterMetadata } from './cluster-metadata.js';
+import type { ClusterService } from './cluster-service.js';
 import { parseJsonBody } from '../api/json-body.js';
 import { registerAuth } from './auth/hook.js';
 import { FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
@@ -44,8 +44,8 @@ export interface ServerContext {
   config: QuiverConfig;
   collections: CollectionManager;
   node: NodeState;
-  /** The metadata keys' store: StandaloneMetadata on a single node. */
-  clusterMetadata: ClusterMetadata;
+  /** `/cluster` and the metadata keys: StandaloneCluster on a single node. */
+  cluster: ClusterService;
 }
 
 export function buildServer(context: ServerContext, logger: boolean | object = false): FastifyInstance {

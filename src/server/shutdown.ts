@@ -9,13 +9,19 @@ import type { CollectionManager } from '../collection/manager.js';
 /** How the shutdown went: everything finished, or the bound passed and the rest was cut short. */
 export type ShutdownOutcome = 'graceful' | 'forced';
 
-export async function shutDown(app: FastifyInstance, collections: CollectionManager, seconds: number): Promise<ShutdownOutcome> {
+/** A cluster peer's own parts (p2p server, lease, apply loop, etcd member): stopped after the REST server, before the collections. */
+export interface StoppablePeer {
+  stop(): Promise<void>;
+}
+
+export async function shutDown(app: FastifyInstance, collections: CollectionManager, seconds: number, peer: StoppablePeer | null = null): Promise<ShutdownOutcome> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), seconds * 1000);
   });
   const finished = (async () => {
     await app.close();
+    await peer?.stop();
     await collections.close();
     return 'finished' as const;
   })();
@@ -24,6 +30,8 @@ export async function shutDown(app: FastifyInstance, collections: CollectionMana
   // The graceful attempt may still settle (a task cut short fails): nobody waits for it now.
   finished.catch(() => undefined);
   app.server.closeAllConnections();
+  // The peer's etcd member dies with this process anyway (its parent-death signal); this stops it cleanly.
+  await peer?.stop();
   await collections.terminate();
   return 'forced';
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CollectionManager } from '../../src/collection/manager.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { buildServer } from '../../src/server/app.js';
-import { StandaloneMetadata } from '../../src/server/cluster-metadata.js';
+import { StandaloneCluster } from '../../src/server/cluster-service.js';
 import { protectedRoutes, type ProtectedRoute } from '../../src/server/auth/hook.js';
 import { openNodeState } from '../../src/telemetry/node.js';
 
@@ -19,7 +19,7 @@ export async function registeredRoutes(): Promise<ProtectedRoute[]> {
     config.storage.snapshots_path = join(storage, 'snapshots');
     const collections = await CollectionManager.open(storage, 1);
     try {
-      const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config), clusterMetadata: new StandaloneMetadata() });
+      const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config), cluster: new StandaloneCluster() });
       await app.ready();
       const routes = protectedRoutes(app).filter((r) => r.method !== 'HEAD');
       await app.close();

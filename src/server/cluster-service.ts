@@ -1,11 +1,17 @@
-// The cluster-wide key/value store behind /cluster/metadata/keys: JSON values Qdrant replicates
-// through consensus. The routes (routes/cluster.ts) call this interface; a single node answers
-// with StandaloneMetadata, a cluster with its own implementation.
+// What the cluster routes (routes/cluster.ts) ask of the node: its distributed-mode status
+// (`GET /cluster`) and the cluster-wide key/value store behind /cluster/metadata/keys (JSON values
+// Qdrant replicates through consensus). A single node answers with StandaloneCluster, a cluster
+// peer with its ClusterNode.
 
+import type { ClusterStatusBody } from '../cluster/raft-info.js';
 import { ServiceError } from '../errors.js';
 import type { JsonValue } from '../model.js';
 
-export interface ClusterMetadata {
+/** `GET /cluster`: disabled on a single node. */
+export type ClusterStatus = { status: 'disabled' } | ClusterStatusBody;
+
+export interface ClusterService {
+  status(): Promise<ClusterStatus>;
   /** The keys that hold a value. */
   keys(): Promise<string[]>;
   /** A key's value; null when it holds none. */
@@ -17,11 +23,16 @@ export interface ClusterMetadata {
 }
 
 /**
- * A node outside distributed mode has no consensus to keep metadata in: Qdrant refuses every
+ * A node outside distributed mode reports its cluster as disabled, and has no consensus to keep
+ * metadata in: Qdrant refuses every
  * metadata request, the listing included, with a 500 (src/actix/api/cluster_api.rs,
  * TableOfContent::update_cluster_metadata).
  */
-export class StandaloneMetadata implements ClusterMetadata {
+export class StandaloneCluster implements ClusterService {
+  status(): Promise<ClusterStatus> {
+    return Promise.resolve({ status: 'disabled' });
+  }
+
   keys(): Promise<string[]> {
     return Promise.reject(standalone());
   }
