@@ -47,7 +47,6 @@ t.test('the cluster section from the environment, through QDRANT__SECTION__KEY',
     QDRANT__CLUSTER__P2P__ENABLE_TLS: 'false',
     QDRANT__CLUSTER__CONSENSUS__TICK_PERIOD_MS: '50',
     QDRANT__CLUSTER__CONSENSUS__BOOTSTRAP_TIMEOUT_SEC: '30',
-    QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379, http://etcd-2:2379',
     QDRANT__SERVICE__GRPC_PORT: '7334',
   });
   t.same(config.cluster, {
@@ -57,9 +56,10 @@ t.test('the cluster section from the environment, through QDRANT__SECTION__KEY',
     connection_timeout_ms: 500,
     p2p: { port: 7335, enable_tls: false },
     consensus: { tick_period_ms: 50, bootstrap_timeout_sec: 30 },
-    etcd: { endpoints: ['http://etcd-1:2379', 'http://etcd-2:2379'] },
+    etcd: { endpoints: [] },
   });
   t.equal(config.service.grpc_port, 7334);
+  t.same(loadConfig([], { QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379, http://etcd-2:2379' }).cluster.etcd.endpoints, ['http://etcd-1:2379', 'http://etcd-2:2379'], 'a comma-separated list');
   t.same(loadConfig([], { QDRANT__CLUSTER__ETCD__ENDPOINTS: '' }).cluster.etcd.endpoints, [], 'an empty variable: no external etcd');
 });
 
@@ -74,8 +74,6 @@ t.test('the cluster section from the YAML file, the environment over it', async 
     '    port: 8335',
     '  consensus:',
     '    tick_period_ms: 200',
-    '  etcd:',
-    '    endpoints: [http://10.0.0.1:2379, http://10.0.0.2:2379]',
     'service:',
     '  grpc_port: 8334',
     '',
@@ -86,7 +84,6 @@ t.test('the cluster section from the YAML file, the environment over it', async 
   t.equal(fromFile.cluster.p2p.enable_tls, false, 'what the file does not set keeps its default');
   t.equal(fromFile.cluster.consensus.tick_period_ms, 200);
   t.equal(fromFile.cluster.consensus.bootstrap_timeout_sec, 15);
-  t.same(fromFile.cluster.etcd.endpoints, ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']);
   t.equal(fromFile.service.grpc_port, 8334);
   const overridden = loadConfig(['--config-path', file], { QDRANT__CLUSTER__P2P__PORT: '9335', QDRANT__CLUSTER__ENABLED: 'false' });
   t.equal(overridden.cluster.p2p.port, 9335);
@@ -145,6 +142,8 @@ t.test('bad cluster settings and arguments refuse to start, naming what is wrong
 t.test('cluster mode needs three distinct ports and a gRPC port', async (t) => {
   const cluster = { QDRANT__CLUSTER__ENABLED: 'true' };
   t.equal(loadConfig([], cluster).cluster.enabled, true, 'the defaults 6333, 6334, 6335 do');
+  refuses(t, [], { ...cluster, QDRANT__CLUSTER__P2P__ENABLE_TLS: 'true' }, /^cluster\.p2p\.enable_tls is not supported by this server/);
+  refuses(t, [], { ...cluster, QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379' }, /^cluster\.etcd\.endpoints \(an external etcd\) is not supported by this server yet/);
   refuses(t, ['--port', '6335'], cluster, /^service\.http_port and cluster\.p2p\.port are both 6335: a peer needs a port for each$/);
   refuses(t, [], { ...cluster, QDRANT__SERVICE__GRPC_PORT: '6335' }, /^service\.grpc_port and cluster\.p2p\.port are both 6335/);
   const dir = await mkdtemp(join(tmpdir(), 'quiver-config-'));
