@@ -58,13 +58,13 @@ const recovered = await prepareSnapshots(collections, config, node.peerId).catch
 const clusterLog = { warn: (m: string) => (server ? server.log.warn(m) : console.error(m)), error: (m: string) => (server ? server.log.error(m) : console.error(m)) };
 let server: ReturnType<typeof buildServer> | null = null;
 const peer = config.cluster.enabled
-  ? await ClusterNode.start({ config, meta: collections.meta, processId: node.processId, startedAt: node.startedAt, log: clusterLog }).catch(async (err: Error) => {
+  ? await ClusterNode.start({ config, meta: collections.meta, processId: node.processId, startedAt: node.startedAt, quota: node.quota, log: clusterLog }).catch(async (err: Error) => {
     console.error(`Cannot start the cluster peer: ${err.message}`);
     await collections.close();
     process.exit(2);
   })
   : null;
-const app = buildServer({ config, collections, node, cluster: peer ?? new StandaloneCluster() }, logger);
+const app = buildServer({ config, collections, node, cluster: peer ?? new StandaloneCluster(node.quota) }, logger);
 server = app;
 for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);
 collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));

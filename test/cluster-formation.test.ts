@@ -61,6 +61,19 @@ t.test('three peers form a cluster, agree on a leader, and share metadata keys',
   t.equal((await call(peers[2].url, 'DELETE', '/cluster/metadata/keys/team?wait=true')).status, 200);
   t.equal((await call(peers[2].url, 'GET', '/cluster/metadata/keys/team')).body && ((await call(peers[2].url, 'GET', '/cluster/metadata/keys/team')).body as { result: unknown }).result, null, 'deleted: null');
   t.same(((await call(peers[2].url, 'GET', '/cluster/metadata/keys')).body as { result: string[] }).result, [], 'and no longer listed');
+
+  // Quotas: one configuration through consensus, enforced and reported by each peer.
+  const quota = { enabled: true, max_disk_usage_percent: 1, release_margin_percent: 0 };
+  t.equal((await call(peers[1].url, 'PUT', '/quotas?wait=true', quota)).status, 200);
+  for (const peer of peers) {
+    const status = await until('the quota on every peer, each peer answering', async () => {
+      const body = (await call(peer.url, 'GET', '/quotas')).body as { result: { config: typeof quota; peers?: Record<string, { exceeded: boolean }> } };
+      const { config, peers: usage } = body.result;
+      return config.enabled && config.max_disk_usage_percent === 1 && Object.keys(usage ?? {}).length === 3 && body.result;
+    });
+    t.same(Object.keys(status.peers!).map(Number).sort(), [...ids].sort(), 'peers: every answering peer, itself included');
+    t.ok(Object.values(status.peers!).every((u) => u.exceeded), 'a disk cap of 1% is reached on every peer');
+  }
 });
 
 t.test('a restarted peer rejoins with its identity, whatever --bootstrap says', async (t) => {

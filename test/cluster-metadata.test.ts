@@ -65,6 +65,14 @@ class RecordingMetadata implements ClusterService {
     return { status: 'disabled' };
   }
 
+  async updateQuota(): Promise<void> {
+    throw new Error('not asked in this test');
+  }
+
+  async quotaPeers(): Promise<undefined> {
+    return undefined;
+  }
+
   async keys(): Promise<string[]> {
     this.calls.push('keys');
     return [...this.values.keys()];

@@ -16,6 +16,8 @@ import { freePort } from '../free-port.js';
 import type { JsonValue } from '../model.js';
 import { P2pClient } from '../peer/p2p-client.js';
 import { P2pServer, type P2pHost } from '../peer/p2p-server.js';
+import type { QuotaConfig } from '../quota/config.js';
+import type { QuotaGuard } from '../quota/guard.js';
 import type { MetaStore } from '../storage/meta-store.js';
 import { ApplyLoop } from './apply-loop.js';
 import type { ClusterChanges, ClusterView } from './cluster-view.js';
@@ -25,6 +27,7 @@ import { localPeerVersion, type JoinAnswer, type JoinBody, type JoinRequest } fr
 import { clusterNamespace } from './keys.js';
 import { Liveness } from './liveness.js';
 import { planStart, startMembership, type LocalMembership } from './membership.js';
+import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-out.js';
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
 import { listPeers } from './peer-registry.js';
 import { clusterStatus, type ClusterStatusBody, type ConsensusState } from './raft-info.js';
@@ -40,6 +43,8 @@ export interface ClusterNodeOptions {
   /** This run's process id as telemetry reports it (the live key names it). */
   processId: string;
   startedAt: Date;
+  /** This peer's quota: the cluster-wide configuration is applied to it, and it reports this peer's usage. */
+  quota: QuotaGuard;
   /** Applies each view of the control plane to this peer's local state (collections, aliases, quota). */
   onApply?: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
   /** Serves the shard routes from this peer's replicas. */
@@ -104,7 +109,7 @@ export class ClusterNode {
       revisionWaitMs: REVISION_WAIT_MS,
       plugins: [async (app: FastifyInstance) => {
         app.post('/p2p/join', async (request) => node.admit({ ...joinBodyOf(request.body), source_ip: request.socket.remoteAddress ?? '127.0.0.1' }));
-      }],
+      }, quotaUsageRoute(options.quota)],
     });
     node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer);
     try {
@@ -148,6 +153,8 @@ export class ClusterNode {
     this.loop = new ApplyLoop({
       namespace: clusterNamespace(this.etcd),
       onApply: async (view, changes, revision) => {
+        // Every peer persists the cluster's quota configuration too (QuotaGuard.update), so it holds after a restart.
+        if (changes.quotaChanged && view.quota) await this.options.quota.update(view.quota);
         await this.options.onApply?.(view, changes, revision);
         await recordAppliedRevision(meta, revision);
       },
@@ -229,6 +236,17 @@ export class ClusterNode {
   async delete(key: string, wait: boolean): Promise<void> {
     const { revision } = await this.controlPlane.deleteMetadata(key);
     if (wait) await this.waitApplied(revision, METADATA_WAIT_MS);
+  }
+
+  /** `PUT /quotas`: through consensus; with `wait`, answers once this peer applied it. */
+  async updateQuota(config: QuotaConfig, wait: boolean): Promise<void> {
+    const { revision } = await this.controlPlane.putQuota(config);
+    if (wait) await this.waitApplied(revision, METADATA_WAIT_MS);
+  }
+
+  /** `GET /quotas`' `peers`: every answering peer's usage, this one's included. */
+  quotaPeers(): Promise<Record<string, PeerQuotaUsage>> {
+    return quotaPeers(this.peerId, this.options.quota, this.view.peers, this.p2pClient);
   }
 
   /** Stops in the reverse order of the start; each part bounded. */

@@ -4,14 +4,21 @@
 // peer with its ClusterNode.
 
 import type { ClusterStatusBody } from '../cluster/raft-info.js';
+import type { PeerQuotaUsage } from '../cluster/quota-fan-out.js';
 import { ServiceError } from '../errors.js';
 import type { JsonValue } from '../model.js';
+import type { QuotaConfig } from '../quota/config.js';
+import type { QuotaGuard } from '../quota/guard.js';
 
 /** `GET /cluster`: disabled on a single node. */
 export type ClusterStatus = { status: 'disabled' } | ClusterStatusBody;
 
 export interface ClusterService {
   status(): Promise<ClusterStatus>;
+  /** Replaces the quota configuration everywhere the node's deployment enforces it; `wait` as for metadata. */
+  updateQuota(config: QuotaConfig, wait: boolean): Promise<void>;
+  /** Each answering peer's quota usage by peer id (itself included); undefined outside distributed mode. */
+  quotaPeers(): Promise<Record<string, PeerQuotaUsage> | undefined>;
   /** The keys that hold a value. */
   keys(): Promise<string[]>;
   /** A key's value; null when it holds none. */
@@ -29,8 +36,20 @@ export interface ClusterService {
  * TableOfContent::update_cluster_metadata).
  */
 export class StandaloneCluster implements ClusterService {
+  constructor(private readonly quota: QuotaGuard) {}
+
   status(): Promise<ClusterStatus> {
     return Promise.resolve({ status: 'disabled' });
+  }
+
+  /** One node has no consensus to wait for: the change is stored before the answer whatever `wait` says. */
+  updateQuota(config: QuotaConfig): Promise<void> {
+    return this.quota.update(config);
+  }
+
+  /** Outside distributed mode Qdrant leaves out the per-peer map. */
+  quotaPeers(): Promise<undefined> {
+    return Promise.resolve(undefined);
   }
 
   keys(): Promise<string[]> {

@@ -19,7 +19,8 @@ export async function registeredRoutes(): Promise<ProtectedRoute[]> {
     config.storage.snapshots_path = join(storage, 'snapshots');
     const collections = await CollectionManager.open(storage, 1);
     try {
-      const app = buildServer({ config, collections, node: await openNodeState(collections.meta, config), cluster: new StandaloneCluster() });
+      const node = await openNodeState(collections.meta, config);
+      const app = buildServer({ config, collections, node, cluster: new StandaloneCluster(node.quota) });
       await app.ready();
       const routes = protectedRoutes(app).filter((r) => r.method !== 'HEAD');
       await app.close();

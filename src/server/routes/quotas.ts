@@ -8,14 +8,16 @@ import type { ServerContext } from '../app.js';
 import { ok } from '../reply.js';
 import { query } from './params.js';
 
-export function registerQuotaRoutes(app: FastifyInstance, { node }: ServerContext): void {
-  // Outside distributed mode Qdrant leaves out the per-peer map.
-  app.get('/quotas', async (request) => ok(request, { config: renderQuotaConfig(node.quota.config), usage: node.quota.usage() }));
+export function registerQuotaRoutes(app: FastifyInstance, { node, cluster }: ServerContext): void {
+  app.get('/quotas', async (request) => {
+    const peers = await cluster.quotaPeers();
+    return ok(request, { config: renderQuotaConfig(node.quota.config), usage: node.quota.usage(), ...(peers ? { peers } : {}) });
+  });
 
-  // One node has no consensus to wait for: the change is stored before the answer whatever `wait` says.
+  // Through consensus in a cluster (every peer applies and persists it); stored at once on one node.
   app.put('/quotas', async (request) => {
-    query(request, QUOTA_PARAMS);
-    await node.quota.update(fromWire(validateBody('QuotaConfig', request.body)));
+    const { wait } = query(request, QUOTA_PARAMS);
+    await cluster.updateQuota(fromWire(validateBody('QuotaConfig', request.body)), wait ?? false);
     return ok(request, true);
   });
 }
