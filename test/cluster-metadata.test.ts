@@ -12,6 +12,7 @@ import { CollectionManager } from '../src/collection/manager.js';
 import { defaultConfig } from '../src/config/config.js';
 import type { JsonValue } from '../src/model.js';
 import { buildServer } from '../src/server/app.js';
+import type { ClusterTelemetry } from '../src/cluster/raft-info.js';
 import type { ClusterService, ClusterStatus } from '../src/server/cluster-service.js';
 import { openNodeState } from '../src/telemetry/node.js';
 import { assertError, call, formatErrorMessage, stopAtEnd } from './helpers/api-http.js';
@@ -63,6 +64,10 @@ class RecordingMetadata implements ClusterService {
 
   async status(): Promise<ClusterStatus> {
     return { status: 'disabled' };
+  }
+
+  async telemetry(): Promise<ClusterTelemetry> {
+    return { enabled: false };
   }
 
   async updateQuota(): Promise<void> {

@@ -30,7 +30,7 @@ import { planStart, startMembership, type LocalMembership } from './membership.j
 import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-out.js';
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
 import { listPeers } from './peer-registry.js';
-import { clusterStatus, type ClusterStatusBody, type ConsensusState } from './raft-info.js';
+import { clusterStatus, clusterTelemetrySection, type ClusterStatusBody, type ClusterTelemetry, type ConsensusState } from './raft-info.js';
 
 /** How long a metadata change with `wait` waits for this peer to apply it (no `timeout` parameter there). */
 const METADATA_WAIT_MS = 30_000;
@@ -236,6 +236,11 @@ export class ClusterNode {
   async delete(key: string, wait: boolean): Promise<void> {
     const { revision } = await this.controlPlane.deleteMetadata(key);
     if (wait) await this.waitApplied(revision, METADATA_WAIT_MS);
+  }
+
+  /** The `cluster` section of `/telemetry`. */
+  async telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry> {
+    return clusterTelemetrySection(await this.status(), this.view.metadata, level, anonymize);
   }
 
   /** `PUT /quotas`: through consensus; with `wait`, answers once this peer applied it. */

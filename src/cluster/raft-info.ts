@@ -6,6 +6,7 @@
 
 import type { EtcdStatus } from './etcd-gateway.js';
 import type { SendFailures } from '../peer/p2p-client.js';
+import type { JsonValue } from '../model.js';
 import type { PeerInfo } from './keys.js';
 
 export type ConsensusState =
@@ -75,4 +76,48 @@ function consensusThreadStatus(consensus: ConsensusState): ClusterStatusBody['co
     case 'stopped_with_err':
       return { consensus_thread_status: 'stopped_with_err', err: consensus.error };
   }
+}
+
+/** The `cluster` section of `/telemetry` (Qdrant's ClusterTelemetry) for a node-wide caller. */
+export interface ClusterTelemetry {
+  enabled: boolean;
+  status?: {
+    number_of_peers: number;
+    term: number;
+    commit: number;
+    pending_operations: number;
+    role: RaftRole | null;
+    is_voter: boolean;
+    peer_id?: number;
+    consensus_thread_status: ClusterStatusBody['consensus_thread_status'];
+  };
+  peers?: ClusterStatusBody['peers'];
+  metadata?: Record<string, JsonValue>;
+}
+
+/**
+ * The section from the peer's `/cluster` body and metadata keys: the status and the metadata from
+ * details level 1 (the metadata only when some key holds a value), the peers from level 2;
+ * anonymized telemetry leaves the peer id out, as Qdrant does.
+ */
+export function clusterTelemetrySection(body: ClusterStatusBody, metadata: ReadonlyMap<string, JsonValue>, level: number, anonymize: boolean): ClusterTelemetry {
+  const { raft_info: raft } = body;
+  const held = [...metadata].filter(([, value]) => value !== null);
+  return {
+    enabled: true,
+    ...(level >= 1 ? {
+      status: {
+        number_of_peers: Object.keys(body.peers).length,
+        term: raft.term,
+        commit: raft.commit,
+        pending_operations: raft.pending_operations,
+        role: raft.role,
+        is_voter: raft.is_voter,
+        ...(anonymize ? {} : { peer_id: body.peer_id }),
+        consensus_thread_status: body.consensus_thread_status,
+      },
+    } : {}),
+    ...(level >= 2 ? { peers: body.peers } : {}),
+    ...(level >= 1 && held.length > 0 ? { metadata: Object.fromEntries(held) } : {}),
+  };
 }

@@ -3,7 +3,7 @@
 // Qdrant replicates through consensus). A single node answers with StandaloneCluster, a cluster
 // peer with its ClusterNode.
 
-import type { ClusterStatusBody } from '../cluster/raft-info.js';
+import type { ClusterStatusBody, ClusterTelemetry } from '../cluster/raft-info.js';
 import type { PeerQuotaUsage } from '../cluster/quota-fan-out.js';
 import { ServiceError } from '../errors.js';
 import type { JsonValue } from '../model.js';
@@ -15,6 +15,8 @@ export type ClusterStatus = { status: 'disabled' } | ClusterStatusBody;
 
 export interface ClusterService {
   status(): Promise<ClusterStatus>;
+  /** The `cluster` section of `/telemetry` at `level`. */
+  telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry>;
   /** Replaces the quota configuration everywhere the node's deployment enforces it; `wait` as for metadata. */
   updateQuota(config: QuotaConfig, wait: boolean): Promise<void>;
   /** Each answering peer's quota usage by peer id (itself included); undefined outside distributed mode. */
@@ -40,6 +42,11 @@ export class StandaloneCluster implements ClusterService {
 
   status(): Promise<ClusterStatus> {
     return Promise.resolve({ status: 'disabled' });
+  }
+
+  /** Qdrant's section outside distributed mode. */
+  telemetry(): Promise<ClusterTelemetry> {
+    return Promise.resolve({ enabled: false });
   }
 
   /** One node has no consensus to wait for: the change is stored before the answer whatever `wait` says. */

@@ -5,6 +5,7 @@
 // Qdrant, a caller without a node-wide grant gets only its collections (and their hardware
 // usage) and the app: no cluster, request statistics, memory, search pool or quota.
 
+import type { ClusterTelemetry } from '../cluster/raft-info.js';
 import type { QuiverConfig } from '../config/config.js';
 import { renderConfig } from '../api/collection-config.js';
 import { renderQuotaConfig } from '../quota/config.js';
@@ -26,6 +27,8 @@ export interface TelemetryOptions {
   hardware: ReadonlyMap<string, HardwareUsage>;
   /** Shard worker threads: where searches run. */
   workers: number;
+  /** The `cluster` section (for a node-wide caller). */
+  cluster: ClusterTelemetry;
 }
 
 /**
@@ -94,7 +97,7 @@ export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: C
   const detailed = level >= 1;
   const nodeFigures = nodeWide
     ? {
-        cluster: { enabled: false },
+        cluster: options.cluster,
         requests: requestsTelemetry(node.requests),
         ...(detailed ? { memory: memoryTelemetry() } : {}),
         ...(detailed ? { hardware: hardwareTelemetry(options, snapshot) } : {}),

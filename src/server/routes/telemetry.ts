@@ -13,7 +13,7 @@ import { withOperationTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import { query } from './params.js';
 
-export function registerTelemetryRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
+export function registerTelemetryRoutes(app: FastifyInstance, { config, collections, node, cluster }: ServerContext): void {
   app.get('/telemetry', async (request) => {
     const params = query(request, TELEMETRY_PARAMS);
     const access = accessOf(request);
@@ -24,6 +24,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
       nodeWide: access.nodeWide,
       hardware: collections.workers.hardware.totals(),
       workers: collections.workers.count,
+      cluster: await cluster.telemetry(params.details_level ?? 0, params.anonymize ?? false),
     }));
   });
 
