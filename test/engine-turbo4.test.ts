@@ -157,3 +157,45 @@ t.test('recall: a graph linked on turbo4 records against exact f32 search', asyn
   }
 });
 
+
+/**
+ * The image a turbo4 index of `rows` stored rows was written as before version 10 (8 dense, 9
+ * multivector), from today's: the records sat in the codes' place, each with a correction word,
+ * and the image ended with the bits4 trailer (identity calibration over P, then the half bits).
+ * No vectors and no codes came between, so the records keep their place.
+ */
+function legacyImage(image: Uint8Array, dim: number, rows: number, multivector: boolean): Uint8Array {
+  const p = dim + (dim % 2);
+  const old = new Uint8Array(image.byteLength + rows * 4 + p * 8 + 4);
+  old.set(image);
+  const view = new DataView(old.buffer);
+  view.setUint32(4, multivector ? 9 : 8, true);
+  view.setUint32(40, 6, true); // quantized: TurboQuant's word (QM_TURBO + 1)
+  const trailer = image.byteLength + rows * 4;
+  for (let i = 0; i < p; i++) view.setFloat32(trailer + (p + i) * 4, 1, true);
+  view.setUint32(trailer + p * 8, 8, true);
+  return old;
+}
+
+t.test('images of versions 8 and 9 (records in the codes\' place) still load', async (t) => {
+  const dim = 37;
+  const data = clustered(300, dim, 5, 11, 10, 0.2);
+  const dense = await buildIndex({ dim, distance: 'Euclid', datatype: 'turbo4' }, data);
+  const image = dense.serialize();
+  t.equal(new DataView(image.buffer, image.byteOffset).getUint32(4, true), 10, 'dense images are version 10');
+  const loaded = await VectorIndex.load(await engineModule(), legacyImage(image, dim, 300, false));
+  t.same([loaded.config.datatype, loaded.config.quantization], ['turbo4', null], 'a version 8 image restores a turbo4 index with no quantization');
+  const query = row(data, dim, 3);
+  t.same(loaded.search(query, { limit: 10, ef: 64 }), dense.search(query, { limit: 10, ef: 64 }), 'and answers identically');
+  t.same(Array.from({ length: 300 }, (_, i) => loaded.storedBytes(i)), Array.from({ length: 300 }, (_, i) => dense.storedBytes(i)), 'with the same records');
+
+  const lists = await VectorIndex.create(await engineModule(), { dim, distance: 'Dot', datatype: 'turbo4', multivector: { comparator: 'max_sim' } });
+  for (let i = 0; i < 100; i++) lists.upsert(i, data.subarray(i * 3 * dim, (i * 3 + 1 + (i % 3)) * dim), 1 + (i % 3));
+  const rows = Array.from({ length: 100 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
+  const multiImage = lists.serialize();
+  t.equal(new DataView(multiImage.buffer, multiImage.byteOffset).getUint32(4, true), 11, 'multivector images are version 11');
+  const again = await VectorIndex.load(await engineModule(), legacyImage(multiImage, dim, rows, true));
+  const q = data.subarray(0, 2 * dim);
+  t.same(again.search(q, { limit: 10 }, 2), lists.search(q, { limit: 10 }, 2), 'a version 9 image answers identically');
+  t.same(Array.from(again.vector(7)), Array.from(lists.vector(7)), 'and reads back the same list');
+});
