@@ -60,9 +60,8 @@ export function turbo4Target(id: i32): void {
 /** Makes the query region the prepared query (slot 0; every row, slots 0.., for multivectors). */
 export function turbo4PrepareQuery(): void {
   useSide(SIDE_STORAGE);
-  ensureRows();
   if (!multi) {
-    turboPrepareQuery(query, 0, 2);
+    turboPrepareQuery(query, 0, 2); // room for slot 1 too, as turbo4Target keeps
     return;
   }
   turbo4Forget();
