@@ -4,7 +4,9 @@
 // searches score the 4-bit records (a JS reference of Qdrant's rotation, Normal-mode codes and
 // estimator, helpers/turbo-reference); PATCH none -> binary -> turbo -> Disabled, with searches
 // correct right after each PATCH and once the optimizer has rebuilt; a restart and a snapshot
-// upload keep the quantization and the answers; telemetry still counts 4 bits per component.
+// upload keep the quantization and the answers; telemetry still counts 4 bits per component;
+// turbo4 multivectors with binary and turbo on top rescore MaxSim on the records
+// (helpers/turbo4-lists).
 
 import t, { type Test } from 'tap';
 import type { Distance } from '../src/engine/index.js';
@@ -13,6 +15,7 @@ import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { better, dot } from './helpers/reference.js';
 import { encode, internalScore, normalModel } from './helpers/turbo-reference.js';
+import { Turbo4Lists } from './helpers/turbo4-lists.js';
 
 const DIM = 24;
 const N = 200;
@@ -145,4 +148,59 @@ t.test('PATCH none -> binary -> turbo -> Disabled on turbo4, then restart and sn
   const kept = resultOf<{ config: { quantization_config: unknown } }>(t, await call(again.url, 'GET', '/collections/p'));
   t.same(kept.config.quantization_config, { turbo: { bits: 'bits2' } }, 'a restart keeps the quantization');
   await checkSearches(t, again.url, 'p', 'after a restart');
+});
+
+t.test('turbo4 multivectors with binary and turbo on top: MaxSim rescored and ignored on the records, after a restart too', async (t) => {
+  const server = await startServer();
+  stopAtEnd(t, server);
+  const base = server.url;
+  const dim = 20;
+  const rowsOf = (count: number) => Array.from({ length: count }, () => Array.from({ length: dim }, () => Math.fround(4 * next() - 2)));
+  const lists = Array.from({ length: 120 }, (_, i) => rowsOf(1 + (i % 4)));
+  const listQueries = Array.from({ length: 3 }, (_, i) => rowsOf(1 + (i % 3)));
+  const ref = new Turbo4Lists('Dot', dim);
+  lists.forEach((list, i) => ref.store(i + 1, list.flat()));
+  const configs = { binary: { binary: {} }, turbo: { turbo: { bits: 'bits2' } } };
+  const multiVectors = Object.fromEntries(Object.entries(configs).map(([name, quantization_config]) => [name, { size: dim, distance: 'Dot', datatype: 'turbo4', multivector_config: { comparator: 'max_sim' }, quantization_config }]));
+  resultOf(t, await call(base, 'PUT', '/collections/m', { vectors: multiVectors, shard_number: 1, optimizers_config: { indexing_threshold: 1 } }));
+  const info = resultOf<{ config: { params: { vectors: unknown } } }>(t, await call(base, 'GET', '/collections/m'));
+  t.same(info.config.params.vectors, multiVectors, 'the datatype, multivector and quantization configs are echoed');
+  resultOf(t, await call(base, 'PUT', '/collections/m/points?wait=true', {
+    points: lists.map((list, i) => ({ id: i + 1, vector: Object.fromEntries(Object.keys(configs).map((name) => [name, list])) })),
+  }));
+  const check = async (at: string, what: string): Promise<void> => {
+    for (const using of Object.keys(configs)) {
+      let worst = 0;
+      let found = 0;
+      for (const query of listQueries) {
+        const want = ref.ranked(query.flat(), 120);
+        const score = new Map(want.map((x) => [x.key, x.score]));
+        const top = new Set(want.slice(0, 10).map((x) => x.key));
+        for (const quantization of [{ rescore: true, oversampling: 3 }, { ignore: true }]) {
+          const got = resultOf<Points>(t, await call(at, 'POST', '/collections/m/points/query', { query, using, limit: 10, params: { hnsw_ef: 128, quantization } }));
+          for (const p of got.points) {
+            worst = Math.max(worst, Math.abs(p.score - score.get(p.id)!));
+            if (top.has(p.id)) found++;
+          }
+        }
+      }
+      t.ok(worst < 1e-4, `${what}, ${using}: rescored and ignored MaxSim scores are the records' (worst error ${worst.toExponential(2)})`);
+      t.ok(found >= 0.8 * 2 * 10 * listQueries.length, `${what}, ${using}: they find ${found} of ${2 * 10 * listQueries.length} of the records' top 10s`);
+    }
+  };
+  await check(base, 'stored');
+  for (let waited = 0; ; waited += 200) {
+    const state = resultOf<{ indexed_vectors_count: number; status: string }>(t, await call(base, 'GET', '/collections/m'));
+    if (state.indexed_vectors_count >= 2 * 120 && state.status === 'green') break;
+    if (waited > 60_000) {
+      t.fail(`only ${state.indexed_vectors_count} vectors indexed`);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await check(base, 'indexed');
+  await server.stop();
+  const again = await startServer({ storage: server.storage });
+  stopAtEnd(t, again);
+  await check(again.url, 'after a restart');
 });
