@@ -20,7 +20,7 @@
 
 import {
   EMPTY, QM_BINARY, QM_BINARY2, QM_BINARY15, dim, count, levels, multi, qMethod, codeStride, queryBits, queryCodeStride,
-  binaryBits, vecPtr, multiPtr, multiCount, stride, elemShift,
+  binaryBits, vecPtr, multiPtr, multiCount, stride, vecBytes,
 } from "./layout";
 import { permutation } from "./permute";
 import { codeSource } from "./quantize";
@@ -77,7 +77,7 @@ export function fitBinaryStats(): void {
     const rows = multi ? multiCount(id) : 1;
     const first = multi ? multiPtr(id) : vecPtr(id);
     for (let r = 0; r < rows; r++) {
-      const v = inCodeOrder(codeSource(first + ((<usize>r * <usize>stride) << elemShift)));
+      const v = inCodeOrder(codeSource(first + <usize>r * vecBytes));
       n++;
       for (let j = 0; j < dim; j++) {
         const x = <f64>load<f32>(v + (<usize>j << 2));

@@ -11,7 +11,7 @@
 // correction for these methods (product and TurboQuant records hold their extras inline), so the
 // region holds codes only.
 
-import { EMPTY, dim, stride, count, elemShift, levels, multi, arenaUsed, codeStride, readCodeRows, writeCodeRows, vecPtr, multiPtr, multiCount, multiStart } from "./layout";
+import { EMPTY, dim, stride, count, vecBytes, levels, multi, arenaUsed, codeStride, readCodeRows, writeCodeRows, vecPtr, multiPtr, multiCount, multiStart } from "./layout";
 import { codeSource } from "./quantize";
 
 /** Vectors (rows) coded per step: a few milliseconds at 784-d for product x16 or TurboQuant bits4. */
@@ -98,7 +98,7 @@ function codeFresh(id: i32): i32 {
   const p = multiPtr(id);
   const n = multiCount(id);
   for (let v = 0; v < n; v++) {
-    encodeFresh(inFitOrder(p + ((<usize>v * <usize>stride) << elemShift)), region + <usize>(first + v) * <usize>codeStride);
+    encodeFresh(inFitOrder(p + <usize>v * vecBytes), region + <usize>(first + v) * <usize>codeStride);
   }
   addWork(<i64>n * <i64>dim);
   return n;

@@ -18,7 +18,7 @@ import {
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
   qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, multiStart, codeVecPtr, codeStride,
-  dtype, elemShift, DT_F16, DT_U8, queryBytes,
+  dtype, elemShift, vecBytes, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
 import { encodeElements, roundElements } from "./element";
@@ -28,7 +28,10 @@ import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, co
 import { distRows4 } from "./rows4";
 import { abandonTraining, afterStore, trainFully } from "./training";
 import { allowedBy } from "./filter-check";
-import { turbo4, turbo4Forget, turbo4Holds, turbo4HoldsList, turbo4ListPair, turbo4Pair, turbo4Store, turbo4StoreList, turbo4Target, turbo4TargetList } from "./turbo4";
+import {
+  turbo4, turbo4Dist, turbo4DistRows4, turbo4Holds, turbo4HoldsList, turbo4InRows4, turbo4ListPair, turbo4MaxSim, turbo4Pair, turbo4PrepareQuery,
+  turbo4Store, turbo4StoreList, turbo4Target, turbo4TargetList,
+} from "./turbo4";
 
 // Storage kinds, as compile-time markers: only their size is read (by isLists), which the
 // compiler folds, so the branch on it disappears from each instantiation.
@@ -51,13 +54,13 @@ let excluded: i32 = -1;      // offset never returned (the node being re-linked)
 
 // Qdrant's `cpu` hardware measure of the current search: bytes of vector data compared, one
 // stored vector (or, for lists, each pair of query and stored rows) at a time: dim times the
-// element size (4, 2 or 1 bytes by datatype), dim for int8 codes, codeStride for bit, product and TurboQuant codes. Reset by search(); read by the
+// element size (4, 2 or 1 bytes by datatype; a turbo4 vector's record), dim for int8 codes, codeStride for bit, product and TurboQuant codes. Reset by search(); read by the
 // host through searchCost().
 let cost: f64 = 0;
 
 @inline function charge<K>(id: i32, codes: bool): void {
   const pairs = isLists<K>() ? <f64>targetCount * <f64>multiCount(id) : 1.0;
-  cost += pairs * <f64>(codes ? (qMethod == QM_INT8 ? dim : codeStride) : dim << elemShift);
+  cost += pairs * <f64>(codes ? (qMethod == QM_INT8 ? dim : codeStride) : turbo4() ? <i32>vecBytes : dim << elemShift);
 }
 
 // Distances by the index's datatype (a runtime choice, one predictable branch per distance):
@@ -85,9 +88,9 @@ let cost: f64 = 0;
   return maxSimBounded<f32, f32>(metric, target, targetCount, p, pn, stride, bound);
 }
 
-/** Distance from the target to stored offset `id` over the stored vectors (no codes; turbo4 vectors are codes). */
+/** Distance from the target to stored offset `id` over the stored vectors (no codes; a turbo4 vector's record). */
 @inline function exactDist<K>(id: i32): f32 {
-  if (turbo4()) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQuery(id);
+  if (turbo4()) return isLists<K>() ? turbo4MaxSim(id) : turbo4Dist(id);
   if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), Infinity);
   return vecDist(vecPtr(id), Infinity, false);
 }
@@ -102,6 +105,7 @@ let cost: f64 = 0;
 @inline function targetDistBounded<K>(id: i32, bound: f32): f32 {
   charge<K>(id, useCodes);
   if (useCodes) return isLists<K>() ? codeMaxSimQuery(id) : codeDistQueryBounded(id, bound);
+  if (turbo4()) return exactDist<K>(id);
   if (isLists<K>()) return listDist(multiPtr(id), multiCount(id), bound);
   return vecDist(vecPtr(id), bound, true);
 }
@@ -170,13 +174,17 @@ function ensureRows(n: i32): void {
 /** Whether the rows of the current search have a four-row kernel (rows4.ts). */
 @inline function rowsInFours<K>(): bool {
   if (isLists<K>()) return false;
-  return useCodes ? codesInRows4() : dtype != DT_U8 && !turbo4(); // turbo4 vectors are codes: no four-row kernel
+  return useCodes ? codesInRows4() : dtype != DT_U8 && (!turbo4() || turbo4InRows4());
 }
 
 /** The four-row form of targetDist (bounded = false) or targetDistBounded for offsets a..d, to out[0..3]. */
 function targetDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bound: f32, out: usize): void {
   if (useCodes) {
     codeDistRows4(a, b, c, d, bounded, bound, out);
+    return;
+  }
+  if (turbo4()) {
+    turbo4DistRows4(a, b, c, d, out);
     return;
   }
   const pa = vecPtr(a), pb = vecPtr(b), pc = vecPtr(c), pd = vecPtr(d);
@@ -389,7 +397,7 @@ function connect<K>(id: i32, level: i32): void {
     turbo4Target(id);
   }
   targetHalf = dtype == DT_F16;
-  useCodes = turbo4();
+  useCodes = false;
   allow = 0;
   filtering = false;
   excluded = id;
@@ -449,15 +457,12 @@ function storeList(id: i32): void {
   if (normalizes()) {
     for (let i = 0; i < k; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
   }
-  if (turbo4()) {
-    turbo4StoreList(id);
-    return;
-  }
-  encodeElements(query, v, k * stride);
+  if (turbo4()) turbo4StoreList(id);
+  else encodeElements(query, v, k * stride);
   if (quantized) {
     const first = multiStart(id);
     for (let i = 0; i < k; i++) {
-      const row = v + ((<usize>i * <usize>stride) << elemShift);
+      const row = v + <usize>i * vecBytes;
       store<f32>(codeCorr + (<usize>(first + i) << 2), encode(codeSource(row), codeVecPtr(first + i)));
     }
   }
@@ -473,6 +478,7 @@ export function stash(id: i32): void {
     storeList(id);
   } else {
     permuteQuery();
+    const v = vecPtr(id);
     if (turbo4()) {
       if (!turbo4Holds(id)) {
         if (normalizes()) normalizeInPlace(query);
@@ -480,10 +486,9 @@ export function stash(id: i32): void {
       }
     } else {
       if (normalizes()) normalizeInPlace(query);
-      const v = vecPtr(id);
       encodeElements(query, v, stride);
-      if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
     }
+    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
   }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
@@ -644,9 +649,9 @@ function prepareQuery(codes: bool, bits: usize): void {
   targetCount = k;
   target = dtype == DT_U8 ? queryBytes : query;
   targetHalf = false;
-  if (multi && turbo4()) turbo4Forget(); // the query list takes the slots a linked list was prepared in
-  // A turbo4 index has nothing but codes to measure, whatever the search asked for.
-  useCodes = (codes || turbo4()) && quantized;
+  // A turbo4 index measures its records with the query prepared as TurboQuant prepares queries.
+  if (turbo4()) turbo4PrepareQuery();
+  useCodes = codes && quantized;
   if (useCodes) {
     if (multi) encodeQueryList(query);
     else encodeQuery(query);

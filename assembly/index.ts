@@ -4,15 +4,15 @@
 import {
   setParams, stride, codeStride, query, outIds, outDist, count, capacity, entryPoint, maxLevel,
   deletedCount, quantized, quantile, metric, M, efConstruct, reserve as reserveOffsets,
-  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, elemShift,
-  qMethod, codePtr, queryBits, trainedAt,
+  multi, setMulti, setQueryCount, multiPtr, multiCount, arenaCap, reserveArena, dtype, vecBytes,
+  qMethod, codePtr, vecPtr, queryBits, trainedAt,
 } from "./layout";
 import { distF32, dotI8, hammingBits, l1I8, l2I8, xorPopcntPlanes } from "./distance";
 import { decodeElements } from "./element";
 import { bitsRows4, distRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { codeDistQuery, codeDistRows4, codesInRows4, enableQuantization, refitQuantization } from "./quantize";
 import { readOriginal } from "./permute";
-import { turbo4, turbo4Read, turbo4ReadList } from "./turbo4";
+import { turbo4, turbo4Read, turbo4ReadList, turbo4Setup } from "./turbo4";
 
 export { insert, stash, link, linkPending, vacuum, pendingOffsets, remove, contains, liveCount, allowedCount, search, searchCost, distanceBetween, dimension, storedVectors } from "./hnsw";
 export { serializedSize, saveBegin, savePart, loadBegin, loadTail, loadPart, loadEnd } from "./persist";
@@ -28,6 +28,7 @@ export { enableProductQuantization, productBucket, codebookPtr } from "./product
 /** `datatype`: 0 float32, 1 float16, 2 uint8, 3 turbo4 (layout.ts DT_*), the element type vectors are stored in. */
 export function init(dim: i32, metric: i32, m: i32, efConstruct: i32, seedLow: u32, seedHigh: u32, datatype: i32): void {
   setParams(dim, m, metric, efConstruct, <u64>seedLow | (<u64>seedHigh << 32), datatype);
+  turbo4Setup();
 }
 
 export function reserve(n: i32): void { reserveOffsets(n); }
@@ -81,8 +82,8 @@ export function readVector(id: i32): usize {
   return vecOut;
 }
 export function indexDatatype(): i32 { return dtype; }
-/** Bytes of one stored vector (its padded stride of elements). */
-export function vectorBytes(): i32 { return turbo4() ? codeStride : stride << elemShift; }
+/** Bytes of one stored vector (its padded stride of elements, or its turbo4 record). */
+export function vectorBytes(): i32 { return <i32>vecBytes; }
 export function vecStride(): i32 { return stride; }
 export function offsetCount(): i32 { return count; }
 export function offsetCapacity(): i32 { return capacity; }
@@ -97,6 +98,8 @@ export function quantizationMethod(): i32 { return qMethod; }
 /** Where offset `id`'s codes are (codeBytes() of them, dimensions in stored order; dense indexes). */
 export function codesPtr(id: i32): usize { return codePtr(id); }
 export function codeBytes(): i32 { return codeStride; }
+/** Where offset `id`'s stored vector is (vectorBytes() of it: elements in stored order, or a turbo4 record; dense indexes). */
+export function storedPtr(id: i32): usize { return vecPtr(id); }
 export function indexMetric(): i32 { return metric; }
 export function indexM(): i32 { return M; }
 export function indexEfConstruct(): i32 { return efConstruct; }

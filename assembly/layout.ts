@@ -68,8 +68,9 @@ export const DT_F32: i32 = 0;
 export const DT_F16: i32 = 1;
 export const DT_U8: i32 = 2;
 // Qdrant 1.19's `turbo4`: no elements at all. The vectors themselves are kept only as 4-bit
-// TurboQuant records in the `codes` region (turbo-quant.ts, Normal mode: no TQ+), so the vector
-// chunks stay empty and every distance is taken on codes (see turbo4.ts).
+// TurboQuant records (turbo-quant.ts, Normal mode: no TQ+), one per vector slot of the vector
+// chunks (or of the arena), vecBytes bytes each; every exact distance is taken on them (see
+// turbo4.ts), and the `codes` region stays free for a quantization on top, as in Qdrant.
 export const DT_T4: i32 = 3;
 
 // Index parameters.
@@ -82,6 +83,9 @@ export let efConstruct: i32 = 100;
 export let levelMult: f64 = 0;
 export let dtype: i32 = DT_F32;
 export let elemShift: i32 = 2;
+// Bytes of one stored vector (a vector chunk's or the arena's row): stride elements, or a turbo4
+// record (set by turbo4.ts once its record size is known, before anything is reserved).
+export let vecBytes: usize = 0;
 
 // Graph state.
 export let capacity: i32 = 0;
@@ -177,6 +181,7 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   levelMult = 1.0 / Math.log(<f64>M);
   rng = seed ^ 0x9e3779b97f4a7c15;
   const vectorBytes = <usize>stride << elemShift;
+  vecBytes = vectorBytes;
   chunkShift = CHUNK_SHIFT_MAX;
   while (chunkShift > 0 && (vectorBytes << chunkShift) > CHUNK_BYTES_MAX) chunkShift--;
   chunkMask = (1 << chunkShift) - 1;
@@ -192,6 +197,9 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   queryBytes = heap.alloc(<usize>stride);
   memory.fill(queryBytes, 0, <usize>stride);
 }
+
+/** Sets the bytes of one stored vector (turbo4 records: turbo4.ts); only valid before the first reserve. */
+export function setVecBytes(bytes: usize): void { vecBytes = bytes; }
 
 /** Switches to multivector storage; only valid before the first reserve or insert. */
 export function setMulti(): void {
@@ -390,21 +398,19 @@ export function reserve(n: i32): void {
     codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, old, cap);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
-  if (!multi && dtype != DT_T4) chunks = growChunks(chunks, chunkShift, <usize>stride << elemShift, old, cap);
+  if (!multi) chunks = growChunks(chunks, chunkShift, vecBytes, old, cap);
   capacity = n;
 }
 
 /**
  * Grows the chunked rows of table `table` (chunks of 2^shift rows of `bytes` bytes) from room for
  * `old` rows to `cap`: fills the last chunk, then adds chunks. Returns the table (it may move).
- * Rows of no bytes (a turbo4 arena) get a table of empty chunks.
  */
 function growChunks(table: usize, shift: i32, bytes: usize, old: usize, cap: usize): usize {
   const per = <usize>1 << shift;
   const had: usize = table == 0 ? 0 : (old + per - 1) >> shift;
   const need = (cap + per - 1) >> shift;
   if (need > had || table == 0) table = grow(table, had << 2, max(need, 1) << 2, 0);
-  if (bytes == 0) return table;
   // The allocator grows linear memory by at least its current size whenever a block does not fit
   // (TLSF's growMemory), so chunks allocated one by one would double it again and again (60000
   // Fashion-MNIST vectors took 240 MB of linear memory instead of one region's 196). Taking the
@@ -456,12 +462,12 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function vecPtr(id: i32): usize {
-  return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + ((<usize>(id & chunkMask) * <usize>stride) << elemShift);
+  return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + <usize>(id & chunkMask) * vecBytes;
 }
 
-/** Bytes of one arena vector: its elements, or none for turbo4, whose rows are only their codes (turbo4.ts). */
+/** Bytes of one arena vector: its elements, or its turbo4 record (turbo4.ts). */
 @inline export function arenaRowBytes(): usize {
-  return dtype == DT_T4 ? 0 : <usize>stride << elemShift;
+  return vecBytes;
 }
 
 /** First vector of offset `id`'s list (multivector mode). */

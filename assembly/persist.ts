@@ -9,8 +9,8 @@
 //   upper   for each offset with level > 0, in offset order: u32[level * (M + 1)]
 //   deleted u32[ceil(count / 32)]
 //   pending u32[ceil(count / 32)]
-//   vecs    T[count * stride], the datatype's elements, dimensions in stored order (none for
-//           turbo4, whose vectors are its codes)
+//   vecs    T[count * stride], the datatype's elements, dimensions in stored order (turbo4: a
+//           record of vecBytes bytes per offset, turbo4.ts)
 //   order   u32[dim], only when permuted (see permute.ts)
 //   codes   i8[count * codeStride] and codeCorr f32[count], only when quantized (bit codes for
 //           binary, see layout.ts)
@@ -22,8 +22,7 @@
 //           (turbo-quant.ts turboWriteTrailer), so a reader finds it from the image's end too.
 //
 // A multivector index writes VERSION_MULTI and, in place of vecs, its lists compacted in offset
-// order: counts u32[count], then T[sum(counts) * stride] (none for turbo4, whose rows are its
-// codes); its codes, when quantized, follow the same order: i8[sum(counts) * codeStride], then
+// order: counts u32[count], then T[sum(counts) * stride] (turbo4: a record per row); its codes, when quantized, follow the same order: i8[sum(counts) * codeStride], then
 // codeCorr f32[sum(counts)]. A load lays the lists out in the arena's chunks (layout.ts
 // listStart), so the bytes do not depend on where a list sat in memory.
 //
@@ -32,11 +31,14 @@
 // quantization, their quantized word is 0 or 1) and 6 and 7. Images before 8 and 9 hold int8 codes
 // of an older codebook (codes -127..127 around a centred offset): their codebook is fitted again
 // on load, as Qdrant's is (quantize.ts), and every vector re-encoded from the stored vectors.
+// Versions 10 and 11 moved turbo4 records from the codes region to the vectors' (so a quantization
+// can sit on top); a turbo4 image of 8 or 9 holds its records as TurboQuant codes (records, a
+// correction each, the bits4 trailer): they are read into the vectors' place and the rest skipped.
 
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  chunks, chunkShift, codeChunks, rowShift, codeCorr, setParams, dtype, elemShift, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  chunks, chunkShift, codeChunks, rowShift, codeCorr, setParams, dtype, vecBytes, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, multiStart, codeVecPtr, arenaRowBytes, listStart,
 } from "./layout";
@@ -46,10 +48,13 @@ import { binaryStats, binaryStatsBytes } from "./binary-codes";
 import { codebookBytes, productTailBytes, readProductTail, writeProductTail } from "./product-quant";
 import { fitCodebook } from "./quantize";
 import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
+import { turbo4Setup } from "./turbo4";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
-const VERSION: u32 = 8;
-const VERSION_MULTI: u32 = 9;
+const VERSION: u32 = 10;
+const VERSION_MULTI: u32 = 11;
+const PRE_TURBO4_VERSION: u32 = 8;
+const PRE_TURBO4_VERSION_MULTI: u32 = 9;
 const PRE_PARITY_VERSION: u32 = 6;
 const PRE_PARITY_VERSION_MULTI: u32 = 7;
 const PRE_BINARY_VERSION: u32 = 4;
@@ -76,7 +81,7 @@ function measure(): usize {
   upperBytes = 0;
   for (let id = 0; id < count; id++) upperBytes += blockBytes(id);
   deletedBytes = ((n + 31) >> 5) << 2;
-  vecsBytes = multi ? n * 4 + <usize>storedVectors() * arenaRowBytes() : dtype == DT_T4 ? 0 : (n * <usize>stride) << elemShift;
+  vecsBytes = multi ? n * 4 + <usize>storedVectors() * arenaRowBytes() : n * vecBytes;
   const coded = multi ? <usize>storedVectors() : n;
   codesBytes = quantized ? coded * <usize>codeStride + coded * 4 + binaryStatsBytes() : 0;
   orderBytes = permutation() != 0 ? <usize>dim << 2 : 0;
@@ -109,6 +114,7 @@ let spanPtr: usize = 0, spanLen: usize = 0, spanOff: usize = 0;
 let streamPos: usize = 0, streamTotal: usize = 0;
 let scratch: usize = 0; // the trailer being written, or the dimension order being read
 let imageVersion: u32 = 0, imagePermuted = false;
+let legacyT4 = false; // loading a turbo4 image of version 8 or 9 (records where codes are now)
 
 function startStream(save: bool, total: usize): void {
   saving = save; failed = false;
@@ -131,13 +137,13 @@ function spanAt(): bool {
     if (!saving) store<u32>(upper + (<usize>id << 2), heap.alloc(bytes));
     return span(load<u32>(upper + (<usize>id << 2)), bytes);
   }
-  if (stage == S_VECS && !multi) {
-    if (dtype == DT_T4) return false; // turbo4's vectors are its codes
+  if (stage == S_VECS && !multi && legacyT4) return false; // its records come where codes do
+  if (!multi && (stage == S_VECS && !legacyT4 || stage == S_CODES && legacyT4)) {
     const from = item << chunkShift;
     if (from >= count) return false;
     const chunk = <usize>load<u32>(chunks + (<usize>item << 2));
     item++;
-    return span(chunk, (<usize>min(count - from, 1 << chunkShift) * <usize>stride) << elemShift);
+    return span(chunk, <usize>min(count - from, 1 << chunkShift) * vecBytes);
   }
   if (stage == S_CODES && !multi && quantized) {
     // Dense codes, a code chunk at a time (codes of large indexes are cut in chunks as vectors are).
@@ -150,11 +156,12 @@ function spanAt(): bool {
   if (multi && (stage == S_LISTS || stage == S_CODES || stage == S_CORR)) {
     // Lists and their codes are written compacted in offset order, a list at a time, and read back
     // the same way into the chunks the load laid them out in (no list straddles a chunk).
-    if (stage == S_CODES && !quantized || stage == S_CORR && !quantized) return false;
+    if (stage == S_CODES && !quantized && !legacyT4 || stage == S_CORR && !quantized && !legacyT4) return false;
     if (item >= count) return false;
     const id = item++;
     const k = <usize>load<u32>(mvCount + (<usize>id << 2));
     if (k == 0) return span(0, 0);
+    if (legacyT4) return stage == S_LISTS ? span(0, 0) : stage == S_CODES ? span(multiPtr(id), k * vecBytes) : span(0, k << 2);
     if (stage == S_LISTS) return span(multiPtr(id), k * arenaRowBytes());
     if (stage == S_CODES) return span(codeVecPtr(multiStart(id)), k * <usize>codeStride);
     return span(codeCorr + (<usize>multiStart(id) << 2), k << 2);
@@ -174,7 +181,7 @@ function spanAt(): bool {
       if (!imagePermuted) return false;
       scratch = heap.alloc(<usize>dim << 2);
       return span(scratch, <usize>dim << 2);
-    case S_CORR: return quantized ? span(codeCorr, n << 2) : false;
+    case S_CORR: return quantized ? span(codeCorr, n << 2) : legacyT4 ? span(0, n << 2) : false;
     case S_STATS: return binaryStatsBytes() != 0 ? span(binaryStats(), binaryStatsBytes()) : false;
     case S_TAIL:
       // Loading skips what is left (the trailers were read first, see loadTail).
@@ -296,8 +303,8 @@ export function loadBegin(head: usize, len: usize, total: usize): i32 {
   if (len < OLD_HEADER_WORDS * 4 || total < len || word(src, 0) != MAGIC) return -1;
   const version = word(src, 1);
   const old = version == OLD_VERSION || version == OLD_VERSION_MULTI;
-  const multiImage = version == VERSION_MULTI || version == PRE_PARITY_VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
-  if (!old && !multiImage && version != VERSION && version != PRE_PARITY_VERSION && version != PRE_BINARY_VERSION) return -1;
+  const multiImage = version == VERSION_MULTI || version == PRE_TURBO4_VERSION_MULTI || version == PRE_PARITY_VERSION_MULTI || version == PRE_BINARY_VERSION_MULTI || version == OLD_VERSION_MULTI;
+  if (!old && !multiImage && version != VERSION && version != PRE_TURBO4_VERSION && version != PRE_PARITY_VERSION && version != PRE_BINARY_VERSION) return -1;
   headerBytes = (old ? OLD_HEADER_WORDS : HEADER_WORDS) * 4;
   if (len < headerBytes) return -1;
   const datatype = old ? DT_F32 : <i32>word(src, 19);
@@ -305,6 +312,7 @@ export function loadBegin(head: usize, len: usize, total: usize): i32 {
   const quantWord = word(src, 10);
   if (quantWord > <u32>QM_BINARY15 + 1 && quantWord != <u32>QM_PRODUCT + 1 && quantWord != <u32>QM_TURBO + 1) return -1;
   setParams(<i32>word(src, 2), <i32>word(src, 4), <i32>word(src, 3), <i32>word(src, 5), 0, datatype);
+  turbo4Setup();
   if (multiImage) setMulti();
   const n = <i32>word(src, 6);
   if (total < headerBytes + <usize>n) return -1;
@@ -316,8 +324,9 @@ export function loadBegin(head: usize, len: usize, total: usize): i32 {
   setRng(load<u64>(src, 60));
   imageVersion = version;
   imagePermuted = word(src, 17) != 0;
+  legacyT4 = datatype == DT_T4 && (version == PRE_TURBO4_VERSION || version == PRE_TURBO4_VERSION_MULTI);
   startStream(false, total);
-  if (quantWord != 0) {
+  if (quantWord != 0 && !legacyT4) {
     setQuantState(false, load<f32>(src, 44), load<f32>(src, 48), load<f32>(src, 52), <i32>word(src, 14));
     if (quantWord == <u32>QM_PRODUCT + 1) { setQuantMethod(QM_PRODUCT); return 4 + <i32>codebookBytes(); }
     if (quantWord == <u32>QM_TURBO + 1) { setQuantMethod(QM_TURBO); return 4; }
@@ -370,6 +379,7 @@ export function loadPart(src: usize, len: usize): bool {
 export function loadEnd(): bool {
   if (failed || saving || spanOff < spanLen || nextSpan() || failed || stage != S_DONE) return false;
   // Only int8 codes changed meaning at versions 8 and 9; product and turbo images were first written at 8/9.
-  if (quantized && qMethod == QM_INT8 && imageVersion != VERSION && imageVersion != VERSION_MULTI) fitCodebook();
+  const current = imageVersion == VERSION || imageVersion == VERSION_MULTI || imageVersion == PRE_TURBO4_VERSION || imageVersion == PRE_TURBO4_VERSION_MULTI;
+  if (quantized && qMethod == QM_INT8 && !current) fitCodebook();
   return true;
 }

@@ -33,7 +33,7 @@
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
 import {
-  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, elemShift, levels, quantized, trainedAt,
+  EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, vecBytes, levels, quantized, trainedAt,
   multi, vecPtr, multiPtr, multiCount, mvCount, nextRandom, setQuantMethod,
   setQuantState, setCodeStride, reserveCodes, QM_PRODUCT, qMethod,
 } from "./layout";
@@ -130,7 +130,7 @@ function sampledPtr(i: i32): usize {
   const id = load<i32>(pickedIds + (<usize>i << 2));
   if (!multi) return vecPtr(id);
   const row = min(load<i32>(pickedRows + (<usize>i << 2)), max(multiCount(id) - 1, 0));
-  return multiPtr(id) + ((<usize>row * <usize>stride) << elemShift);
+  return multiPtr(id) + <usize>row * vecBytes;
 }
 
 // ---- Training -----------------------------------------------------------------------------

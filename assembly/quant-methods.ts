@@ -14,6 +14,7 @@ import {
 import { abandonProductFit, beginProductFit, installProductFit, productEncode, productEncodeFresh, productFitStep, productPrepareQuery, productRefitDue } from "./product-quant";
 import {
   abandonTurboFit, beginTurboFit, installTurboFit, turboConfigure, turboEncode, turboEncodeFresh, turboFitLimit, turboFitStep, turboPrepareQuery,
+  useSide, SIDE_QUANT,
 } from "./turbo-quant";
 
 export class QuantMethod {
@@ -56,8 +57,9 @@ function oneGo(configure: (q: f32) => void, encode: (src: usize, dst: usize) => 
 function productEncodeStored(src: usize, dst: usize): f32 { productEncode(src, dst); return 0; }
 function productQuery(src: usize, i: i32, total: i32): f32 { productPrepareQuery(src, i, total); return 0; }
 function turboConfig(q: f32): void { turboConfigure(); }
-function turboEncodeStored(src: usize, dst: usize): f32 { turboEncode(src, dst); return 0; }
-function turboQuery(src: usize, i: i32, total: i32): f32 { turboPrepareQuery(src, i, total); return 0; }
+// The source is read first: a turbo4 vector is decoded on the storage's side (turbo-quant.ts).
+function turboEncodeStored(src: usize, dst: usize): f32 { useSide(SIDE_QUANT); turboEncode(src, dst); return 0; }
+function turboQuery(src: usize, i: i32, total: i32): f32 { useSide(SIDE_QUANT); turboPrepareQuery(src, i, total); return 0; }
 function turboFitDue(): bool { return doublingDue(turboFitLimit()); }
 
 // Indexed by layout.ts QM_* (their values are the row numbers, checked below). Built on first

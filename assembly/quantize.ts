@@ -29,10 +29,11 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, dtype, elemShift, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
+  multiPtr, multiCount, multiStart, codeVecPtr, dtype, vecBytes, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
-import { turboDist, turboDistRows4, turboInRows4 } from "./turbo-quant";
+import { turboDist, turboDistRows4, turboInRows4, useSide, SIDE_QUANT } from "./turbo-quant";
+import { turbo4Decode } from "./turbo4";
 import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } from "./distance";
 import { encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
@@ -61,10 +62,21 @@ let decoded: usize = 0; // f32[stride]: a stored vector in code space (codeSourc
   return dtype == DT_U8 && metric == METRIC_COSINE;
 }
 
-/** The stored vector at `p` as the f32 vector its codes encode (`p` itself for float32). */
+/**
+ * The stored vector at `p` as the f32 vector its codes encode (`p` itself for float32): for
+ * turbo4, the dequantized vector its record stands for, as Qdrant builds a quantization on top of
+ * turbo4 storage from the dequantized vectors.
+ */
 export function codeSource(p: usize): usize {
   if (dtype == DT_F32) return p;
-  if (decoded == 0) decoded = heap.alloc(<usize>stride << 2);
+  if (decoded == 0) {
+    decoded = heap.alloc(<usize>stride << 2);
+    memory.fill(decoded, 0, <usize>stride << 2); // turbo4 decodes dim values: the padding stays 0
+  }
+  if (dtype == DT_T4) {
+    turbo4Decode(p, decoded);
+    return decoded;
+  }
   decodeElements(p, decoded, stride);
   if (normalisedCodes()) {
     const norm = Mathf.sqrt(dotF32(decoded, decoded, stride));
@@ -95,9 +107,9 @@ export function setBinaryQueryBits(q: f32): void {
   setQueryBits(<i32>q);
 }
 
-/** Whether the codebook is due a fit (never fitted, or due by its method's rule; turbo4 records are Normal mode: nothing fitted). */
+/** Whether the codebook is due a fit (never fitted, or due by its method's rule). */
 export function refitDue(): bool {
-  return quantized && dtype != DT_T4 && method().fitDue();
+  return quantized && method().fitDue();
 }
 
 /**
@@ -295,7 +307,10 @@ export function restatesScores(): bool {
     if (qdrantForm && metric == METRIC_EUCLID) return int8EuclidScore(q, qc, p, pc);
     return int8Dist(q, qc, p, pc);
   }
-  if (qMethod == QM_TURBO) return turboDist(i, p);
+  if (qMethod == QM_TURBO) {
+    useSide(SIDE_QUANT);
+    return turboDist(i, p);
+  }
   if (qMethod == QM_PRODUCT) return productDist(i, p);
   return bitsDist(q, p);
 }
@@ -356,6 +371,7 @@ export function codeDistRows4(a: i32, b: i32, c: i32, d: i32, bounded: bool, bou
     return;
   }
   if (qMethod == QM_TURBO) {
+    useSide(SIDE_QUANT);
     turboDistRows4(pa, pb, pc, pd, out);
     return;
   }
@@ -381,7 +397,7 @@ function encodeLists(): void {
     const first = multiStart(id);
     const p = multiPtr(id);
     for (let v = 0; v < multiCount(id); v++) {
-      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(codeSource(p + ((<usize>v * <usize>stride) << elemShift)), codeVecPtr(first + v)));
+      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(codeSource(p + <usize>v * vecBytes), codeVecPtr(first + v)));
     }
   }
 }
@@ -403,7 +419,7 @@ function nextLive(): usize {
       cursorId++;
       return vecPtr(id);
     }
-    if (cursorRow < multiCount(id)) return multiPtr(id) + ((<usize>(cursorRow++) * <usize>stride) << elemShift);
+    if (cursorRow < multiCount(id)) return multiPtr(id) + <usize>(cursorRow++) * vecBytes;
     cursorId++;
     cursorRow = 0;
   }

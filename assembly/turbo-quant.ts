@@ -20,10 +20,20 @@
 // dequantizes, rotates back and takes L1, as Qdrant does.
 //
 // Bits are counted in halves (2: bits1, 3: bits1_5, 4: bits2, 8: bits4), so 1.5 fits an integer.
+//
+// Two configurations can live in one index: a turbo4 index's storage (bits4, Normal mode: its
+// records are the stored vectors, turbo4.ts) and a quantization on top of it, which may be
+// TurboQuant too at other bits and with TQ+ (Qdrant builds it from the dequantized turbo4
+// vectors). The module state below is the active configuration's; useSide() swaps it with the
+// other's when a caller of the other side comes in (a compare when it is already active, so the
+// graph's inner loops, which stay on one side per pass, pay nothing more). Callers choose the
+// side: turbo4.ts the storage's, the quantization's entries (quant-methods.ts, quantize.ts,
+// persist.ts, the exported ones below) the quantization's. The fit state (freshShift, sample...)
+// belongs to the quantization only: the storage is never calibrated.
 
 import {
-  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, DT_T4, dtype, dim, metric, count, levels, multi, stride, elemShift,
-  vecPtr, multiPtr, multiCount, setCodeStride, setQuantState, quantile, qAlpha, qOffset,
+  EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, vecBytes,
+  vecPtr, multiPtr, multiCount, setCodeStride, setVecBytes, setQuantState, quantile, qAlpha, qOffset,
 } from "./layout";
 import { CODE_ROWS, addWork, inFitOrder } from "./fresh-codes";
 import { codeSource } from "./quantize";
@@ -63,7 +73,7 @@ const FIT_VECTORS: i32 = 10000;
 const FIT_VALUES: i32 = 1 << 18;
 
 /** How many stored vectors the calibration is fitted on: refitting past that count changes nothing. */
-export function turboFitLimit(): i32 { return min(FIT_VECTORS, max(FIT_VALUES / padded, 1)); }
+export function turboFitLimit(): i32 { useSide(SIDE_QUANT); return min(FIT_VECTORS, max(FIT_VALUES / padded, 1)); }
 
 let halfBits: i32 = 8;
 let bitsPer: i32 = 4;     // stored bits per coordinate
@@ -84,18 +94,47 @@ const SLOT_HEADER: usize = 16;
 let slots: usize = 0;
 let slotCap: i32 = 0;
 
-export function setTurboBits(h: i32): void { halfBits = h; }
-export function turboBits(): i32 { return halfBits; }
-export function turboPadded(): i32 { return padded; }
-export function turboShiftPtr(): usize { return shift; }
-export function turboScalePtr(): usize { return scale; }
+// The configurations' states: the active one lives in the globals above, the other here.
+export const SIDE_QUANT: i32 = 0;
+export const SIDE_STORAGE: i32 = 1;
+class TurboState {
+  halfBits: i32 = 8; bitsPer: i32 = 4; padded: i32 = 0; codeBytes: i32 = 0; coords: i32 = 0;
+  perms: usize = 0; shift: usize = 0; scale: usize = 0; work: usize = 0; spare: usize = 0;
+  lutLow: u64 = 0; lutHigh: u64 = 0; lutScale: f32 = 1; slots: usize = 0; slotCap: i32 = 0;
+}
+let side: i32 = SIDE_QUANT;
+let parked: TurboState | null = null; // the inactive side's state
+
+/** Makes side `s`'s configuration the active one (SIDE_QUANT or SIDE_STORAGE). */
+@inline export function useSide(s: i32): void {
+  if (s != side) swapSides(s);
+}
+
+function swapSides(s: i32): void {
+  if (parked === null) parked = new TurboState();
+  const p = parked!;
+  const h = halfBits, b = bitsPer, pd = padded, cb = codeBytes, co = coords, pe = perms, sh = shift, sc = scale;
+  const w = work, sp = spare, lo = i64x2.extract_lane(lut, 0), hi = i64x2.extract_lane(lut, 1), ls = lutScale, sl = slots, sx = slotCap;
+  halfBits = p.halfBits; bitsPer = p.bitsPer; padded = p.padded; codeBytes = p.codeBytes; coords = p.coords;
+  perms = p.perms; shift = p.shift; scale = p.scale; work = p.work; spare = p.spare;
+  lut = i64x2.replace_lane(i64x2.splat(p.lutLow), 1, p.lutHigh); lutScale = p.lutScale; slots = p.slots; slotCap = p.slotCap;
+  p.halfBits = h; p.bitsPer = b; p.padded = pd; p.codeBytes = cb; p.coords = co; p.perms = pe; p.shift = sh; p.scale = sc;
+  p.work = w; p.spare = sp; p.lutLow = lo; p.lutHigh = hi; p.lutScale = ls; p.slots = sl; p.slotCap = sx;
+  side = s;
+}
+
+export function setTurboBits(h: i32): void { useSide(SIDE_QUANT); halfBits = h; }
+export function turboBits(): i32 { useSide(SIDE_QUANT); return halfBits; }
+export function turboPadded(): i32 { useSide(SIDE_QUANT); return padded; }
+export function turboShiftPtr(): usize { useSide(SIDE_QUANT); return shift; }
+export function turboScalePtr(): usize { useSide(SIDE_QUANT); return scale; }
 
 @inline function centroids(): StaticArray<f32> {
   return bitsPer == 4 ? CENTROIDS_4 : bitsPer == 2 ? CENTROIDS_2 : CENTROIDS_1;
 }
 
-/** Centroid `i` of the configured bit width. */
-export function turboCentroid(i: i32): f32 { return centroids()[i]; }
+/** Centroid `i` of the quantization's bit width. */
+export function turboCentroid(i: i32): f32 { useSide(SIDE_QUANT); return centroids()[i]; }
 
 /** Qdrant's padded dimension for the bit width. */
 function paddedDim(d: i32, h: i32): i32 {
@@ -105,14 +144,26 @@ function paddedDim(d: i32, h: i32): i32 {
   return ((3 * d) / 2 + 7) & ~7;
 }
 
-/** Sets up the rotation, codebook and code layout for the index's dim and the configured bits. */
+/** Sets up the quantization's rotation, codebook and code layout for the index's dim and the configured bits. */
 export function turboConfigure(): void {
+  useSide(SIDE_QUANT);
+  abandonTurboFit(); // its regions are sized by P
+  setCodeStride(configureActive());
+}
+
+/** Sets up the turbo4 storage's configuration (bits4, never calibrated) and the stored vectors' size. */
+export function turboConfigureStorage(): void {
+  useSide(SIDE_STORAGE);
+  halfBits = 8;
+  setVecBytes(<usize>configureActive());
+}
+
+/** Sets up the active configuration for its bits; returns the bytes of one record. */
+function configureActive(): i32 {
   bitsPer = halfBits == 8 ? 4 : halfBits == 4 ? 2 : 1;
   padded = paddedDim(dim, halfBits);
   codeBytes = (((padded * bitsPer) >> 3) + 15) & ~15;
   coords = (codeBytes << 3) / bitsPer;
-  setCodeStride(codeBytes + (metric == METRIC_EUCLID ? 8 : 4));
-  abandonTurboFit(); // its regions are sized by P
   if (perms != 0) { heap.free(perms); heap.free(shift); heap.free(scale); heap.free(work); heap.free(spare); }
   perms = heap.alloc(<usize>padded * 12);
   buildPermutation(perms, SEED_0);
@@ -130,6 +181,7 @@ export function turboConfigure(): void {
   for (let i = 0; i < table.length; i++) store<i8>(bytes + <usize>i, <i8>nearest<f32>(table[i] * lutScale));
   lut = v128.load(bytes);
   heap.free(bytes);
+  return codeBytes + (metric == METRIC_EUCLID ? 8 : 4);
 }
 
 function resetCalibration(): void {
@@ -211,8 +263,14 @@ function unpermute(p: usize, k: i32): void {
   memory.copy(p, spare, <usize>padded << 2);
 }
 
-/** Qdrant's rotation of the P floats at p, in place: W, then (permute, W) for each seed. */
+/** Qdrant's rotation of the P floats at p (the quantization's P), in place. */
 export function turboRotate(p: usize): void {
+  useSide(SIDE_QUANT);
+  rotate(p);
+}
+
+/** Qdrant's rotation of the P floats at p, in place: W, then (permute, W) for each seed. */
+function rotate(p: usize): void {
   whtChunks(p);
   for (let k = 0; k < 3; k++) {
     permute(p, k);
@@ -233,7 +291,7 @@ export function turboRotateBack(p: usize): void {
 function rotateInto(src: usize): void {
   memory.copy(work, src, <usize>dim << 2);
   memory.fill(work + (<usize>dim << 2), 0, <usize>(coords - dim) << 2);
-  turboRotate(work);
+  rotate(work);
 }
 
 /** sqrt of the sum of squares of the P floats at p, summed in f64. */
@@ -270,6 +328,7 @@ export function turboEncode(src: usize, dst: usize): void {
 
 /** turboEncode with the calibration being fitted (fresh-codes.ts codes the vectors with it before it is installed). */
 export function turboEncodeFresh(src: usize, dst: usize): void {
+  useSide(SIDE_QUANT);
   encodeCalibrated(src, dst, freshShift, freshScale);
 }
 
@@ -297,7 +356,7 @@ function encodeCalibrated(src: usize, dst: usize, shifts: usize, scales: usize):
   const cn: f32 = metric == METRIC_COSINE && zero ? Mathf.sqrt(<f32>padded) : <f32>Math.sqrt(cnSq);
   const extras = dst + <usize>codeBytes;
   if (metric == METRIC_MANHATTAN) {
-    store<f32>(extras, dtype == DT_T4 && onGrid(cn, table, dst) ? l2 * Mathf.sqrt(<f32>padded) / cn : l2);
+    store<f32>(extras, side == SIDE_STORAGE && onGrid(cn, table, dst) ? l2 * Mathf.sqrt(<f32>padded) / cn : l2);
     return;
   }
   store<f32>(extras, cn > 0 ? l2 / cn : 0);
@@ -528,6 +587,7 @@ let fittedOffsets: i32 = 0;
 
 /** Starts a fit over the stored vectors (read in the fit's order, fresh-codes.ts); false when nothing is stored. */
 export function beginTurboFit(): bool {
+  useSide(SIDE_QUANT);
   if (count == 0) return false;
   abandonTurboFit();
   sampleCap = turboFitLimit();
@@ -547,6 +607,7 @@ export function beginTurboFit(): bool {
 
 /** One bounded step of the fit in progress; false once the calibration is fitted (nothing done). */
 export function turboFitStep(): bool {
+  useSide(SIDE_QUANT);
   if (gathering) {
     gatherSample();
     return true;
@@ -565,7 +626,7 @@ function gatherSample(): void {
     const id = gatherId;
     if (multi) {
       if (gatherRow < multiCount(id)) {
-        addSample(multiPtr(id) + ((<usize>(gatherRow++) * <usize>stride) << elemShift));
+        addSample(multiPtr(id) + <usize>(gatherRow++) * vecBytes);
         continue;
       }
       gatherRow = 0;
@@ -578,7 +639,9 @@ function gatherSample(): void {
 }
 
 function addSample(p: usize): void {
-  rotateInto(inFitOrder(p));
+  const src = inFitOrder(p); // a turbo4 record is decoded on the storage's side
+  useSide(SIDE_QUANT);
+  rotateInto(src);
   rescaleWork();
   memory.copy(sample + (<usize>sampled * <usize>padded << 2), work, <usize>padded << 2);
   sampled++;
@@ -608,6 +671,7 @@ function calibrate(i: i32): void {
 
 /** Makes the fitted calibration the one in use (the last step, with the codes of fresh-codes.ts). */
 export function installTurboFit(): void {
+  useSide(SIDE_QUANT);
   memory.copy(shift, freshShift, <usize>padded << 2);
   memory.copy(scale, freshScale, <usize>padded << 2);
   abandonTurboFit();
@@ -628,9 +692,10 @@ export function abandonTurboFit(): void {
 // Persisted form (a trailing section of the image, only for turbo): shift f32[P], scale f32[P],
 // then the half-bits word last, so a reader finds it from the image's end.
 
-export function turboTrailerBytes(): usize { return (<usize>padded << 3) + 4; }
+export function turboTrailerBytes(): usize { useSide(SIDE_QUANT); return (<usize>padded << 3) + 4; }
 
 export function turboWriteTrailer(p: usize): void {
+  useSide(SIDE_QUANT);
   memory.copy(p, shift, <usize>padded << 2);
   memory.copy(p + (<usize>padded << 2), scale, <usize>padded << 2);
   store<u32>(p + (<usize>padded << 3), halfBits);
@@ -648,6 +713,7 @@ export function turboRestoreBits(src: usize, len: usize): bool {
 
 /** Reads the calibration of the trailer ending at src + len. */
 export function turboReadTrailer(src: usize, len: usize): void {
+  useSide(SIDE_QUANT);
   const p = src + len - turboTrailerBytes();
   memory.copy(shift, p, <usize>padded << 2);
   memory.copy(scale, p + (<usize>padded << 2), <usize>padded << 2);

@@ -104,7 +104,7 @@ t.test('an image of the older int8 codebook (version 6) loads with its codes fit
   const index = await build({ dim: DIM, distance: 'Euclid', quantization: { quantile: 0.95 } }, data);
   const image = index.serialize();
   const view = new DataView(image.buffer, image.byteOffset, image.byteLength);
-  t.equal(view.getUint32(4, true), 8, 'dense images are version 8');
+  t.equal(view.getUint32(4, true), 10, 'dense images are version 10');
   const old = image.slice();
   new DataView(old.buffer).setUint32(4, 6, true);
   old.fill(0, old.byteLength - N * (PADDED + 4)); // codes and corrections of the older form are not read

@@ -3,7 +3,7 @@
 // the vectors (normalised for Cosine), searches score those records as Qdrant's estimator does
 // (graph, exact scan, pending vectors; "rescoring" has only the records too), a stored vector reads
 // back dequantized and rotated back, the graph links on records with a recall floor against exact
-// f32 search, the image keeps it all, and a quantization on top of turbo4 is refused.
+// f32 search, and the image keeps it all. A quantization on top: engine-turbo4-quantized.test.ts.
 
 import t, { type Test } from 'tap';
 import { VectorIndex, type Distance } from '../src/engine/index.js';
@@ -45,14 +45,14 @@ for (const distance of DISTANCES) {
     t.test(`${distance} ${dim}-d: records, scores, read-back against Qdrant's turbo4 arithmetic`, async (t) => {
       const data = clustered(N + 5, dim, 8, 7, 12, 0.2);
       const index = await buildIndex({ dim, distance, datatype: 'turbo4' }, data.subarray(0, N * dim));
-      t.equal(index.quantized, true, 'searched on codes');
+      t.equal(index.quantized, false, 'no codes: the records are the stored vectors');
       t.equal(index.config.quantization, null, 'no quantization on top');
       const model = normalModel(distance, dim);
       const rounded = normalModel(distance, dim, true);
       t.equal(index.vectorBytes, Math.ceil(model.p / 2 / 16) * 16 + (distance === 'Euclid' ? 8 : 4), `a vector takes ${index.vectorBytes} bytes (codes, then the extras)`);
       // What Qdrant encodes: the vector as given, normalised first for Cosine.
       const given = Array.from({ length: N }, (_, i) => (distance === 'Cosine' ? normalised(row(data, dim, i)) : row(data, dim, i)));
-      const codes: TurboCode[] = given.map((_, i) => decodeRecord(model, index.codes(i)));
+      const codes: TurboCode[] = given.map((_, i) => decodeRecord(model, index.storedBytes(i)));
       t.ok(codes.every((code, i) => code.idx.join() === encode(rounded, given[i]).idx.join()), 'indices are the reference encoding (Normal mode) rounded to f32 as the engine rounds');
       let extrasError = 0;
       for (let i = 0; i < N; i++) {
@@ -89,16 +89,16 @@ for (const distance of DISTANCES) {
       }
 
       // A point's record stored again as read back (the shard restages records on payload updates) keeps its codes.
-      const before = Array.from({ length: 20 }, (_, i) => index.codes(i));
+      const before = Array.from({ length: 20 }, (_, i) => index.storedBytes(i));
       for (let i = 0; i < 20; i++) index.upsert(i, index.vector(i));
-      t.same(Array.from({ length: 20 }, (_, i) => index.codes(i)), before, 'storing the read-back vector again keeps the record');
+      t.same(Array.from({ length: 20 }, (_, i) => index.storedBytes(i)), before, 'storing the read-back vector again keeps the record');
 
       // Read-back vectors stored in a fresh index (a shard rebuilt from its persisted records) give the same records.
       const again = await buildIndex({ dim, distance, datatype: 'turbo4' }, Float32Array.from(Array.from({ length: N }, (_, i) => [...index.vector(i)]).flat()));
       let idxSame = 0;
       let againError = 0;
       for (let i = 0; i < N; i++) {
-        const a = decodeRecord(model, again.codes(i));
+        const a = decodeRecord(model, again.storedBytes(i));
         if (a.idx.join() === codes[i].idx.join()) idxSame++;
         againError = Math.max(againError, Math.abs(a.scaling / codes[i].scaling - 1), Math.abs(a.l2 / codes[i].l2 - 1));
       }
@@ -127,12 +127,11 @@ t.test('pending (unlinked) vectors are scored on their records; the image holds 
   const want = linked.search(query, { limit: 10, exact: true });
   t.same(pending.search(query, { limit: 10 }), { ...want, cost: pending.search(query, { limit: 10 }).cost }, 'pending vectors: the exact answer on records');
   // The same stashes into float32 storage draw the same levels, so the images differ only by the
-  // vectors: 300 float32 vectors against 300 records (32 code bytes and a scaling, plus the word
-  // every code record carries) and the rotation's calibration trailer (identity, 64 shifts and scales).
+  // vectors: 300 float32 vectors against 300 records (32 code bytes and a scaling).
   const f32 = await VectorIndex.create(await engineModule(), { dim, distance: 'Dot' });
   for (let i = 0; i < 300; i++) f32.stash(i, row(data, dim, i));
   t.equal(pending.vectorBytes, 36, 'a record takes 36 bytes');
-  t.equal(f32.imageBytes - pending.imageBytes, 300 * dim * 4 - (300 * (36 + 4) + dim * 8 + 4), 'the image keeps the records, not the vectors');
+  t.equal(f32.imageBytes - pending.imageBytes, 300 * dim * 4 - 300 * 36, 'the image keeps the records, not the vectors');
 });
 
 // Recall floors (a regression alarm) for graph search on records built on records, against exact
@@ -158,7 +157,45 @@ t.test('recall: a graph linked on turbo4 records against exact f32 search', asyn
   }
 });
 
-t.test('refused: a quantization on top of turbo4 (multivectors: engine-turbo4-multivector.test.ts)', async (t) => {
-  const module = await engineModule();
-  await t.rejects(VectorIndex.create(module, { dim: 8, distance: 'Dot', datatype: 'turbo4', quantization: { method: 'turbo', bits: 'bits1' } }), /no quantization on top/);
+
+/**
+ * The image a turbo4 index of `rows` stored rows was written as before version 10 (8 dense, 9
+ * multivector), from today's: the records sat in the codes' place, each with a correction word,
+ * and the image ended with the bits4 trailer (identity calibration over P, then the half bits).
+ * No vectors and no codes came between, so the records keep their place.
+ */
+function legacyImage(image: Uint8Array, dim: number, rows: number, multivector: boolean): Uint8Array {
+  const p = dim + (dim % 2);
+  const old = new Uint8Array(image.byteLength + rows * 4 + p * 8 + 4);
+  old.set(image);
+  const view = new DataView(old.buffer);
+  view.setUint32(4, multivector ? 9 : 8, true);
+  view.setUint32(40, 6, true); // quantized: TurboQuant's word (QM_TURBO + 1)
+  const trailer = image.byteLength + rows * 4;
+  for (let i = 0; i < p; i++) view.setFloat32(trailer + (p + i) * 4, 1, true);
+  view.setUint32(trailer + p * 8, 8, true);
+  return old;
+}
+
+t.test('images of versions 8 and 9 (records in the codes\' place) still load', async (t) => {
+  const dim = 37;
+  const data = clustered(300, dim, 5, 11, 10, 0.2);
+  const dense = await buildIndex({ dim, distance: 'Euclid', datatype: 'turbo4' }, data);
+  const image = dense.serialize();
+  t.equal(new DataView(image.buffer, image.byteOffset).getUint32(4, true), 10, 'dense images are version 10');
+  const loaded = await VectorIndex.load(await engineModule(), legacyImage(image, dim, 300, false));
+  t.same([loaded.config.datatype, loaded.config.quantization], ['turbo4', null], 'a version 8 image restores a turbo4 index with no quantization');
+  const query = row(data, dim, 3);
+  t.same(loaded.search(query, { limit: 10, ef: 64 }), dense.search(query, { limit: 10, ef: 64 }), 'and answers identically');
+  t.same(Array.from({ length: 300 }, (_, i) => loaded.storedBytes(i)), Array.from({ length: 300 }, (_, i) => dense.storedBytes(i)), 'with the same records');
+
+  const lists = await VectorIndex.create(await engineModule(), { dim, distance: 'Dot', datatype: 'turbo4', multivector: { comparator: 'max_sim' } });
+  for (let i = 0; i < 100; i++) lists.upsert(i, data.subarray(i * 3 * dim, (i * 3 + 1 + (i % 3)) * dim), 1 + (i % 3));
+  const rows = Array.from({ length: 100 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
+  const multiImage = lists.serialize();
+  t.equal(new DataView(multiImage.buffer, multiImage.byteOffset).getUint32(4, true), 11, 'multivector images are version 11');
+  const again = await VectorIndex.load(await engineModule(), legacyImage(multiImage, dim, rows, true));
+  const q = data.subarray(0, 2 * dim);
+  t.same(again.search(q, { limit: 10 }, 2), lists.search(q, { limit: 10 }, 2), 'a version 9 image answers identically');
+  t.same(Array.from(again.vector(7)), Array.from(lists.vector(7)), 'and reads back the same list');
 });

@@ -3,14 +3,14 @@
 // rotation, Normal-mode codes and scoring, helpers/turbo-reference); retrieve returns the
 // dequantized vector rotated back, as Qdrant's turbo4 storage returns it; a payload update leaves
 // the vector as it was; the graph the optimizer builds, a restart and a snapshot upload all serve
-// the same answers; a quantization on top, which this server cannot serve, is refused, nothing
-// created (turbo4 multivectors: server-turbo4-multivector.test.ts).
+// the same answers (a quantization on top: server-turbo4-quantized.test.ts; turbo4 multivectors:
+// server-turbo4-multivector.test.ts).
 
 import t from 'tap';
 import type { Distance } from '../src/engine/index.js';
 import { startServer } from './helpers/server.js';
 import { asF32, brief, sameHits, type Hit } from './helpers/hits.js';
-import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
+import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { better, dot } from './helpers/reference.js';
 import { dequantize, encode, internalScore, normalModel, type TurboCode } from './helpers/turbo-reference.js';
@@ -127,20 +127,4 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
       sameHits(t, brief(got.points), reference(distance, query, 10), `after a restart, ${distance} q${qi}`, 1e-4);
     }
   }
-});
-
-t.test('refused: a quantization on top of turbo4; nothing is created', async (t) => {
-  const server = await startServer();
-  stopAtEnd(t, server);
-  const base = server.url;
-  assertError(t, await call(base, 'PUT', '/collections/a', { vectors: { size: 8, distance: 'Dot', datatype: 'turbo4' }, quantization_config: { turbo: { bits: 'bits1' } } }), 400,
-    'Wrong input: quantization of a turbo4 vector is not supported by this server: the vector has datatype turbo4 and a quantization_config', 'collection-level quantization');
-  assertError(t, await call(base, 'PUT', '/collections/a', { vectors: { v: { size: 8, distance: 'Dot', datatype: 'turbo4', quantization_config: { scalar: { type: 'int8' } } } } }), 400,
-    "Wrong input: quantization of a turbo4 vector is not supported by this server: vector 'v' has datatype turbo4 and a quantization_config", 'vector-level quantization');
-  t.equal((await call(base, 'GET', '/collections/a')).status, 404, 'nothing was created');
-  resultOf(t, await call(base, 'PUT', '/collections/b', { vectors: { v: { size: 8, distance: 'Dot', datatype: 'turbo4' } } }));
-  assertError(t, await call(base, 'PATCH', '/collections/b', { quantization_config: { binary: {} } }), 400,
-    "Wrong input: quantization of a turbo4 vector is not supported by this server: vector 'v' has datatype turbo4 and a quantization_config", 'a PATCH adding quantization');
-  const kept = resultOf<{ config: { quantization_config: unknown } }>(t, await call(base, 'GET', '/collections/b'));
-  t.equal(kept.config.quantization_config, null, 'and the collection keeps none');
 });

@@ -86,19 +86,16 @@ interface EngineEntry {
   storesVectors: boolean;
   /** Exact search: no graph parameters, measured once per run. */
   exact: boolean;
-  /** Searches quantization codes: not over turbo4 storage, which takes no quantization on top. */
-  quantized: boolean;
 }
 
 /**
  * A Quiver engine whose name and quantization follow from the run's parameters (quiver-pq's
  * compression); another datatype than float32 is added to the name.
  */
-function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false, quantized = true): EngineEntry {
+function quiverEngineOf(config: (params: RunnerParams) => { label: string; quantization: Quantization | null }, exact = false): EngineEntry {
   return {
     storesVectors: true,
     exact,
-    quantized,
     make: (params) => {
       const { label, quantization } = config(params);
       const { graph, oversampling, datatype } = params;
@@ -109,7 +106,7 @@ function quiverEngineOf(config: (params: RunnerParams) => { label: string; quant
 
 /** A Quiver engine: `label` names it ("quiver f32"), `quantization` is its config as the engine takes it. */
 function quiverEngine(label: string, quantization: Quantization | null, exact = false): EngineEntry {
-  return quiverEngineOf(() => ({ label, quantization }), exact, quantization !== null);
+  return quiverEngineOf(() => ({ label, quantization }), exact);
 }
 
 const BINARY_ENGINES = Object.fromEntries((Object.keys(BINARY_VARIANTS) as BinaryVariant[])
@@ -123,10 +120,10 @@ const REGISTRY = {
   'quiver-f32': quiverEngine('quiver f32', null),
   'quiver-int8': quiverEngine('quiver int8', { quantile: 1 }),
   'quiver-binary': quiverEngine('quiver binary', { method: 'binary' }),
-  hnswlib: { storesVectors: false, exact: false, quantized: false, make: ({ graph }) => new HnswlibRunner(graph) },
-  usearch: { storesVectors: false, exact: false, quantized: false, make: ({ graph }) => new UsearchRunner(graph) },
+  hnswlib: { storesVectors: false, exact: false, make: ({ graph }) => new HnswlibRunner(graph) },
+  usearch: { storesVectors: false, exact: false, make: ({ graph }) => new UsearchRunner(graph) },
   'quiver-exact': quiverEngine('quiver exact (SIMD)', null, true),
-  flat: { storesVectors: false, exact: true, quantized: false, make: ({ graph }) => new FlatRunner(graph.distance) },
+  flat: { storesVectors: false, exact: true, make: ({ graph }) => new FlatRunner(graph.distance) },
   'quiver-pq': quiverEngineOf(({ compression }) => ({ label: `quiver pq ${compression}`, quantization: { method: 'product', compression } })),
   'quiver-turbo': quiverEngineOf(({ turboBits }) => ({ label: `quiver turbo ${turboBits}`, quantization: { method: 'turbo', bits: turboBits } })),
   ...BINARY_ENGINES,
@@ -140,11 +137,10 @@ export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int
 
 /**
  * The datatypes a run builds `engine` with: every --datatype for engines that store vectors in
- * Quiver's engine (but turbo4 storage takes no quantization on top), float32 for the others.
+ * Quiver's engine (a quantized one over turbo4 storage too), float32 for the others.
  */
 export function datatypesOf(engine: EngineName, datatypes: readonly Datatype[]): Datatype[] {
-  if (!REGISTRY[engine].storesVectors) return ['float32'];
-  return datatypes.filter((d) => d !== 'turbo4' || !REGISTRY[engine].quantized);
+  return REGISTRY[engine].storesVectors ? [...datatypes] : ['float32'];
 }
 
 /** Exact engines: measured once per run, with no graph parameters. */

@@ -79,7 +79,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'repeats', value: 'N', default: '2', help: 'timed passes per ef; the fastest counts' },
       { name: 'exact-queries', value: 'N', default: '200', help: 'queries the flat exact scan answers (it is slow on large sets)' },
       { name: 'clock', value: 'NAME', default: 'wall', help: 'what QPS is counted in: wall (elapsed time) or cpu (this process\'s CPU time, steadier on a shared machine)' },
-      { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype; turbo4 only for unquantized engines)` },
+      { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
       { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
       ...OUTPUT_OPTIONS,

@@ -5,7 +5,7 @@
 // (sparse vector params, strict mode, storage placement, quantization) are read where they act.
 
 import { BadInput } from '../errors.js';
-import type { Datatype as EngineDatatype, Distance, Quantization, SparseDatatype } from '../engine/index.js';
+import type { Distance, Quantization, SparseDatatype } from '../engine/index.js';
 import type { Payload } from '../model.js';
 import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
 import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
@@ -114,18 +114,6 @@ function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantiz
   };
 }
 
-/**
- * The element type the engine stores a vector in. turbo4 (Qdrant 1.19's 4-bit TurboQuant storage,
- * single vectors and multivectors alike) keeps only codes, in the engine's slot for codes: Qdrant
- * also takes a quantization on top of it, which this server cannot serve yet, so it refuses that
- * rather than store float32 or drop the quantization.
- */
-function engineDatatype(name: string, v: VectorParams, quantization: Quantization | null): EngineDatatype {
-  if (v.datatype !== 'turbo4') return v.datatype ?? 'float32';
-  const vector = name === '' ? 'the vector' : `vector '${name}'`;
-  if (quantization) throw new BadInput(`quantization of a turbo4 vector is not supported by this server: ${vector} has datatype turbo4 and a quantization_config`);
-  return 'turbo4';
-}
 
 export function optimizerSpecOf(config: CollectionConfig): OptimizerSpec {
   const { indexingThreshold, deletedThreshold, vacuumMinVectorNumber, maxOptimizationThreads } = config.optimizer;
@@ -149,7 +137,7 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       fullScanThreshold: hnsw.fullScanThreshold,
       quantization,
       multivector: v.multivector ?? null,
-      datatype: engineDatatype(name, v, quantization),
+      datatype: v.datatype ?? 'float32',
     };
   });
 }

@@ -38,6 +38,7 @@ export interface EngineExports {
   turboShiftPtr(): number;
   turboScalePtr(): number;
   codesPtr(offset: number): number;
+  storedPtr(offset: number): number;
   serializedSize(): number;
   saveBegin(): number;
   savePart(out: number, len: number): number;

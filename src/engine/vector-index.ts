@@ -164,14 +164,6 @@ function loadedQuantization(wasm: EngineExports): Quantization {
   return { method: 'binary', ...(method !== 'one_bit' ? { encoding: method } : {}), ...(queryEncoding ? { queryEncoding } : {}) };
 }
 
-/**
- * Refuses what a turbo4 index cannot be: its engine slot for codes holds the turbo4 records
- * themselves (one per row for multivectors), so there is no room for a quantization on top.
- */
-function checkTurbo4(config: VectorIndex['config']): void {
-  if (config.datatype === 'turbo4' && config.quantization) throw new RangeError('a turbo4 index takes no quantization on top');
-}
-
 export class VectorIndex {
   private readonly views: MemoryViews;
   private bitsPtr = 0;
@@ -198,16 +190,12 @@ export class VectorIndex {
       quantization: config.quantization ?? null,
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
-    checkTurbo4(full);
     const { exports: wasm, host } = await instantiateWithHost(module);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
-    if (full.datatype === 'turbo4') {
-      // The codes are the storage: TurboQuant at 4 bits, never calibrated (Qdrant's Normal mode).
-      wasm.setTurboBits(turboHalfBits('bits4'));
-      wasm.enableQuantization(1, TURBO_METHOD);
-    } else if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
+    // turbo4 storage is set up by init (its records are the stored vectors): any quantization goes on top.
+    if (q?.method === 'product') wasm.enableProductQuantization(bucketOf(q.compression));
     else if (q?.method === 'turbo') {
       wasm.setTurboBits(turboHalfBits(q.bits));
       wasm.enableQuantization(1, TURBO_METHOD);
@@ -225,8 +213,7 @@ export class VectorIndex {
       m: wasm.indexM(),
       efConstruct: wasm.indexEfConstruct(),
       fullScanThreshold: options.fullScanThreshold ?? DEFAULTS.fullScanThreshold,
-      // A turbo4 image's codes are its storage, not a quantization on top.
-      quantization: wasm.isQuantized() && DATATYPES[wasm.indexDatatype()] !== 'turbo4' ? loadedQuantization(wasm) : null,
+      quantization: wasm.isQuantized() ? loadedQuantization(wasm) : null,
       multivector: wasm.isMultivector() ? { comparator: 'max_sim' } : null,
       datatype: DATATYPES[wasm.indexDatatype()],
       seed: DEFAULTS.seed,
@@ -286,7 +273,7 @@ export class VectorIndex {
     return this.wasm.memory.buffer.byteLength;
   }
 
-  /** Whether search can use codes: a quantization, or turbo4 storage (whose codes are the vectors). */
+  /** Whether search can use codes: a quantization (on any datatype, turbo4 included). */
   get quantized(): boolean {
     return this.wasm.isQuantized() !== 0;
   }
@@ -300,6 +287,13 @@ export class VectorIndex {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset) >>> 0;
     return this.views.u8.slice(at, at + this.wasm.codeBytes());
+  }
+
+  /** Offset `offset`'s stored vector as its bytes (the datatype's elements in stored order, or its turbo4 record); dense indexes only. */
+  storedBytes(offset: number): Uint8Array {
+    if (this.multivector) throw new RangeError('stored bytes are read from a dense index');
+    const at = this.wasm.storedPtr(offset) >>> 0;
+    return this.views.u8.slice(at, at + this.wasm.vectorBytes());
   }
 
   /**
