@@ -58,6 +58,11 @@ t.test('three peers form a cluster, agree on a leader, and share metadata keys',
     });
     t.same(value, { owner: 'search', shards: [1, 2] }, 'read through another peer');
   }
+  const telemetry = ((await call(peers[0].url, 'GET', '/telemetry?details_level=2')).body as { result: { cluster: { enabled: boolean; status: { number_of_peers: number; peer_id: number; is_voter: boolean }; peers: Record<string, unknown>; metadata: Record<string, unknown> } } }).result.cluster;
+  t.equal(telemetry.enabled, true, 'telemetry: cluster enabled');
+  t.same([telemetry.status.number_of_peers, telemetry.status.peer_id, telemetry.status.is_voter], [3, ids[0], true], 'telemetry: the peer\'s consensus status');
+  t.same(Object.keys(telemetry.peers).sort(), Object.keys(bodies[0].peers).sort(), 'telemetry: the peers (details level 2)');
+  t.same(telemetry.metadata, { team: { owner: 'search', shards: [1, 2] } }, 'telemetry: the metadata keys');
   t.equal((await call(peers[2].url, 'DELETE', '/cluster/metadata/keys/team?wait=true')).status, 200);
   t.equal((await call(peers[2].url, 'GET', '/cluster/metadata/keys/team')).body && ((await call(peers[2].url, 'GET', '/cluster/metadata/keys/team')).body as { result: unknown }).result, null, 'deleted: null');
   t.same(((await call(peers[2].url, 'GET', '/cluster/metadata/keys')).body as { result: string[] }).result, [], 'and no longer listed');
