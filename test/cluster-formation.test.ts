@@ -45,6 +45,10 @@ t.test('three peers form a cluster, agree on a leader, and share metadata keys',
     t.ok(ids.includes(body.raft_info.leader!), 'the leader is one of the peers');
   }
   t.equal(bodies.filter((b) => b.raft_info.role === 'Leader').length, 1, 'exactly one peer leads');
+  for (const peer of peers) {
+    const ready = await fetch(`${peer.url}/readyz`);
+    t.same([ready.status, await ready.text()], [200, 'all shards are ready'], 'ready once it follows the control plane');
+  }
 
   const put = await call(peers[0].url, 'PUT', '/cluster/metadata/keys/team?wait=true', { owner: 'search', shards: [1, 2] });
   t.equal(put.status, 200, JSON.stringify(put.body));

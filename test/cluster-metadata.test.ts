@@ -66,6 +66,10 @@ class RecordingMetadata implements ClusterService {
     return { status: 'disabled' };
   }
 
+  ready(): boolean {
+    return true;
+  }
+
   async telemetry(): Promise<ClusterTelemetry> {
     return { enabled: false };
   }

@@ -217,6 +217,11 @@ export class ClusterNode {
     });
   }
 
+  /** Caught up: the etcd member runs and the apply loop follows the control plane without error. */
+  ready(): boolean {
+    return this.membership !== null && this.membership.member.running && this.loop !== null && this.loop.lastError === null;
+  }
+
   /** The cluster metadata keys (`GET /cluster/metadata/keys`) holding a value, as this peer applied them. */
   async keys(): Promise<string[]> {
     return [...this.view.metadata].filter(([, value]) => value !== null).map(([key]) => key);

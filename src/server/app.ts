@@ -102,7 +102,7 @@ export function buildServer(context: ServerContext, logger: boolean | object = f
   registerTelemetryRoutes(app, context);
   registerClusterRoutes(app, context);
   registerMetricsRoutes(app, context);
-  registerHealthRoutes(app);
+  registerHealthRoutes(app, context);
   registerQuotaRoutes(app, context);
   registerIssueRoutes(app, context);
   registerShardRoutes(app, context);

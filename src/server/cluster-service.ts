@@ -15,6 +15,8 @@ export type ClusterStatus = { status: 'disabled' } | ClusterStatusBody;
 
 export interface ClusterService {
   status(): Promise<ClusterStatus>;
+  /** Whether the node's state is caught up (`/readyz`). */
+  ready(): boolean;
   /** The `cluster` section of `/telemetry` at `level`. */
   telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry>;
   /** Replaces the quota configuration everywhere the node's deployment enforces it; `wait` as for metadata. */
@@ -42,6 +44,11 @@ export class StandaloneCluster implements ClusterService {
 
   status(): Promise<ClusterStatus> {
     return Promise.resolve({ status: 'disabled' });
+  }
+
+  /** A single node opened everything before it serves. */
+  ready(): boolean {
+    return true;
   }
 
   /** Qdrant's section outside distributed mode. */
