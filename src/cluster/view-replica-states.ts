@@ -1,0 +1,59 @@
+// A shard's replica states on a cluster peer: those of the control plane's view this peer applied
+// (src/replica/replica-states.ts says why a set never decides a state itself). A replica that
+// failed an update is proposed Dead through etcd, and the mark is done once this peer's apply
+// loop applied that change, so the set's next request already sees the replica Dead.
+
+import type { ReplicaState } from '../replica/replica.js';
+import type { ReplicaStates } from '../replica/replica-states.js';
+import type { ShardId } from '../replica/shard-id.js';
+import { DEACTIVATION_TIMEOUT_MS } from '../replica/write-outcome.js';
+import type { ClusterView } from './cluster-view.js';
+import type { ControlPlane } from './control-plane.js';
+
+/** The view a peer's data path reads, and the wait for a revision to be applied (the apply loop's). */
+export interface AppliedViews {
+  /** The view this peer applied (or is applying: a reconcile reads the view it applies). */
+  view(): ClusterView;
+  /** Settles once this peer applied `revision`; rejects after `timeoutMs`. */
+  waitApplied(revision: number, timeoutMs: number): Promise<void>;
+}
+
+/** What the states propose to the cluster. */
+export type StateProposer = Pick<ControlPlane, 'setReplicaState'>;
+
+/**
+ * The state of `peer`'s replica of `shard` in `view`, for the collection stored under `storageId`:
+ * undefined when the view holds no such replica, or the name now stands for another collection
+ * (deleted and created again: its replicas are not this collection's).
+ */
+export function replicaStateIn(view: ClusterView, shard: ShardId, storageId: string, peer: number): ReplicaState | undefined {
+  if (view.collections.get(shard.collection)?.storageId !== storageId) return undefined;
+  return view.shards.get(shard.collection)?.get(shard.shard)?.replicas[String(peer)];
+}
+
+export class ViewReplicaStates implements ReplicaStates {
+  /** `waitMs`: how long a mark waits for this peer to apply it (Qdrant's deactivation timeout by default). */
+  constructor(
+    private readonly shard: ShardId,
+    private readonly storageId: string,
+    private readonly views: AppliedViews,
+    private readonly proposer: StateProposer,
+    private readonly waitMs = DEACTIVATION_TIMEOUT_MS,
+  ) {}
+
+  stateOf(peer: number): ReplicaState | undefined {
+    return replicaStateIn(this.views.view(), this.shard, this.storageId, peer);
+  }
+
+  /**
+   * Proposes `peer`'s replica Dead if it is still in `from` (any state when null), and resolves
+   * once this peer applied the revision that decided it: the change, or the state another change
+   * left (the compare failed because the replica already left `from`). Rejects when etcd does
+   * not commit or the apply does not come within the bound (the set stops skipping the replica
+   * once the mark settled either way: from then on the view's state rules, replica-set.ts).
+   */
+  async markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+    const { revision } = await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from]);
+    await this.views.waitApplied(revision, this.waitMs);
+  }
+}
