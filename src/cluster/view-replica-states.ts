@@ -3,6 +3,8 @@
 // failed an update is proposed Dead through etcd, and the mark is done once this peer's apply
 // loop applied that change, so the set's next request already sees the replica Dead.
 
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isQuiverError } from '../errors.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { ReplicaStates } from '../replica/replica-states.js';
 import type { ShardId } from '../replica/shard-id.js';
@@ -31,6 +33,10 @@ export function replicaStateIn(view: ClusterView, shard: ShardId, storageId: str
   return view.shards.get(shard.collection)?.get(shard.shard)?.replicas[String(peer)];
 }
 
+/** First and longest pause between proposals that etcd did not commit. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 1000;
+
 export class ViewReplicaStates implements ReplicaStates {
   /** `waitMs`: how long a mark waits for this peer to apply it (Qdrant's deactivation timeout by default). */
   constructor(
@@ -48,12 +54,27 @@ export class ViewReplicaStates implements ReplicaStates {
   /**
    * Proposes `peer`'s replica Dead if it is still in `from` (any state when null), and resolves
    * once this peer applied the revision that decided it: the change, or the state another change
-   * left (the compare failed because the replica already left `from`). Rejects when etcd does
-   * not commit or the apply does not come within the bound (the set stops skipping the replica
-   * once the mark settled either way: from then on the view's state rules, replica-set.ts).
+   * left (the compare failed because the replica already left `from`). A proposal etcd does not
+   * commit (no quorum) is made again until the bound passes, as Qdrant's consensus keeps the
+   * proposal until it commits or the deactivation timeout ends the wait; a refusal (the
+   * collection or shard is gone) is final. Rejects once the bound passed (the set stops skipping
+   * the replica once the mark settled either way: from then on the view's state rules, replica-set.ts).
    */
   async markFailed(peer: number, from: ReplicaState | null): Promise<void> {
-    const { revision } = await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from]);
-    await this.views.waitApplied(revision, this.waitMs);
+    const end = Date.now() + this.waitMs;
+    const revision = await this.propose(peer, from, end);
+    await this.views.waitApplied(revision, Math.max(0, end - Date.now()));
+  }
+
+  private async propose(peer: number, from: ReplicaState | null, end: number): Promise<number> {
+    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      try {
+        return (await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from])).revision;
+      } catch (err) {
+        if ((isQuiverError(err) && err.statusCode < 500) || Date.now() + pause >= end) throw err;
+        // Bounded like the set's own wait for the mark (replica-set.ts), which runs as long.
+        await sleep(pause);
+      }
+    }
   }
 }
