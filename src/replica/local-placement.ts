@@ -22,7 +22,10 @@ export class LocalPlacement implements ShardPlacement {
   /** `peer`: this node's peer id, which its replicas carry. */
   constructor(private readonly storagePath: string, readonly workers: ShardWorkers, readonly peer = SINGLE_NODE_PEER) {}
 
-  /** A collection's clock: this node's peer id, and one clock (a node alone never restarts into another peer's tags). */
+  /**
+   * A collection's clock: this node's peer id and clock 0. A node alone is the only writer of its
+   * replicas and its counter resumes after the highest id they hold, so no restart reuses a tag.
+   */
   newClock(): OperationClock {
     return new OperationClock(this.peer);
   }
