@@ -2,7 +2,7 @@
 // and the routing of every write. It never holds point data itself, nor knows where its shards
 // live; reads go through a ShardReader over the shards a request selects.
 
-import { collectionNotFound, float16OutOfRange, multiRegularMismatch, shardKeyAlreadyExists, shardKeyDoesNotExist, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
+import { collectionNotFound, float16OutOfRange, shardNotFound, multiRegularMismatch, shardKeyAlreadyExists, shardKeyDoesNotExist, sparseDenseMismatch, vectorDimensionMismatch, vectorNameNotFound } from '../messages.js';
 import { BadInput, BadRequest } from '../errors.js';
 import { FLOAT16_OVERFLOW, float16Overflow } from '../engine/index.js';
 import { isMulti, isSparse, type ShardKey, type Vector } from '../model.js';
@@ -58,8 +58,6 @@ export type Persist<T> = (value: T) => Promise<void>;
 const MAY_FAIL = new Set<WriteOp['kind']>(['update_vectors', 'delete_vectors', 'set_payload', 'overwrite_payload', 'delete_payload', 'clear_payload']);
 
 export class Collection implements ReaderSource {
-  /** Numbers the collection's operations: one sequence over all its shards (src/replica/operation-clock.ts). */
-  private readonly clock = new OperationClock();
   private readonly gate = new SharedGate();
   /** Set by the drop or close job: every job queued after it fails as if the collection did not exist. */
   private ended = false;
@@ -74,6 +72,8 @@ export class Collection implements ReaderSource {
     private optimizerSpec: OptimizerSpec = DEFAULT_OPTIMIZER_SPEC,
     private readonly walSpec: WalSpec = DEFAULT_WAL_SPEC,
     strictMode: StrictModeConfig = { enabled: false },
+    /** Numbers the collection's operations: one sequence over all its shards, tagged as this node's (src/replica/operation-clock.ts). */
+    private readonly clock: OperationClock = new OperationClock(),
   ) {
     this.strictMode = new StrictMode(strictMode);
   }
@@ -329,6 +329,21 @@ export class Collection implements ReaderSource {
       const first = await applyAcross(parts, this.clock, ops.length, { checkFirst: mayFail, wait });
       const status = wait ? 'completed' : 'acknowledged';
       return ops.map((_, i) => ({ operation_id: first + i, status }));
+    });
+  }
+
+  /**
+   * Applies `ops` to shard `id` alone, numbered and tagged as this node's writes are: an update
+   * another peer forwarded to this one as the leader of the shard's replicas (medium or strong
+   * ordering, src/cluster/p2p-host.ts). The sender already checked and routed the operations.
+   * Answers the first of their operation ids.
+   */
+  applyToShard(id: number, ops: WriteOp[], wait: boolean): Promise<number> {
+    return this.gate.shared(async () => {
+      if (this.ended) throw collectionNotFound(this.name);
+      const set = this.shards.find((s) => s.id === id);
+      if (!set) throw shardNotFound(id);
+      return applyAcross(new Map([[set, ops]]), this.clock, ops.length, { checkFirst: false, wait });
     });
   }
 

@@ -97,7 +97,7 @@ export class CollectionManager {
     const shards = keys
       ? keys.flatMap((entry) => entry.shards.map((id) => this.replicaSet(record, id, entry.key)))
       : Array.from({ length: shardCountOf(record.config) }, (_, i) => this.replicaSet(record, i));
-    return new Collection(record.name, { keys, shards }, vectorSpecsOf(record.config), sparseSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config), walSpecOf(record.config), record.config.strictMode);
+    return new Collection(record.name, { keys, shards }, vectorSpecsOf(record.config), sparseSpecsOf(record.config), record.indexes, optimizerSpecOf(record.config), walSpecOf(record.config), record.config.strictMode, this.placement.newClock());
   }
 
   /** Drops a collection no record names any more (after the jobs queued on it) and removes its folder. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ShardKey } from '../model.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import { LocalReplica } from './local-replica.js';
+import { OperationClock } from './operation-clock.js';
 import { ReplicaSet, type ReplicaSetParams } from './replica-set.js';
 import { LocalReplicaStates } from './replica-states.js';
 import type { ShardPlacement } from './shard-placement.js';
@@ -20,6 +21,14 @@ export const SINGLE_NODE_PEER = 0;
 export class LocalPlacement implements ShardPlacement {
   /** `peer`: this node's peer id, which its replicas carry. */
   constructor(private readonly storagePath: string, readonly workers: ShardWorkers, readonly peer = SINGLE_NODE_PEER) {}
+
+  /**
+   * A collection's clock: this node's peer id and clock 0. A node alone is the only writer of its
+   * replicas and its counter resumes after the highest id they hold, so no restart reuses a tag.
+   */
+  newClock(): OperationClock {
+    return new OperationClock(this.peer);
+  }
 
   private get collectionsFolder(): string {
     return join(this.storagePath, 'collections');

@@ -5,6 +5,7 @@
 
 import type { ShardKey } from '../model.js';
 import type { ShardWorkers } from '../worker/pool.js';
+import type { OperationClock } from './operation-clock.js';
 import type { ReplicaSet, ReplicaSetParams } from './replica-set.js';
 import type { ShardId } from './shard-id.js';
 
@@ -13,6 +14,11 @@ export interface ShardPlacement {
   readonly workers: ShardWorkers;
   /** This node's peer id. */
   readonly peer: number;
+  /**
+   * A new operation clock for a collection, tagging its writes as this node's (peer 0 and clock 0
+   * alone; the peer id and this start's incarnation in a cluster: src/replica/operation-clock.ts).
+   */
+  newClock(): OperationClock;
   /**
    * The replica set of `shard` of the collection stored under `storageId`; `params` are read when
    * a request comes (a collection's replication parameters can be updated).

@@ -1,0 +1,80 @@
+// A shard's replica states on a cluster peer: those of the control plane's view this peer applied
+// (src/replica/replica-states.ts says why a set never decides a state itself). A replica that
+// failed an update is proposed Dead through etcd, and the mark is done once this peer's apply
+// loop applied that change, so the set's next request already sees the replica Dead.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isQuiverError } from '../errors.js';
+import type { ReplicaState } from '../replica/replica.js';
+import type { ReplicaStates } from '../replica/replica-states.js';
+import type { ShardId } from '../replica/shard-id.js';
+import { DEACTIVATION_TIMEOUT_MS } from '../replica/write-outcome.js';
+import type { ClusterView } from './cluster-view.js';
+import type { ControlPlane } from './control-plane.js';
+
+/** The view a peer's data path reads, and the wait for a revision to be applied (the apply loop's). */
+export interface AppliedViews {
+  /** The view this peer applied (or is applying: a reconcile reads the view it applies). */
+  view(): ClusterView;
+  /** Settles once this peer applied `revision`; rejects after `timeoutMs`. */
+  waitApplied(revision: number, timeoutMs: number): Promise<void>;
+}
+
+/** What the states propose to the cluster. */
+export type StateProposer = Pick<ControlPlane, 'setReplicaState'>;
+
+/**
+ * The state of `peer`'s replica of `shard` in `view`, for the collection stored under `storageId`:
+ * undefined when the view holds no such replica, or the name now stands for another collection
+ * (deleted and created again: its replicas are not this collection's).
+ */
+export function replicaStateIn(view: ClusterView, shard: ShardId, storageId: string, peer: number): ReplicaState | undefined {
+  if (view.collections.get(shard.collection)?.storageId !== storageId) return undefined;
+  return view.shards.get(shard.collection)?.get(shard.shard)?.replicas[String(peer)];
+}
+
+/** First and longest pause between proposals that etcd did not commit. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 1000;
+
+export class ViewReplicaStates implements ReplicaStates {
+  /** `waitMs`: how long a mark waits for this peer to apply it (Qdrant's deactivation timeout by default). */
+  constructor(
+    private readonly shard: ShardId,
+    private readonly storageId: string,
+    private readonly views: AppliedViews,
+    private readonly proposer: StateProposer,
+    private readonly waitMs = DEACTIVATION_TIMEOUT_MS,
+  ) {}
+
+  stateOf(peer: number): ReplicaState | undefined {
+    return replicaStateIn(this.views.view(), this.shard, this.storageId, peer);
+  }
+
+  /**
+   * Proposes `peer`'s replica Dead if it is still in `from` (any state when null), and resolves
+   * once this peer applied the revision that decided it: the change, or the state another change
+   * left (the compare failed because the replica already left `from`). A proposal etcd does not
+   * commit (no quorum) is made again until the bound passes, as Qdrant's consensus keeps the
+   * proposal until it commits or the deactivation timeout ends the wait; a refusal (the
+   * collection or shard is gone) is final. Rejects once the bound passed (the set stops skipping
+   * the replica once the mark settled either way: from then on the view's state rules, replica-set.ts).
+   */
+  async markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+    const end = Date.now() + this.waitMs;
+    const revision = await this.propose(peer, from, end);
+    await this.views.waitApplied(revision, Math.max(0, end - Date.now()));
+  }
+
+  private async propose(peer: number, from: ReplicaState | null, end: number): Promise<number> {
+    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      try {
+        return (await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from])).revision;
+      } catch (err) {
+        if ((isQuiverError(err) && err.statusCode < 500) || Date.now() + pause >= end) throw err;
+        // Bounded like the set's own wait for the mark (replica-set.ts), which runs as long.
+        await sleep(pause);
+      }
+    }
+  }
+}
