@@ -60,10 +60,10 @@ t.test('a filter at WARN hides INFO lines and warns of a directive it skips', as
   t.notMatch(server.output(), /Qdrant REST API/, 'no INFO line');
 });
 
-t.test('cluster.enabled is refused until this build runs distributed mode: exit 2 and why', async (t) => {
+t.test('the first peer of a cluster needs --uri: exit 2 and why', async (t) => {
   const { code, output } = await runToExit([], { QDRANT__CLUSTER__ENABLED: 'true' });
   t.equal(code, 2);
-  t.match(output, /^Cannot start: cluster\.enabled is true \(QDRANT__CLUSTER__ENABLED\), but this Quiver build does not run distributed mode yet; start without it to run a single node\.$/m);
+  t.match(output, /^Cannot start the cluster peer: the first peer of a cluster needs its own address: start it with --uri http:\/\/<host>:<p2p port>$/m);
 });
 
 t.test('a bad setting or argument stops the start with exit 2 and the reason, no stack trace', async (t) => {

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3 } from 'etcd3';
-import { ServiceError } from '../errors.js';
 import type { MetaStore } from '../storage/meta-store.js';
 import { EtcdGateway, type EtcdStatus } from './etcd-gateway.js';
 import { EtcdMember, type EtcdMemberOptions } from './etcd-process.js';
@@ -17,10 +16,13 @@ import { forgetMembership, recordClusterMember, recordJoined, type NodeIdentity 
 import { registerCluster, registerPeer } from './peer-registry.js';
 
 /** The start can not go on as asked (flags against stored state, a join that did not finish in time). */
-export class MembershipError extends ServiceError {}
+export class MembershipError extends Error {
+  override readonly name = 'MembershipError';
+}
 
 /** The asked peer refused this peer for good (another version, a taken address). */
-export class JoinRefused extends ServiceError {
+export class JoinRefused extends Error {
+  override readonly name = 'JoinRefused';
   constructor(readonly reason: string) {
     super(`cannot join the cluster: ${reason}`);
   }
