@@ -28,6 +28,8 @@ export interface ShardKeyRequest {
  * single node changes its tables without consensus, so its route bounds the whole call instead.
  */
 export interface Catalog {
+  /** shard_number of a new automatically sharded collection whose request gave none. */
+  defaultShardNumber(): number;
   /** Creates a collection; 409 if the name is taken, 400 if it is an alias's. */
   create(name: string, config: CollectionConfig, timeout?: number): Promise<void>;
   /** Stores the configuration `change` makes of the current one (which it may refuse by throwing). */

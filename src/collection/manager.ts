@@ -19,7 +19,6 @@
 import { v4 as randomUUID } from 'uuid';
 import { BadRequest } from '../errors.js';
 import { collectionNameIsAlias, collectionNotFound, peerDoesNotExist, shardKeysNeedCustomSharding } from '../messages.js';
-import { removeVectorName } from '../api/vector-name-config.js';
 import type { Catalog, ShardKeyRequest } from './catalog.js';
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction } from './name-rules.js';
 import type { IndexSpec } from '../shard/shard.js';
@@ -198,6 +197,11 @@ export class CollectionManager implements Catalog {
     return { record: this.records.get(name)!, collection: this.live.get(name)! };
   }
 
+  /** A single node's default shard_number: one shard per shard worker. */
+  defaultShardNumber(): number {
+    return this.workers.count;
+  }
+
   /** Creates a collection: its shards (and folder) first, then its record; a name taken is a 409. */
   create(name: string, config: CollectionConfig): Promise<void> {
     return this.nameTable.enqueue(async () => {
@@ -265,17 +269,16 @@ export class CollectionManager implements Catalog {
   }
 
   /**
-   * Brings a held collection to `target`, a later record of it (a cluster peer's reconcile): named
-   * vectors deleted first (their data leaves every point), then the configuration, the payload
-   * indexes and the shard keys, each with the same Collection method a single node's request uses,
-   * each storing the record as it then is.
+   * Brings a held collection to `target`, a later record of it (a cluster peer's reconcile): the
+   * configuration (named vectors created or deleted, optimizer, strict mode), the payload indexes
+   * and the shard keys, each with the same Collection method a single node's request uses, each
+   * storing the record as it then is. A deleted vector's data is not purged from the points here:
+   * the purge is a point update of every replica (Collection.changeVectors), which each peer
+   * would repeat; its shards reopen without the vector.
    */
   async applyRecord(target: CollectionRecord): Promise<void> {
     const collection = this.get(target.name);
     const held = () => this.recordOf(collection);
-    for (const name of removedVectorNames(held().config, target.config)) {
-      await this.changeVectorName(target.name, (config) => removeVectorName(config, name), name);
-    }
     if (JSON.stringify(held().config) !== JSON.stringify(target.config)) await this.updateConfig(target.name, () => target.config);
     const wanted = new Map(target.indexes.map((i) => [i.key, i]));
     for (const index of held().indexes) if (!wanted.has(index.key)) await this.dropIndex(target.name, index.key);
@@ -450,13 +453,6 @@ export class CollectionManager implements Catalog {
     await this.workers.close();
     await this.meta.close();
   }
-}
-
-/** Named vectors (dense or sparse) `before` has and `after` does not. */
-function removedVectorNames(before: CollectionConfig, after: CollectionConfig): string[] {
-  const names = (config: CollectionConfig) => [...vectorSpecsOf(config), ...sparseSpecsOf(config)].map((v) => v.name);
-  const kept = new Set(names(after));
-  return names(before).filter((name) => !kept.has(name));
 }
 
 /** A collection taken out of the name table; `dropped` settles once its data is gone. */

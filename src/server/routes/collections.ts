@@ -35,7 +35,7 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, ca
   app.put('/collections/:name', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('CreateCollection', request.body);
-    const config = fromCreateRequest(body, collections.workers.count);
+    const config = fromCreateRequest(body, catalog.defaultShardNumber());
     checkServable(config); // before anything is created
     node.quota.check();
     await withCommitTimeout(catalog.create(collectionName(request), config, timeout), timeout);
