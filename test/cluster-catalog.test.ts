@@ -5,13 +5,21 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
 import t, { type Test } from 'tap';
+import { COLLECTION_CLUSTER_INFO } from '../src/api/schemas/responses/cluster.js';
+import { SHARED_RESPONSE_SCHEMAS } from '../src/api/schemas/responses/optimizations.js';
 import type { ClusterView } from '../src/cluster/cluster-view.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
 import { peerStorage, startInProcessPeer, type InProcessPeer } from './helpers/in-process-peer.js';
 
 /** Bound of every wait here: generous, as the tests share a loaded machine (each wait ends on its condition). */
 const WAIT_MS = 60_000;
+
+// The response schema the route catalogue gives GET /collections/{name}/cluster.
+const ajv = new Ajv({ allErrors: true, keywords: ['serde'] });
+for (const [id, schema] of Object.entries(SHARED_RESPONSE_SCHEMAS)) ajv.addSchema(schema, id);
+const clusterInfoValid = ajv.compile(COLLECTION_CLUSTER_INFO);
 
 interface Answer {
   status: number;
@@ -92,6 +100,7 @@ t.test('a collection created on one peer is served by every peer, its shards ope
     const local = placedOn(view, 'docs', 2).map((shard_id) => ({ shard_id, points_count: 0, state: 'Active' }));
     const remote = [...view.shards.get('docs')!].flatMap(([shard_id, e]) => Object.keys(e.replicas).filter((p) => p !== '2').map((p) => ({ shard_id, peer_id: Number(p), state: 'Active' })));
     t.same(cluster, { peer_id: 2, shard_count: 3, local_shards: local, remote_shards: remote, shard_transfers: [] });
+    t.ok(clusterInfoValid(cluster), ajv.errorsText(clusterInfoValid.errors));
   });
 
   t.test('changes made on one peer are applied on the others', async (t) => {
