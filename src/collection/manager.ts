@@ -9,12 +9,17 @@
 // Lock order: a collection's gate (src/collection/shared-gate.ts), then the name table; a job of
 // the name table never waits for a collection's gate (a collection's drop is queued there and
 // awaited outside).
+// The manager is also where a cluster peer's reconcile (src/cluster/reconcile.ts) changes local
+// state: "check" (the name rules, the single node's refusals) is kept apart from "change local
+// state" (install, reconfigure, indexes, vector names, shard keys, aliases), which both modes share.
 // On disk every change keeps one rule: a collection's folder exists before the record naming it
 // is stored, and a record is removed before its folder, so a crash leaves the old or the new state
 // plus folders no record names, which the start-up sweep removes.
 
 import { v4 as randomUUID } from 'uuid';
-import { collectionNameIsAlias, collectionNotFound, shardKeysNeedCustomSharding } from '../messages.js';
+import { BadRequest } from '../errors.js';
+import { collectionNameIsAlias, collectionNotFound, peerDoesNotExist, shardKeysNeedCustomSharding } from '../messages.js';
+import type { Catalog, ShardKeyRequest } from './catalog.js';
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction } from './name-rules.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
@@ -40,7 +45,7 @@ export interface CollectionRecord {
 
 export type { AliasAction } from './name-rules.js';
 
-export class CollectionManager {
+export class CollectionManager implements Catalog {
   private readonly records = new Map<string, CollectionRecord>();
   private readonly live = new Map<string, Collection>();
   private aliases = new Map<string, string>();
@@ -192,21 +197,111 @@ export class CollectionManager {
     return { record: this.records.get(name)!, collection: this.live.get(name)! };
   }
 
+  /** A single node's default shard_number: one shard per shard worker. */
+  defaultShardNumber(): number {
+    return this.workers.count;
+  }
+
   /** Creates a collection: its shards (and folder) first, then its record; a name taken is a 409. */
   create(name: string, config: CollectionConfig): Promise<void> {
     return this.nameTable.enqueue(async () => {
       checkNewCollectionName(name, this.records, this.aliases);
-      const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes: [] };
-      const collection = this.instantiate(record);
-      try {
-        await collection.open();
-        await this.meta.putCollection(name, record);
-      } catch (err) {
-        await this.discard(record, collection);
-        throw err;
-      }
-      this.register(record, collection);
+      await this.install({ name, storageId: randomUUID(), config, indexes: [] });
     });
+  }
+
+  /** Opens a new collection's shards, then stores its record and registers it; on failure nothing stays. */
+  private async install(record: CollectionRecord): Promise<void> {
+    const collection = this.instantiate(record);
+    try {
+      await collection.open();
+      await this.meta.putCollection(record.name, record);
+    } catch (err) {
+      await this.discard(record, collection);
+      throw err;
+    }
+    this.register(record, collection);
+  }
+
+  /** The record this node holds under exactly `name` (no alias), if any. */
+  held(name: string): CollectionRecord | undefined {
+    return this.records.get(name);
+  }
+
+  /**
+   * Takes a collection's record as the control plane holds it (a cluster peer's reconcile): a
+   * collection this node does not hold is opened and stored; one held under another storage id
+   * (deleted and created again meanwhile) is dropped first; `reopen` closes and opens one held
+   * already, so its shards are placed again (its replica sets rebuilt from the placement).
+   */
+  async adopt(record: CollectionRecord, reopen = false): Promise<void> {
+    const held = this.records.get(record.name);
+    if (held && held.storageId === record.storageId) {
+      if (reopen) await this.reopen(held);
+      return;
+    }
+    if (held) await this.delete(record.name);
+    await this.nameTable.enqueue(() => this.install(record));
+  }
+
+  /** Closes a held collection and opens it again from its record (its data stays if the open fails). */
+  private async reopen(record: CollectionRecord): Promise<void> {
+    await this.closeOne(record.name);
+    const collection = this.instantiate(record);
+    try {
+      await collection.open();
+    } catch (err) {
+      await collection.close();
+      throw err;
+    }
+    await this.nameTable.enqueue(async () => this.register(record, collection));
+  }
+
+  /** Closes a collection and takes it out of the tables, its record and data kept (it opens again). */
+  private async closeOne(name: string): Promise<void> {
+    const collection = await this.nameTable.enqueue(async () => {
+      const live = this.live.get(name);
+      this.records.delete(name);
+      this.live.delete(name);
+      return live;
+    });
+    await collection?.close();
+  }
+
+  /**
+   * Brings a held collection to `target`, a later record of it (a cluster peer's reconcile): the
+   * configuration (named vectors created or deleted, optimizer, strict mode), the payload indexes
+   * and the shard keys, each with the same Collection method a single node's request uses, each
+   * storing the record as it then is. A deleted vector's data is not purged from the points here:
+   * the purge is a point update of every replica (Collection.changeVectors), which each peer
+   * would repeat; its shards reopen without the vector.
+   */
+  async applyRecord(target: CollectionRecord): Promise<void> {
+    const collection = this.get(target.name);
+    const held = () => this.recordOf(collection);
+    if (JSON.stringify(held().config) !== JSON.stringify(target.config)) await this.updateConfig(target.name, () => target.config);
+    const wanted = new Map(target.indexes.map((i) => [i.key, i]));
+    for (const index of held().indexes) if (!wanted.has(index.key)) await this.dropIndex(target.name, index.key);
+    for (const index of target.indexes) {
+      const current = held().indexes.find((i) => i.key === index.key);
+      if (JSON.stringify(current) !== JSON.stringify(index)) await this.createIndex(target.name, index);
+    }
+    await this.applyShardKeys(target.name, target.shardKeys ?? []);
+  }
+
+  /** Drops the keys `wanted` lacks, creates those it adds, with the shard ids it gives them. */
+  private async applyShardKeys(name: string, wanted: readonly ShardKeyEntry[]): Promise<void> {
+    const { record, collection } = this.entry(name);
+    const held = record.shardKeys ?? [];
+    for (const entry of held) if (!wanted.some((e) => e.key === entry.key)) await this.dropShardKey(name, entry.key);
+    for (const entry of wanted) {
+      if (held.some((e) => e.key === entry.key)) continue;
+      await collection.createShardKey(entry.key, entry.shards.length, (id, key) => {
+        // The collection numbers new shards as the control plane did (after the highest id held).
+        if (!entry.shards.includes(id)) throw new Error(`shard key ${String(entry.key)} of ${name}: shard ${id} is not one of ${entry.shards.join(', ')}`);
+        return this.replicaSet(record, id, key);
+      }, (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
+    }
   }
 
   /**
@@ -240,11 +335,20 @@ export class CollectionManager {
     return this.get(nameOrAlias).layout.keys?.map((e) => e.key) ?? null;
   }
 
-  /** Creates shard key `key` with `shardsNumber` shards (default: the collection's shard_number). */
-  async createShardKey(nameOrAlias: string, key: ShardKey, shardsNumber: number | null): Promise<void> {
+  /**
+   * Creates shard key `key` with `shardsNumber` shards (default: the collection's shard_number).
+   * A single node's shards are its own and Active: another peer or state is refused.
+   */
+  async createShardKey(nameOrAlias: string, key: ShardKey, request: ShardKeyRequest): Promise<void> {
     const { record, collection } = this.entry(nameOrAlias);
+    const state = request.initialState;
+    // Shards of a single node serve as soon as they exist; a Partial shard would wait for a
+    // transfer from a peer there is not (a Quiver-only refusal).
+    if (state && state !== 'Active') throw new BadRequest(`Sharding key ${key} initial state ${state} is not possible on a single node: its shards are Active`);
+    const unknown = request.placement?.find((peer) => peer !== this.placement.peer);
+    if (unknown !== undefined) throw peerDoesNotExist(unknown);
     if (record.config.params.shardingMethod !== 'custom') throw shardKeysNeedCustomSharding();
-    const count = shardsNumber ?? shardCountOf(record.config);
+    const count = request.shardsNumber ?? shardCountOf(record.config);
     await collection.createShardKey(key, count, (id, k) => this.replicaSet(record, id, k), (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
   }
 
@@ -316,13 +420,21 @@ export class CollectionManager {
 
   /** Applies alias actions in order, all or nothing: checked on a copy, then stored in one batch. */
   changeAliases(actions: AliasAction[]): Promise<void> {
-    return this.nameTable.enqueue(async () => {
-      const next = applyAliasActions(this.aliases, this.records, actions);
-      const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
-      const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
-      await this.meta.changeAliases(removed, added);
-      this.aliases = next;
-    });
+    return this.nameTable.enqueue(() => this.storeAliases(applyAliasActions(this.aliases, this.records, actions)));
+  }
+
+  /** Takes the alias table the control plane holds (a cluster peer's reconcile). */
+  setAliases(table: ReadonlyMap<string, string>): Promise<void> {
+    return this.nameTable.enqueue(() => this.storeAliases(new Map(table)));
+  }
+
+  /** Stores what differs between the alias table and `next`, in one batch, and keeps `next`. */
+  private async storeAliases(next: Map<string, string>): Promise<void> {
+    const removed = [...this.aliases.keys()].filter((a) => next.get(a) !== this.aliases.get(a));
+    const added = new Map([...next].filter(([a, c]) => this.aliases.get(a) !== c));
+    if (removed.length === 0 && added.size === 0) return;
+    await this.meta.changeAliases(removed, added);
+    this.aliases = next;
   }
 
   /** Closes every collection once the writes queued on it are done, then the workers and the metadata store. */

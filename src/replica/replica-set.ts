@@ -36,6 +36,13 @@ export interface ReplicaSetOptions {
   random?: () => number;
   /** How long a `wait=true` update waits for failed replicas to be marked Dead. */
   deactivationTimeoutMs?: number;
+  /**
+   * Lifecycle tasks (every task but point updates and reads: open, reopen, close, drop, indexes,
+   * optimizer settings, restore) reach only this peer's replica. In a cluster each peer's
+   * reconcile runs them on its own replicas as it applies the control plane's change; a single
+   * node (default false) sends them to every replica of the set, all of them its own.
+   */
+  localLifecycle?: boolean;
 }
 
 export class ReplicaSet {
@@ -49,6 +56,7 @@ export class ReplicaSet {
   private readonly params: () => ReplicaSetParams;
   private readonly random: () => number;
   private readonly deactivationTimeoutMs: number;
+  private readonly localLifecycle: boolean;
 
   constructor(readonly shard: ShardId, readonly replicas: readonly ShardReplica[], options: ReplicaSetOptions) {
     this.peer = options.peer;
@@ -57,6 +65,17 @@ export class ReplicaSet {
     this.params = options.params;
     this.random = options.random ?? Math.random;
     this.deactivationTimeoutMs = options.deactivationTimeoutMs ?? DEACTIVATION_TIMEOUT_MS;
+    this.localLifecycle = options.localLifecycle ?? false;
+  }
+
+  /** This peer's replica of the shard, if it holds one. */
+  get localReplica(): ShardReplica | undefined {
+    return this.replicas.find((r) => r.peer === this.peer);
+  }
+
+  /** The replicas a lifecycle task goes to (see `localLifecycle`). */
+  private lifecycleTargets(): readonly ShardReplica[] {
+    return this.localLifecycle ? this.replicas.filter((r) => r.peer === this.peer) : this.replicas;
   }
 
   /** Qdrant's shard id within the collection. */
@@ -110,6 +129,7 @@ export class ReplicaSet {
    * ordered; the shard's other updates (open, indexes, settings) go out as weak ones.
    */
   async update<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
+    if (task.type !== 'apply' && this.localLifecycle) return this.lifecycleHere(task);
     const ordering: WriteOrdering = task.type === 'apply' ? activeOrdering() : 'weak';
     const leader = updateLeader(ordering, this.peer, this.replicas.map((r) => this.standing(r)));
     if (leader === null) throw noLeader(this.shard.collection, this.id, ordering);
@@ -118,6 +138,17 @@ export class ReplicaSet {
       return null as ReplicaResult<T>;
     }
     return this.applyHere(task);
+  }
+
+  /**
+   * A lifecycle task on this peer's replica alone (`localLifecycle`), whatever its state (a
+   * replica still Initializing is opened by it). A set with no replica here has nothing to do:
+   * it answers as a shard with no operation applied would.
+   */
+  private async lifecycleHere<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
+    const [local] = this.lifecycleTargets();
+    if (!local) return (task.type === 'open' || task.type === 'reopen' || task.type === 'restore' ? { lastOp: 0 } : null) as ReplicaResult<T>;
+    return local.run(task, null);
   }
 
   private async forward(leader: number, ordering: WriteOrdering, task: Extract<ReplicaTask, { type: 'apply' }>): Promise<void> {
@@ -190,7 +221,7 @@ export class ReplicaSet {
    * each replica lets go of its resources even if another fails to.
    */
   async each<T extends ReplicaTask>(task: T): Promise<void> {
-    const outcomes = await Promise.allSettled(this.replicas.map((r) => r.run(task, null)));
+    const outcomes = await Promise.allSettled(this.lifecycleTargets().map((r) => r.run(task, null)));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
   }

@@ -3,7 +3,9 @@
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
+import type { Catalog } from '../collection/catalog.js';
 import type { CollectionManager } from '../collection/manager.js';
+import type { ClusterView } from '../cluster/cluster-view.js';
 import type { NodeState } from '../telemetry/node.js';
 import type { ClusterService } from './cluster-service.js';
 import { parseJsonBody } from '../api/json-body.js';
@@ -42,13 +44,22 @@ const MAX_PARAM_LENGTH = 16 * 1024;
 
 export interface ServerContext {
   config: QuiverConfig;
+  /** This node's collections: every read, and what the node serves. */
   collections: CollectionManager;
+  /** Where the routes change collections and aliases: the CollectionManager on a single node, the cluster catalogue on a peer. */
+  catalog: Catalog;
+  /** A cluster peer's applied view of the control plane (where shards and their replicas are); absent on a single node. */
+  clusterView?: () => ClusterView;
   node: NodeState;
   /** `/cluster` and the metadata keys: StandaloneCluster on a single node. */
   cluster: ClusterService;
 }
 
-export function buildServer(context: ServerContext, logger: boolean | object = false): FastifyInstance {
+/** A server's context as its builder gives it: a single node's catalogue is its CollectionManager. */
+export type ServerSetup = Omit<ServerContext, 'catalog'> & { catalog?: Catalog };
+
+export function buildServer(setup: ServerSetup, logger: boolean | object = false): FastifyInstance {
+  const context: ServerContext = { ...setup, catalog: setup.catalog ?? setup.collections };
   const app = Fastify({
     logger,
     bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,

@@ -8,11 +8,11 @@ import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { query } from './params.js';
 
-export function registerAliasRoutes(app: FastifyInstance, { collections }: ServerContext): void {
+export function registerAliasRoutes(app: FastifyInstance, { collections, catalog }: ServerContext): void {
   app.post('/collections/aliases', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('ChangeAliasesOperation', request.body);
-    await withCommitTimeout(collections.changeAliases(body.actions), timeout);
+    await withCommitTimeout(catalog.changeAliases(body.actions, timeout), timeout);
     return ok(request, true);
   });
 

@@ -11,7 +11,7 @@ import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query } from './params.js';
 
-export function registerCollectionRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+export function registerCollectionRoutes(app: FastifyInstance, { collections, catalog, node }: ServerContext): void {
   app.get('/collections', async (request) => {
     const access = accessOf(request);
     return ok(request, { collections: collections.names().filter((name) => access.canSee(name)).map((name) => ({ name })) });
@@ -35,10 +35,10 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
   app.put('/collections/:name', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('CreateCollection', request.body);
-    const config = fromCreateRequest(body, collections.workers.count);
+    const config = fromCreateRequest(body, catalog.defaultShardNumber());
     checkServable(config); // before anything is created
     node.quota.check();
-    await withCommitTimeout(collections.create(collectionName(request), config), timeout);
+    await withCommitTimeout(catalog.create(collectionName(request), config, timeout), timeout);
     return ok(request, true);
   });
 
@@ -46,16 +46,16 @@ export function registerCollectionRoutes(app: FastifyInstance, { collections, no
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('UpdateCollection', request.body);
     // Applied to the configuration as it is when the update runs, so concurrent updates compose.
-    const update = collections.updateConfig(collectionName(request), (current) => {
+    const update = catalog.updateConfig(collectionName(request), (current) => {
       return checkServable(applyUpdate(current, body));
-    });
+    }, timeout);
     await withCommitTimeout(update, timeout);
     return ok(request, true);
   });
 
   app.delete('/collections/:name', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
-    return ok(request, await withCommitTimeout(collections.delete(collectionName(request)), timeout));
+    return ok(request, await withCommitTimeout(catalog.delete(collectionName(request), timeout), timeout));
   });
 
   app.get('/collections/:name/exists', async (request) => ok(request, { exists: collections.exists(collectionName(request)) }));

@@ -8,23 +8,23 @@ import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { canonicalKey, collectionName, query, type Params } from './params.js';
 
-export function registerIndexRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+export function registerIndexRoutes(app: FastifyInstance, { collections, catalog, node }: ServerContext): void {
   app.put('/collections/:name/index', async (request) => {
-    query(request, WRITE_PARAMS);
+    const { timeout } = query(request, WRITE_PARAMS);
     const body = validateBody('CreateFieldIndex', request.body);
     const name = collectionName(request);
     collections.resolve(name);
     // Qdrant looks the collection up (for its strict mode) before it asks for the schema.
     if (body.field_schema === undefined || body.field_schema === null) throw fieldSchemaRequired();
     node.quota.check();
-    return ok(request, await collections.createIndex(name, { key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) }));
+    return ok(request, await catalog.createIndex(name, { key: canonicalKey(body.field_name), schema: toIndexSchema(body.field_schema) }, timeout));
   });
 
   app.delete('/collections/:name/index/:field', async (request) => {
-    query(request, WRITE_PARAMS);
+    const { timeout } = query(request, WRITE_PARAMS);
     const name = collectionName(request);
     const field = canonicalKey((request.params as Params).field!, 'path parameters');
     // Qdrant drops an index that does not exist without complaint: the operation is a no-op.
-    return ok(request, await collections.dropIndex(name, field));
+    return ok(request, await catalog.dropIndex(name, field, timeout));
   });
 }

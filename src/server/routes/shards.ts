@@ -4,14 +4,15 @@
 import type { FastifyInstance } from 'fastify';
 import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
-import { BadRequest } from '../../errors.js';
-import { REPLICA_STATE } from '../../telemetry/shard-telemetry.js';
+import type { ShardKeyRequest } from '../../collection/catalog.js';
+import type { ReplicaState } from '../../replica/replica.js';
+import { collectionClusterInfo, localStats, singleNodeClusterInfo } from '../../cluster/collection-cluster-info.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query } from './params.js';
 
-export function registerShardRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+export function registerShardRoutes(app: FastifyInstance, { collections, catalog, node, clusterView }: ServerContext): void {
   app.put('/collections/:name/shards', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('CreateShardingKey', request.body);
@@ -19,13 +20,14 @@ export function registerShardRoutes(app: FastifyInstance, { collections, node }:
     collections.resolve(name);
     const { initial_state: state, placement } = body;
     if (state && state !== 'Active' && state !== 'Partial') throw initialStateNotAllowed(state);
-    // Shards of a single node serve as soon as they exist; a Partial shard would wait for a
-    // transfer from a peer there is not (a Quiver-only refusal).
-    if (state && state !== REPLICA_STATE) throw new BadRequest(`Sharding key ${body.shard_key} initial state ${state} is not possible on a single node: its shards are Active`);
     if (placement && placement.length === 0) throw emptyPlacement(body.shard_key);
-    const unknown = placement?.find((peer) => peer !== node.peerId);
-    if (unknown !== undefined) throw peerDoesNotExist(unknown);
-    await withCommitTimeout(collections.createShardKey(name, body.shard_key, body.shards_number ?? null), timeout);
+    const shardKey: ShardKeyRequest = {
+      shardsNumber: body.shards_number ?? null,
+      replicationFactor: body.replication_factor ?? null,
+      placement: placement ?? null,
+      initialState: (state ?? null) as ReplicaState | null, // one of REPLICA_STATES: the schema checked it
+    };
+    await withCommitTimeout(catalog.createShardKey(name, body.shard_key, shardKey, timeout), timeout);
     return ok(request, true);
   });
 
@@ -37,25 +39,13 @@ export function registerShardRoutes(app: FastifyInstance, { collections, node }:
   app.post('/collections/:name/shards/delete', async (request) => {
     const { timeout } = query(request, COMMIT_PARAMS);
     const body = validateBody('DropShardingKey', request.body);
-    await withCommitTimeout(collections.dropShardKey(collectionName(request), body.shard_key), timeout);
+    await withCommitTimeout(catalog.dropShardKey(collectionName(request), body.shard_key, timeout), timeout);
     return ok(request, true);
   });
 
   app.get('/collections/:name/cluster', async (request) => {
     const collection = collections.get(collectionName(request));
-    const shards = collection.shards;
-    const stats = await collection.stats();
-    return ok(request, {
-      peer_id: node.peerId,
-      shard_count: shards.length,
-      local_shards: shards.map((s, i) => ({
-        shard_id: s.id,
-        ...(s.shardKey === undefined ? {} : { shard_key: s.shardKey }),
-        points_count: stats[i].points,
-        state: REPLICA_STATE,
-      })),
-      remote_shards: [],
-      shard_transfers: [],
-    });
+    const stats = await localStats(collection);
+    return ok(request, clusterView ? collectionClusterInfo(clusterView(), node.peerId, collection, stats) : singleNodeClusterInfo(node.peerId, collection, stats));
   });
 }

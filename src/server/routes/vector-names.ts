@@ -9,14 +9,14 @@ import { ok } from '../reply.js';
 import type { ServerContext } from '../app.js';
 import { collectionName, query, type Params } from './params.js';
 
-export function registerVectorNameRoutes(app: FastifyInstance, { collections, node }: ServerContext): void {
+export function registerVectorNameRoutes(app: FastifyInstance, { catalog, node }: ServerContext): void {
   app.put('/collections/:name/vectors/:vector', async (request) => {
     const { timeout } = query(request, WRITE_PARAMS);
     const vector = (request.params as Params).vector!;
     checkVectorName(vector);
     const body = validateBody('VectorNameConfig', request.body);
     node.quota.check();
-    const change = collections.changeVectorName(collectionName(request), (config) => checkServable(addVectorName(config, vector, body)), null);
+    const change = catalog.changeVectorName(collectionName(request), (config) => checkServable(addVectorName(config, vector, body)), null, timeout);
     return ok(request, await withCommitTimeout(change, timeout));
   });
 
@@ -24,7 +24,7 @@ export function registerVectorNameRoutes(app: FastifyInstance, { collections, no
     const { timeout } = query(request, WRITE_PARAMS);
     const vector = (request.params as Params).vector!;
     checkVectorName(vector);
-    const change = collections.changeVectorName(collectionName(request), (config) => removeVectorName(config, vector), vector);
+    const change = catalog.changeVectorName(collectionName(request), (config) => removeVectorName(config, vector), vector, timeout);
     return ok(request, await withCommitTimeout(change, timeout));
   });
 }

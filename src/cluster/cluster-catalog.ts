@@ -1,0 +1,130 @@
+// The catalogue of a cluster peer (plan 3.4): a change to collections or aliases is checked and
+// proposed to the control plane as one compare-and-swap transaction (control-plane.ts, which
+// checks it with a single node's rules against the state it read), then the request waits until
+// this peer applied the committed revision, so it reads its own change. A creation also waits
+// until every replica it placed is Active, as Qdrant awaits the replicas' activation. Both waits
+// share the request's commit `timeout` (Qdrant's default for consensus operations: 10 s) and fail
+// with Qdrant's error for a consensus operation that did not commit in time.
+//
+// Nothing here touches local collections or holds a collection's gate: the apply loop's
+// reconcile does the local work (reconcile.ts), so a request never blocks it (risk R5).
+
+import type { Catalog, ShardKeyRequest } from '../collection/catalog.js';
+import type { UpdateResult } from '../collection/collection.js';
+import type { CollectionConfig } from '../collection/config-model.js';
+import type { AliasAction } from '../collection/name-rules.js';
+import { ServiceError } from '../errors.js';
+import type { ShardKey } from '../model.js';
+import type { IndexSpec } from '../shard/shard.js';
+import type { ClusterView } from './cluster-view.js';
+import type { ControlPlane } from './control-plane.js';
+import { defaultShardNumber } from './placement.js';
+import type { Reconciler } from './reconcile.js';
+
+/** Qdrant's wait for a consensus operation without a `timeout` (`CONSENSUS_META_OP_WAIT`). */
+export const DEFAULT_COMMIT_TIMEOUT_SECONDS = 10;
+
+/** The longest delay a Node timer holds; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How this peer's apply loop reports revisions applied (ApplyLoop). */
+export interface AppliedRevisions {
+  waitApplied(revision: number, timeoutMs: number): Promise<void>;
+}
+
+export interface ClusterCatalogOptions {
+  controlPlane: ControlPlane;
+  loop: AppliedRevisions;
+  reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
+}
+
+function commitTimedOut(seconds: number): ServiceError {
+  return new ServiceError(`Waiting for consensus operation commit failed. Timeout set at: ${seconds} seconds`);
+}
+
+/** Whether every replica of collection `name`, as created under `storageId`, is Active (or the collection is gone). */
+function activated(view: ClusterView, name: string, storageId: string): boolean {
+  if (view.collections.get(name)?.storageId !== storageId) return true;
+  return [...(view.shards.get(name)?.values() ?? [])].every((entry) => Object.values(entry.replicas).every((state) => state === 'Active'));
+}
+
+export class ClusterCatalog implements Catalog {
+  private readonly controlPlane: ControlPlane;
+  private readonly loop: AppliedRevisions;
+  private readonly reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
+
+  constructor(options: ClusterCatalogOptions) {
+    this.controlPlane = options.controlPlane;
+    this.loop = options.loop;
+    this.reconciler = options.reconciler;
+  }
+
+  /** Qdrant's default shard_number in a cluster: one per known peer (live or not). */
+  defaultShardNumber(): number {
+    return defaultShardNumber(this.reconciler.view.peers.size);
+  }
+
+  /** Waits until this peer applied `revision` (and `until` holds, if given), within the commit timeout. */
+  private async applied(revision: number, timeout: number | undefined, until?: (view: ClusterView) => boolean): Promise<void> {
+    const seconds = timeout ?? DEFAULT_COMMIT_TIMEOUT_SECONDS;
+    const deadline = Date.now() + seconds * 1000;
+    const left = () => Math.min(Math.max(0, deadline - Date.now()), MAX_TIMER_MS);
+    await this.loop.waitApplied(revision, left()).catch((err: unknown) => {
+      throw err instanceof ServiceError && Date.now() >= deadline ? commitTimedOut(seconds) : err;
+    });
+    if (until) await this.reconciler.waitFor(until, left(), () => commitTimedOut(seconds));
+  }
+
+  async create(name: string, config: CollectionConfig, timeout?: number): Promise<void> {
+    const { revision, record } = await this.controlPlane.createCollection(name, config);
+    await this.applied(revision, timeout, (view) => activated(view, name, record.storageId));
+  }
+
+  async updateConfig(nameOrAlias: string, change: (config: CollectionConfig) => CollectionConfig, timeout?: number): Promise<void> {
+    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, config: change(record.config) }));
+    await this.applied(revision, timeout);
+  }
+
+  /**
+   * The answer's operation id is the revision the change committed at: the change is one
+   * operation of the cluster's control plane, not of a shard's log.
+   */
+  async changeVectorName(nameOrAlias: string, change: (config: CollectionConfig) => CollectionConfig, _removed: string | null, timeout?: number): Promise<UpdateResult> {
+    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, config: change(record.config) }));
+    await this.applied(revision, timeout);
+    return { operation_id: revision, status: 'completed' };
+  }
+
+  async createShardKey(nameOrAlias: string, key: ShardKey, request: ShardKeyRequest, timeout?: number): Promise<void> {
+    const { revision } = await this.controlPlane.createShardKey(nameOrAlias, key, request);
+    await this.applied(revision, timeout);
+  }
+
+  async dropShardKey(nameOrAlias: string, key: ShardKey, timeout?: number): Promise<void> {
+    const { revision } = await this.controlPlane.dropShardKey(nameOrAlias, key);
+    await this.applied(revision, timeout);
+  }
+
+  async createIndex(nameOrAlias: string, index: IndexSpec, timeout?: number): Promise<UpdateResult> {
+    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, indexes: [...record.indexes.filter((i) => i.key !== index.key), index] }));
+    await this.applied(revision, timeout);
+    return { operation_id: revision, status: 'completed' };
+  }
+
+  async dropIndex(nameOrAlias: string, key: string, timeout?: number): Promise<UpdateResult> {
+    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, indexes: record.indexes.filter((i) => i.key !== key) }));
+    await this.applied(revision, timeout);
+    return { operation_id: revision, status: 'completed' };
+  }
+
+  async delete(name: string, timeout?: number): Promise<boolean> {
+    const { revision, deleted } = await this.controlPlane.deleteCollection(name);
+    await this.applied(revision, timeout);
+    return deleted;
+  }
+
+  async changeAliases(actions: AliasAction[], timeout?: number): Promise<void> {
+    const { revision } = await this.controlPlane.changeAliases(actions);
+    await this.applied(revision, timeout);
+  }
+}

@@ -1,0 +1,74 @@
+// `GET /collections/{name}/cluster`: the collection's shards as this peer sees them, in Qdrant's
+// CollectionClusterInfo shape. On a single node every shard is local and Active; on a cluster
+// peer the control plane's view says which replicas are here (`local_shards`, with points counted
+// by this peer's own replica) and which are on other peers (`remote_shards`).
+
+import type { Collection } from '../collection/collection.js';
+import type { ShardKey } from '../model.js';
+import type { ReplicaState } from '../replica/replica.js';
+import type { ShardStats } from '../shard/stats.js';
+import { REPLICA_STATE } from '../telemetry/shard-telemetry.js';
+import type { ClusterView } from './cluster-view.js';
+import type { ShardEntry } from './keys.js';
+
+interface LocalShardInfo {
+  shard_id: number;
+  shard_key?: ShardKey;
+  points_count: number;
+  state: ReplicaState;
+}
+
+interface RemoteShardInfo {
+  shard_id: number;
+  shard_key?: ShardKey;
+  peer_id: number;
+  state: ReplicaState;
+}
+
+export interface CollectionClusterInfo {
+  peer_id: number;
+  shard_count: number;
+  local_shards: LocalShardInfo[];
+  remote_shards: RemoteShardInfo[];
+  /** Transfers come with issue 18: none runs yet. */
+  shard_transfers: never[];
+}
+
+/** Points of each shard this peer holds a replica of, counted by that replica (shard id -> stats). */
+export async function localStats(collection: Collection): Promise<Map<number, ShardStats>> {
+  const held = collection.shards.flatMap((s) => {
+    const local = s.localReplica;
+    return local ? [{ id: s.id, local }] : [];
+  });
+  const stats = await Promise.all(held.map(({ local }) => local.run({ type: 'stats' }, null)));
+  return new Map(held.map(({ id }, i) => [id, stats[i]]));
+}
+
+function keyOf(shardKey: ShardKey | undefined): { shard_key?: ShardKey } {
+  return shardKey === undefined ? {} : { shard_key: shardKey };
+}
+
+/** A single node: every shard local, Active. */
+export function singleNodeClusterInfo(peerId: number, collection: Collection, stats: ReadonlyMap<number, ShardStats>): CollectionClusterInfo {
+  return {
+    peer_id: peerId,
+    shard_count: collection.shards.length,
+    local_shards: collection.shards.map((s) => ({ shard_id: s.id, ...keyOf(s.shardKey), points_count: stats.get(s.id)?.points ?? 0, state: REPLICA_STATE })),
+    remote_shards: [],
+    shard_transfers: [],
+  };
+}
+
+/** A cluster peer: each shard's replicas as the view places them, this peer's among `local_shards`. */
+export function collectionClusterInfo(view: ClusterView, peerId: number, collection: Collection, stats: ReadonlyMap<number, ShardStats>): CollectionClusterInfo {
+  const local: LocalShardInfo[] = [];
+  const remote: RemoteShardInfo[] = [];
+  const entries: ReadonlyMap<number, ShardEntry> = view.shards.get(collection.name) ?? new Map();
+  for (const [shard, entry] of entries) {
+    for (const [peer, state] of Object.entries(entry.replicas)) {
+      if (Number(peer) === peerId) local.push({ shard_id: shard, ...keyOf(entry.shard_key), points_count: stats.get(shard)?.points ?? 0, state });
+      else remote.push({ shard_id: shard, ...keyOf(entry.shard_key), peer_id: Number(peer), state });
+    }
+  }
+  return { peer_id: peerId, shard_count: entries.size, local_shards: local, remote_shards: remote, shard_transfers: [] };
+}
