@@ -91,9 +91,16 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
   applyView(view: ClusterView): void {
     this.current = view;
     for (const membership of this.memberships.values()) {
+      // A shard the view no longer has (its collection deleted or re-created, its key dropped)
+      // keeps its replicas: the reconcile's drop of it must still reach this peer's copy.
+      if (!this.placedIn(view, membership.shard, membership.storageId)) continue;
       const replicas = this.replicasIn(view, membership.shard, membership.storageId);
       membership.replicas.splice(0, membership.replicas.length, ...replicas);
     }
+  }
+
+  private placedIn(view: ClusterView, shard: ShardId, storageId: string): boolean {
+    return view.collections.get(shard.collection)?.storageId === storageId && view.shards.get(shard.collection)?.has(shard.shard) === true;
   }
 
   /** A collection's clock: this peer's id and this start's incarnation, so no restart reuses a tag. */
@@ -110,7 +117,7 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
       this.memberships.set(key, membership);
     }
     const states = new ViewReplicaStates(shard, storageId, this, this.options.proposer, this.options.deactivationTimeoutMs);
-    return new ReplicaSet(shard, membership.replicas, { peer: this.peer, states, params, shardKey, deactivationTimeoutMs: this.options.deactivationTimeoutMs });
+    return new ReplicaSet(shard, membership.replicas, { peer: this.peer, states, params, shardKey, deactivationTimeoutMs: this.options.deactivationTimeoutMs, localLifecycle: true });
   }
 
   /** This peer's replica of a collection's shard and its state, or null when the view places none here. */

@@ -223,6 +223,11 @@ export class CollectionManager implements Catalog {
     this.register(record, collection);
   }
 
+  /** The collection registered under `name` itself (an alias is not followed), if any: what a peer serves to others. */
+  collectionNamed(name: string): Collection | undefined {
+    return this.live.get(name);
+  }
+
   /** The record this node holds under exactly `name` (no alias), if any. */
   held(name: string): CollectionRecord | undefined {
     return this.records.get(name);
