@@ -26,7 +26,7 @@ const config = startConfig();
 const faults = process.env.QUIVER_TEST_FAULTS === '1';
 const workers = new ShardWorkers(config.workers, { limits: config.worker_limits, faults });
 
-const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneCluster }, { ClusterNode }] = await Promise.all([
+const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneCluster }, { startClusterPeer }, { MetaStore }] = await Promise.all([
   import('./collection/manager.js'),
   import('./server/app.js'),
   import('./server/shutdown.js'),
@@ -35,7 +35,8 @@ const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { p
   import('./telemetry/node.js'),
   import('./version.js'),
   import('./server/cluster-service.js'),
-  import('./cluster/cluster-node.js'),
+  import('./cluster/cluster-peer.js'),
+  import('./storage/meta-store.js'),
 ]);
 
 const logFilter = parseLogFilter(config.log_level);
@@ -46,25 +47,46 @@ if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthen
   process.exit(2);
 }
 
-const collections = await CollectionManager.openWith(config.storage.storage_path, workers);
-const node = await openNodeState(collections.meta, config);
-const recovered = await prepareSnapshots(collections, config, node.peerId).catch(async (err: Error) => {
-  console.error(`Cannot recover the storage snapshot ${config.recover.storage_snapshot}: ${err.message}`);
-  await collections.close();
-  process.exit(2);
-});
-// A cluster peer joins (or restarts in) its cluster before it serves: its answers depend on the
-// control plane. Its log lines before the server's logger exists go to stderr.
-const clusterLog = { warn: (m: string) => (server ? server.log.warn(m) : console.error(m)), error: (m: string) => (server ? server.log.error(m) : console.error(m)) };
+// A cluster peer joins (or restarts in) its cluster before it serves: its collections open where
+// the control plane places them. Its log lines before the server's logger exists go to stderr.
 let server: ReturnType<typeof buildServer> | null = null;
-const peer = config.cluster.enabled
-  ? await ClusterNode.start({ config, meta: collections.meta, processId: node.processId, startedAt: node.startedAt, quota: node.quota, log: clusterLog }).catch(async (err: Error) => {
+const clusterLog = { warn: (m: string) => (server ? server.log.warn(m) : console.error(m)), error: (m: string) => (server ? server.log.error(m) : console.error(m)) };
+
+async function openClusterPeer() {
+  if (config.recover.storage_snapshot !== null) {
+    console.error('Cannot start: --storage-snapshot recovers a single node\'s storage; a cluster peer takes its collections from the cluster');
+    process.exit(2);
+  }
+  const meta = await MetaStore.open(config.storage.storage_path);
+  const node = await openNodeState(meta, config);
+  const peer = await startClusterPeer({ config, workers, meta, processId: node.processId, startedAt: node.startedAt, quota: node.quota, log: clusterLog }).catch(async (err: Error) => {
     console.error(`Cannot start the cluster peer: ${err.message}`);
+    await workers.close();
+    await meta.close();
+    process.exit(2);
+  });
+  return { node, peer, collections: peer.collections, recovered: [] as string[] };
+}
+
+async function openSingleNode() {
+  const collections = await CollectionManager.openWith(config.storage.storage_path, workers);
+  const node = await openNodeState(collections.meta, config);
+  const recovered = await prepareSnapshots(collections, config, node.peerId).catch(async (err: Error) => {
+    console.error(`Cannot recover the storage snapshot ${config.recover.storage_snapshot}: ${err.message}`);
     await collections.close();
     process.exit(2);
-  })
-  : null;
-const app = buildServer({ config, collections, node, cluster: peer ?? new StandaloneCluster(node.quota) }, logger);
+  });
+  return { node, peer: null, collections, recovered };
+}
+
+const { node, peer, collections, recovered } = config.cluster.enabled ? await openClusterPeer() : await openSingleNode();
+const app = buildServer({
+  config,
+  collections,
+  node,
+  ...(peer ? { catalog: peer.catalog, clusterView: peer.view } : {}),
+  cluster: peer?.node ?? new StandaloneCluster(node.quota),
+}, logger);
 server = app;
 for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);
 collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));

@@ -1,10 +1,13 @@
 // A peer of a cluster, wired: its identity, its p2p server (the join route and the shard routes),
 // its etcd member (first peer, join, restart or reinit), its liveness lease, the ordered apply
-// loop of the control plane, and what `/cluster` and `/cluster/metadata/keys` answer from them.
+// loop of the control plane, and what `/cluster`, `/cluster/metadata/keys` and the cluster's
+// quota answer from them.
 //
 // Start order: the identity first (its incarnation is synced before etcd can see this start), the
 // p2p server next (a joiner's bootstrap peer must be reachable, and peers may call this one as
-// soon as it is registered), then the member, the lease and the apply loop. Stop in reverse.
+// soon as it is registered), then the member and the lease (`start`); the collections open where
+// the control plane places them (`initialView`), and the apply loop follows it from there with
+// the peer's own replicas served (`follow`). Stop in reverse.
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,10 +48,6 @@ export interface ClusterNodeOptions {
   startedAt: Date;
   /** This peer's quota: the cluster-wide configuration is applied to it, and it reports this peer's usage. */
   quota: QuotaGuard;
-  /** Applies each view of the control plane to this peer's local state (collections, aliases, quota). */
-  onApply?: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
-  /** Serves the shard routes from this peer's replicas. */
-  host?: Omit<P2pHost, 'awaitRevision'>;
   log: { warn(message: string): void; error(message: string): void };
 }
 
@@ -63,7 +62,22 @@ function joinBodyOf(body: unknown): JoinBody {
   return b as JoinBody;
 }
 
+/** How the peer follows the control plane once its collections are open. */
+export interface FollowOptions {
+  /** The view the collections were opened with (`initialView`). */
+  initialView: ClusterView;
+  /** Applies each later view to this peer's local state (collections, aliases). */
+  onApply: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
+  /** Serves the shard routes from this peer's replicas. */
+  host: Omit<P2pHost, 'awaitRevision'>;
+}
+
+/** A whole-cluster restart waits this long for a quorum of members to be back. */
+const QUORUM_WAIT_MS = 120_000;
+const READ_RETRY_MS = 250;
+
 export class ClusterNode {
+  private host: Omit<P2pHost, 'awaitRevision'> | null = null;
   private joinHandler: JoinHandler | null = null;
   private membership: LocalMembership | null = null;
   private liveness: Liveness | null = null;
@@ -98,10 +112,11 @@ export class ClusterNode {
     let node: ClusterNode;
     const p2pServer = new P2pServer({
       host: {
-        localReplica: (collection, shard) => options.host?.localReplica(collection, shard) ?? null,
+        // Until the collections are open, this peer serves no replica (a replica failure to the sender).
+        localReplica: (collection, shard) => node.host?.localReplica(collection, shard) ?? null,
         forward: (collection, shard, update) => {
-          if (!options.host) throw new ServiceError(`this peer holds no replica of shard ${shard} of collection ${collection}`);
-          return options.host.forward(collection, shard, update);
+          if (!node.host) throw new ServiceError(`this peer holds no replica of shard ${shard} of collection ${collection} yet`);
+          return node.host.forward(collection, shard, update);
         },
         awaitRevision: (revision, ms) => node.awaitRevision(revision, ms),
       },
@@ -150,20 +165,45 @@ export class ClusterNode {
     this.liveness = await Liveness.start(this.etcd, this.peerId, { process_id: this.options.processId, started_at: this.options.startedAt.toISOString() }, {
       onLost: (reason) => this.options.log.warn(`liveness lease lost: ${reason}`),
     });
+  }
+
+  private stopping = false;
+
+  /**
+   * The control plane as it is now, read once a quorum of members answers (a peer restarted
+   * before the others waits for them, bounded): where this peer's collections open.
+   */
+  async initialView(): Promise<ClusterView> {
+    const until = Date.now() + QUORUM_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.controlPlane.read();
+      } catch (err) {
+        if (this.stopping || Date.now() > until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
+      }
+    }
+  }
+
+  /** Serves this peer's replicas and applies the control plane from `initialView` on, in order; answers once the first view is applied. */
+  async follow(options: FollowOptions): Promise<void> {
+    const { meta } = this.options;
+    this.host = options.host;
+    // A quota changed while this peer was down is in the first view, not in a change after it.
+    if (options.initialView.quota) await this.options.quota.update(options.initialView.quota);
     this.loop = new ApplyLoop({
       namespace: clusterNamespace(this.etcd),
+      initialView: options.initialView,
       onApply: async (view, changes, revision) => {
         // Every peer persists the cluster's quota configuration too (QuotaGuard.update), so it holds after a restart.
         if (changes.quotaChanged && view.quota) await this.options.quota.update(view.quota);
-        await this.options.onApply?.(view, changes, revision);
+        await options.onApply(view, changes, revision);
         await recordAppliedRevision(meta, revision);
       },
       onError: (err) => this.options.log.warn(`control plane: ${err.message}`),
     });
     await this.loop.start();
   }
-
-  private stopping = false;
 
   private async sendJoin(bootstrap: string, body: JoinBody): Promise<JoinAnswer> {
     const answer = await this.p2pClient.send(bootstrap, { method: 'POST', path: '/p2p/join', body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' });

@@ -71,8 +71,9 @@ export class CollectionManager implements Catalog {
    * open() on workers already started (the server spawns them before it loads its own modules,
    * so that both start at once). The collections open side by side, each on its shards' workers.
    */
-  static async openWith(storagePath: string, workers: ShardWorkers, placement: ShardPlacement = new LocalPlacement(storagePath, workers)): Promise<CollectionManager> {
-    const meta = (await MetaStore.open(storagePath)).typed<CollectionRecord>();
+  static async openWith(storagePath: string, workers: ShardWorkers, placement: ShardPlacement = new LocalPlacement(storagePath, workers), store?: MetaStore<unknown>): Promise<CollectionManager> {
+    // A cluster peer opened the store first: its identity decides where the collections are.
+    const meta = (store ?? (await MetaStore.open(storagePath))).typed<CollectionRecord>();
     const manager = new CollectionManager(placement, meta);
     const records = await meta.collections();
     const opened = await Promise.all(records.map((record) => manager.start(record)));

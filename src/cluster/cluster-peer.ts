@@ -1,0 +1,87 @@
+// A cluster peer assembled: the ClusterNode (identity, membership, p2p, etcd), the collections
+// opened where the control plane places their replicas (ClusterPlacement), the reconcile that
+// applies each later view to them, the p2p host serving this peer's replicas, and the catalogue
+// the REST routes change collections through. What src/main.ts runs in cluster mode.
+
+import type { QuiverConfig } from '../config/config.js';
+import type { Catalog } from '../collection/catalog.js';
+import { CollectionManager } from '../collection/manager.js';
+import type { QuotaGuard } from '../quota/guard.js';
+import type { MetaStore } from '../storage/meta-store.js';
+import type { ShardWorkers } from '../worker/pool.js';
+import { ClusterCatalog } from './cluster-catalog.js';
+import { ClusterNode } from './cluster-node.js';
+import { ClusterPlacement } from './cluster-placement.js';
+import type { ClusterView } from './cluster-view.js';
+import { PeerHost, revisionWait } from './p2p-host.js';
+import { Reconciler } from './reconcile.js';
+
+export interface ClusterPeerOptions {
+  config: QuiverConfig;
+  workers: ShardWorkers;
+  /** The node's metadata store, opened before anything else (the peer's identity is in it). */
+  meta: MetaStore<unknown>;
+  processId: string;
+  startedAt: Date;
+  quota: QuotaGuard;
+  log: { warn(message: string): void; error(message: string): void };
+}
+
+export interface ClusterPeer {
+  node: ClusterNode;
+  collections: CollectionManager;
+  catalog: Catalog;
+  /** The control plane as this peer applied it last (where shards and replicas are). */
+  view: () => ClusterView;
+  /** Stops the peer's parts (the collections are closed by the caller, after). */
+  stop(): Promise<void>;
+}
+
+export async function startClusterPeer(options: ClusterPeerOptions): Promise<ClusterPeer> {
+  const { config, workers, meta, log } = options;
+  const node = await ClusterNode.start({ config, meta, processId: options.processId, startedAt: options.startedAt, quota: options.quota, log });
+  try {
+    const initialView = await node.initialView();
+    const waitApplied = (revision: number, ms: number) => node.waitApplied(revision, ms);
+    const placement = new ClusterPlacement({
+      storagePath: config.storage.storage_path,
+      workers,
+      peer: node.peerId,
+      incarnation: node.identity.incarnation,
+      proposer: node.controlPlane,
+      waitApplied,
+      client: node.p2pClient,
+      view: initialView,
+    });
+    const collections = await CollectionManager.openWith(config.storage.storage_path, workers, placement, meta);
+    const reconciler = new Reconciler({
+      peerId: node.peerId,
+      collections,
+      controlPlane: node.controlPlane,
+      onError: (err, collection) => log.warn(`applying the cluster state${collection === null ? '' : ` to collection ${collection}`}: ${err.message}`),
+    });
+    await node.follow({
+      initialView,
+      onApply: async (view, changes, revision) => {
+        // The sets take the view's placement first: a collection the reconcile opens gets its replicas from it.
+        placement.applyView(view);
+        await reconciler.onApply(view, changes, revision);
+      },
+      host: new PeerHost({ placement, collection: (name) => collections.collectionNamed(name), awaitRevision: revisionWait(waitApplied) }),
+    });
+    const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler });
+    return {
+      node,
+      collections,
+      catalog,
+      view: () => reconciler.view,
+      async stop() {
+        await node.stop();
+        reconciler.stop();
+      },
+    };
+  } catch (err) {
+    await node.stop();
+    throw err;
+  }
+}
