@@ -25,7 +25,6 @@ import { registerPeer } from '../src/cluster/peer-registry.js';
 import { Collection } from '../src/collection/collection.js';
 import { optimizerSpecOf, sparseSpecsOf, vectorSpecsOf, walSpecOf, type CollectionConfig } from '../src/collection/config-model.js';
 import type { CollectionRecord } from '../src/collection/manager.js';
-import { isQuiverError, type QuiverError } from '../src/errors.js';
 import { P2pClient, PeerUnreachable } from '../src/peer/p2p-client.js';
 import { P2pServer } from '../src/peer/p2p-server.js';
 import { OperationClock } from '../src/replica/operation-clock.js';
@@ -40,6 +39,7 @@ import { MetaStore } from '../src/storage/meta-store.js';
 import { ShardWorkers } from '../src/worker/pool.js';
 import { until } from './helpers/cluster.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
+import { quiverFailure } from './helpers/quiver-failure.js';
 
 const WAIT_MS = 15_000;
 const ALL = { withPayload: { all: true }, withVector: true } as const;
@@ -194,15 +194,6 @@ function setOf(peer: Peer, name: string, shard: number): ReplicaSet {
   return peer.collections.get(name)!.shards.find((s) => s.id === shard)!;
 }
 
-async function failure(promise: Promise<unknown>): Promise<QuiverError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isQuiverError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a failure');
-}
 
 /** The whole file's test: a peer started in a subtest lives on after it. */
 const root = t;
@@ -282,8 +273,8 @@ t.test('medium and strong ordering forward the update to the leader, whose answe
   }
   // The leader's refusal is the answer, as the leader gave it.
   const missing: WriteOp = { kind: 'update_vectors', points: [{ id: 424242, vectors: { '': vectorOf(1) } }] };
-  const direct = await failure(write(p3, 'ord', [missing]));
-  const forwarded = await failure(write(p1, 'ord', [missing], 'medium'));
+  const direct = await quiverFailure(write(p3, 'ord', [missing]));
+  const forwarded = await quiverFailure(write(p1, 'ord', [missing], 'medium'));
   t.strictSame([forwarded.statusCode, forwarded.message], [direct.statusCode, direct.message], `the leader's own error: ${direct.message}`);
   t.equal(direct.statusCode, 404);
   // Weak ordering applies on the writing peer, under its own clock.
@@ -346,18 +337,18 @@ t.test('a failed replica: Dead before the answer with wcf=1; the replica\'s erro
   t.equal(answers[0].status, 'completed', 'wcf=1: acknowledged');
   t.equal(a.placement.view().shards.get('wcf1')!.get(0)!.replicas['3'], 'Dead', 'peer 3 is Dead in the writer\'s view when the answer returns');
   t.strictSame(await localPoints(b, 'wcf1', 0), [[5, Array.from(vectorOf(5)), { v: 5 }]], 'the other replica has the point');
-  const notEnough = await failure(withReadScope({ consistency: 'all' }, 'Scroll', () => setOf(a, 'wcf1', 0).read(SCROLL_ALL, null)));
+  const notEnough = await quiverFailure(withReadScope({ consistency: 'all' }, 'Scroll', () => setOf(a, 'wcf1', 0).read(SCROLL_ALL, null)));
   t.equal(notEnough.message, 'Service internal error: The replica set for shard 0 on peer 1 does not have enough active replicas', 'consistency=all with a Dead replica');
 
   await b.server.stop();
-  const err = await failure(write(a, 'wcf2', [upsert([point(6, 6)])]));
+  const err = await quiverFailure(write(a, 'wcf2', [upsert([point(6, 6)])]));
   t.ok(err instanceof PeerUnreachable, 'wcf=2 with one success: the first failure\'s own error');
   t.match(err.message, new RegExp(`^Service internal error: failed to reach peer ${b.uri.replace(/[/.]/g, '\\$&')}: `));
   t.strictSame(Object.values(a.placement.view().shards.get('wcf2')!.get(0)!.replicas), ['Active', 'Active', 'Active'], 'no replica marked Dead when the write fails');
   await b.restartServer();
 
   // Strong ordering leads from peer 3 whatever its state: down, the write fails with Qdrant's text and peer 3 is proposed Dead.
-  const strong = await failure(write(a, 'wcf2', [upsert([point(7, 7)])], 'strong'));
+  const strong = await quiverFailure(write(a, 'wcf2', [upsert([point(7, 7)])], 'strong'));
   t.match(strong.message, /^Service internal error: Failed to apply update with Strong ordering via leader peer 3: Service internal error: failed to reach peer /);
   await until('peer 3 Dead in wcf2', async () => a.placement.view().shards.get('wcf2')!.get(0)!.replicas['3'] === 'Dead', WAIT_MS);
   // Medium then leads from the highest Active replica, peer 2.

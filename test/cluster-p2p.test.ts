@@ -5,13 +5,14 @@
 // message; the API key, an unknown replica, an unreachable peer and the revision wait behave as
 // the cluster plan says (docs/research/cluster-plan.md 4.3, R6-R8).
 
+import { quiverFailure } from './helpers/quiver-failure.js';
 import t, { type Test } from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { toFilter } from '../src/api/filter.js';
-import { isQuiverError, type QuiverError, ServiceError, type WireError } from '../src/errors.js';
+import { type QuiverError, ServiceError, type WireError } from '../src/errors.js';
 import { P2pClient, PeerUnreachable } from '../src/peer/p2p-client.js';
 import { P2pServer, type LocalShard, type P2pHost } from '../src/peer/p2p-server.js';
 import { CONTENT_TYPE, decode, encode, REVISION_HEADER, shardRoute, WIRE_FORMAT_HEADER } from '../src/peer/wire.js';
@@ -137,16 +138,6 @@ function countFrames(body: Buffer): number {
   return n;
 }
 
-/** The error `promise` rejects with. */
-async function failure(promise: Promise<unknown>): Promise<QuiverError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isQuiverError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a failure');
-}
 
 function sameError(t: Test, remoteErr: QuiverError, localErr: QuiverError, what: string): void {
   t.strictSame([remoteErr.kind, remoteErr.statusCode, remoteErr.message], [localErr.kind, localErr.statusCode, localErr.message], what);
@@ -183,8 +174,8 @@ t.test('a Quiver error raised on the serving peer arrives as the same error', as
     ['a deadline already passed', { type: 'count', filter: null }, { remainingMs: 0, seconds: 3, operation: 'Count' }],
   ];
   for (const [what, task, deadline] of cases) {
-    const expected = await failure(local.run(task, deadline));
-    const got = await failure(remote.run(task, deadline));
+    const expected = await quiverFailure(local.run(task, deadline));
+    const got = await quiverFailure(remote.run(task, deadline));
     sameError(t, got, expected, what);
     t.ok(got.statusCode < 500, `${what}: an answer, not a replica failure (${got.statusCode})`);
   }
@@ -212,7 +203,7 @@ t.test('200 concurrent updates are applied in the order of the calls, one batch 
   const outcomes = await Promise.allSettled([remote.run(upsert([{ id: 6, vectors: { '': vectorOf(6) }, payload: null }], 399), null), remote.run(bad, null), remote.run(upsert([{ id: 7, vectors: { '': vectorOf(7) }, payload: null }], 401), null)]);
   t.strictSame(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled'], 'one refused update of a batch fails alone');
   // Checked under a tick the shard has not seen: it skips an update whose tag it already covers.
-  const expected = await failure(local.run({ ...bad, opId: 402, clock: { peer: 1, clockId: 0, tick: 402 }, dryRun: true }, null));
+  const expected = await quiverFailure(local.run({ ...bad, opId: 402, clock: { peer: 1, clockId: 0, tick: 402 }, dryRun: true }, null));
   sameError(t, (outcomes[1] as PromiseRejectedResult).reason as QuiverError, expected, 'with the error the shard raised');
 });
 
@@ -223,14 +214,14 @@ t.test('an update forwarded to the leader is handed to the host', async (t) => {
   host.forwardAnswer = async () => {
     throw new ServiceError('Cannot update shard x:0 with Strong ordering because no leader could be selected');
   };
-  const err = await failure(remote.forward(update));
+  const err = await quiverFailure(remote.forward(update));
   t.strictSame([err.kind, err.statusCode, err.message], ['ServiceError', 500, 'Service internal error: Cannot update shard x:0 with Strong ordering because no leader could be selected']);
 });
 
 t.test('the API key is required, and only the API key', async (t) => {
   const count: ReplicaTask = { type: 'count', filter: null };
   for (const [what, key] of [['no key', null], ['a wrong key', 'p2p-secreT'], ['a longer key', `${API_KEY}x`]] as const) {
-    const err = await failure(new RemoteReplica(SHARD, 2, uri, client(key)).run(count, null));
+    const err = await quiverFailure(new RemoteReplica(SHARD, 2, uri, client(key)).run(count, null));
     t.strictSame([err.kind, err.statusCode, err.message], ['Unauthorized', 401, 'Invalid API key or JWT'], `${what}: refused`);
   }
   t.equal(await new RemoteReplica(SHARD, 2, uri, client(API_KEY)).run(count, null), await local.run(count, null), 'the key: served');
@@ -239,9 +230,9 @@ t.test('the API key is required, and only the API key', async (t) => {
 t.test('a replica the peer does not hold, or holds in no state to serve, is a replica failure', async (t) => {
   const count: ReplicaTask = { type: 'count', filter: null };
   for (const shard of [{ collection: 'other', shard: 0 }, { collection: SHARD.collection, shard: 3 }]) {
-    const err = await failure(new RemoteReplica(shard, 2, uri, p2p).run(count, null));
+    const err = await quiverFailure(new RemoteReplica(shard, 2, uri, p2p).run(count, null));
     t.strictSame([err.kind, err.statusCode, err.message], ['ServiceError', 503, `Service internal error: no replica of shard ${shard.shard} of collection ${shard.collection} on this peer`]);
-    const update = await failure(new RemoteReplica(shard, 2, uri, p2p).run(upsert([], 500), null));
+    const update = await quiverFailure(new RemoteReplica(shard, 2, uri, p2p).run(upsert([], 500), null));
     t.equal(update.statusCode, 503, 'an update to it too');
   }
   const missing = new RemoteReplica({ collection: 'other', shard: 0 }, 2, uri, p2p);
@@ -251,11 +242,11 @@ t.test('a replica the peer does not hold, or holds in no state to serve, is a re
 
   host.state = 'Dead';
   try {
-    const err = await failure(remote.run(count, null));
+    const err = await quiverFailure(remote.run(count, null));
     t.strictSame([err.statusCode, err.message], [503, `Service internal error: the replica of shard 0 of collection ${SHARD.collection} on this peer is Dead`], 'a Dead replica serves no read');
-    t.equal((await failure(remote.run(upsert([], 501), null))).statusCode, 503, 'and takes no update');
+    t.equal((await quiverFailure(remote.run(upsert([], 501), null))).statusCode, 503, 'and takes no update');
     host.state = 'Partial';
-    t.equal((await failure(remote.run(count, null))).statusCode, 503, 'a Partial replica serves no read');
+    t.equal((await quiverFailure(remote.run(count, null))).statusCode, 503, 'a Partial replica serves no read');
   } finally {
     host.state = 'Active';
   }
@@ -270,7 +261,7 @@ t.test('an unreachable peer is a transient failure, counted per peer URI', async
   t.equal(await replica.run({ type: 'count', filter: null }, null), all, 'served while it runs');
   await gone.stop();
   t.strictSame(c.sendFailures(), {}, 'no failure yet');
-  const err = await failure(replica.run({ type: 'count', filter: null }, null));
+  const err = await quiverFailure(replica.run({ type: 'count', filter: null }, null));
   t.ok(err instanceof PeerUnreachable, 'PeerUnreachable');
   t.equal(err.statusCode, 503, 'a replica failure to the replica set');
   t.match(err.message, new RegExp(`^Service internal error: failed to reach peer ${goneUri.replace(/[.]/g, '\\.')}: `));
@@ -306,7 +297,7 @@ t.test('a request waits until this peer applied the sender\'s revision', async (
   await host.revisionAsked.promise;
   host.revisionAsked = deferred();
   host.pendingRevision!.answer(false);
-  const err = await failure(late);
+  const err = await quiverFailure(late);
   t.strictSame([err.statusCode, err.message], [503, 'Service internal error: this peer has not applied revision 9 within 2000 ms'], 'not applied in time: a replica failure');
   revision = 0;
 });
@@ -341,7 +332,7 @@ t.test('batches stay under the byte budget; a body past the server limit is refu
   t.strictSame(stored.map((p) => p.payload), [{ text }, { text }], 'all applied');
 
   const huge = upsert([{ id: 6000, vectors: { '': vectorOf(1) }, payload: { text: 'y'.repeat(100 * 1024) } }], first + 100);
-  const err = await failure(replica.run(huge, null));
+  const err = await quiverFailure(replica.run(huge, null));
   t.strictSame([err.kind, err.statusCode], ['FormatError', 413], `an update past the body limit: ${err.message}`);
   t.strictSame(await local.run({ type: 'retrieve', ids: [6000], shape: { withPayload: { all: false }, withVector: false } }, null), [], 'and not applied');
 });

@@ -13,9 +13,8 @@ import type { Distance } from '../src/engine/index.js';
 import { startServer } from './helpers/server.js';
 import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
-import { better, dot } from './helpers/reference.js';
-import { encode, internalScore, normalModel } from './helpers/turbo-reference.js';
 import { Turbo4Lists } from './helpers/turbo4-lists.js';
+import { Turbo4Fixture } from './helpers/turbo4-fixture.js';
 
 const DIM = 24;
 const N = 200;
@@ -25,26 +24,11 @@ const vectorOf = () => Array.from({ length: DIM }, () => Math.fround(4 * next() 
 const points = Array.from({ length: N }, vectorOf);
 const queries = Array.from({ length: 3 }, vectorOf);
 
-const normalised = (v: number[]) => {
-  const len = Math.fround(Math.sqrt(dot(v, v)));
-  return v.map((x) => Math.fround(x / len));
-};
-const given = (distance: Distance, v: number[]) => (distance === 'Cosine' ? normalised(v) : v);
-const records = new Map(DISTANCES.map((distance) => {
-  const model = normalModel(distance, DIM, true);
-  return [distance, points.map((p) => encode(model, given(distance, p)))];
-}));
-
-function postprocess(distance: Distance, internal: number): number {
-  return distance === 'Euclid' ? Math.fround(Math.sqrt(Math.abs(internal))) : Math.fround(internal);
-}
+const fixture = new Turbo4Fixture(DIM, DISTANCES, points);
 
 /** Every point's score on its record (by id), and the ids in the distance's order. */
 function reference(distance: Distance, query: number[]): { score: Map<number, number>; order: number[] } {
-  const model = normalModel(distance, DIM);
-  const q = given(distance, query);
-  const scored = records.get(distance)!.map((code, i) => ({ id: i + 1, score: postprocess(distance, internalScore(model, q, code)) }));
-  scored.sort((x, y) => (better(distance, x.score, y.score) ? -1 : better(distance, y.score, x.score) ? 1 : x.id - y.id));
+  const scored = fixture.ranked(distance, query);
   return { score: new Map(scored.map((s) => [s.id, s.score])), order: scored.map((s) => s.id) };
 }
 

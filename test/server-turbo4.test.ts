@@ -12,8 +12,8 @@ import { startServer } from './helpers/server.js';
 import { asF32, brief, sameHits, type Hit } from './helpers/hits.js';
 import { call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
-import { better, dot } from './helpers/reference.js';
-import { dequantize, encode, internalScore, normalModel, type TurboCode } from './helpers/turbo-reference.js';
+import { Turbo4Fixture } from './helpers/turbo4-fixture.js';
+import { dequantize, normalModel } from './helpers/turbo-reference.js';
 
 const DIM = 24;
 const N = 200;
@@ -24,29 +24,10 @@ const vectorOf = () => Array.from({ length: DIM }, () => Math.fround(4 * next() 
 const points = Array.from({ length: N }, vectorOf);
 const queries = Array.from({ length: 4 }, vectorOf);
 
-const normalised = (v: number[]) => {
-  const len = Math.fround(Math.sqrt(dot(v, v)));
-  return v.map((x) => Math.fround(x / len));
-};
-const given = (distance: Distance, v: number[]) => (distance === 'Cosine' ? normalised(v) : v);
-
-/** Each point's record as the reference encodes it (Normal mode, rounded to f32 as the engine rounds). */
-const records = new Map(DISTANCES.map((distance) => {
-  const model = normalModel(distance, DIM, true);
-  return [distance, points.map((p) => encode(model, given(distance, p)))];
-}));
-
-function postprocess(distance: Distance, internal: number): number {
-  if (distance === 'Euclid') return Math.fround(Math.sqrt(Math.abs(internal)));
-  return Math.fround(distance === 'Manhattan' ? Math.abs(internal) : internal);
-}
+const fixture = new Turbo4Fixture(DIM, DISTANCES, points);
 
 function reference(distance: Distance, query: number[], limit: number): Hit[] {
-  const model = normalModel(distance, DIM);
-  const q = given(distance, query);
-  const scored = records.get(distance)!.map((code: TurboCode, i) => ({ id: i + 1, score: postprocess(distance, internalScore(model, q, code)) }));
-  scored.sort((x, y) => (better(distance, x.score, y.score) ? -1 : better(distance, y.score, x.score) ? 1 : x.id - y.id));
-  return scored.slice(0, limit);
+  return fixture.ranked(distance, query).slice(0, limit);
 }
 
 t.test('turbo4 vectors: config echo, scores on records, read-back, payload updates, restart, snapshot', async (t) => {
@@ -69,7 +50,7 @@ t.test('turbo4 vectors: config echo, scores on records, read-back, payload updat
     for (const p of got) {
       for (const distance of DISTANCES) {
         const model = normalModel(distance, DIM);
-        const want = dequantize(model, records.get(distance)![p.id - 1]);
+        const want = dequantize(model, fixture.records.get(distance)![p.id - 1]);
         const back = p.vector[distance.toLowerCase()];
         const worst = Math.max(...back.map((x, j) => Math.abs(x - want[j])));
         t.ok(back.length === DIM && worst < 1e-5, `${what}, ${distance}: point ${p.id} comes back dequantized and rotated back (worst error ${worst.toExponential(2)})`);
