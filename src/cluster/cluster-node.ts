@@ -82,6 +82,7 @@ export class ClusterNode {
   private membership: LocalMembership | null = null;
   private liveness: Liveness | null = null;
   private loop: ApplyLoop | null = null;
+  private stopping = false;
   readonly controlPlane: ControlPlane;
 
   private constructor(
@@ -167,7 +168,6 @@ export class ClusterNode {
     });
   }
 
-  private stopping = false;
 
   /**
    * The control plane as it is now, read once a quorum of members answers (a peer restarted
