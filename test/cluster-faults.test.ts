@@ -118,7 +118,7 @@ t.test('strong ordering fails while its leader is down; medium goes on', async (
   t.equal(medium.status, 200, JSON.stringify(medium.body));
   t.same(await scrollIds(writer, 'ordered', '1'), pointsFrom(1, 15).map((p) => p.id), 'the medium update applied');
   // The failed forward disabled the leader at once (medium skipped it) and proposed it Dead.
-  await until('the leader\'s replica Dead on the writing peer', async () => stateOf(await result<ShardLayout>(writer, 'GET', '/collections/ordered/cluster'), leaderId) === 'Dead');
+  t.ok(await until('the leader\'s replica Dead on the writing peer', async () => stateOf(await result<ShardLayout>(writer, 'GET', '/collections/ordered/cluster'), leaderId) === 'Dead'), 'the leader\'s replica is Dead on the writing peer');
 });
 
 t.test('a whole-cluster restart keeps every acknowledged point', async (t) => {
