@@ -3,15 +3,24 @@
 // of a replicated collection with its state (as `/collections/{c}/cluster` places it) and the
 // figures its holder reports (the replicas of a shard agree on its points; one per shard adds up
 // to the collection). A stopped peer is listed unresponsive, its details null and its replicas
-// without figures, within the request's timeout; it answers again once resumed.
+// without figures, within the request's timeout; it answers again once resumed. Without peers:
+// the merge for a collection-scoped caller, and Qdrant's counting rules of the replica gauges.
 
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import { SHARED_RESPONSE_SCHEMAS } from '../src/api/schemas/responses/optimizations.js';
 import { envelope } from '../src/api/schemas/responses/shape.js';
 import { DISTRIBUTED_TELEMETRY_DATA } from '../src/api/schemas/responses/telemetry.js';
+import { replicaGauges } from '../src/telemetry/metrics.js';
+import { distributedTelemetry } from '../src/telemetry/cluster-telemetry.js';
+import { fromCreateRequest } from '../src/api/collection-config.js';
+import { ClusterView } from '../src/cluster/cluster-view.js';
+import { collectionKey, encodeValue, peerKey, shardEntryKey, type ShardEntry } from '../src/cluster/keys.js';
+import type { CollectionRecord } from '../src/collection/manager.js';
+import { ServiceError } from '../src/errors.js';
 import { call } from './helpers/api-http.js';
 import { startCluster, until, type ClusterPeer } from './helpers/cluster.js';
+import { metrics, sampleValue } from './helpers/metrics-text.js';
 
 type Envelope<T> = { result: T; status: unknown };
 
@@ -49,11 +58,38 @@ async function telemetry(t: Test, peer: ClusterPeer, query = ''): Promise<Teleme
   return (answer.body as Envelope<Telemetry>).result;
 }
 
-function gauge(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (!line) throw new Error(`no ${name} in /metrics`);
-  return Number(line.split(' ')[1]);
-}
+t.test('replica gauges count replica states as Qdrant does', async (t) => {
+  t.same(replicaGauges([]), { min: 0, max: 0, dead: 0 }, 'no shard: zeros');
+  t.same(replicaGauges([['Active', 'Active'], ['Active', 'Dead'], ['ReshardingScaleDown']]), { min: 1, max: 2, dead: 1 },
+    'a resharding-down replica is active; a shard with a dead replica counts once');
+  t.same(replicaGauges([['Active', 'Active'], ['Resharding', 'Active', 'Partial'], ['Initializing', 'Partial']]), { min: 0, max: 2, dead: 2 },
+    'a shard being resharded up stays out of min and max, and counts as dead');
+});
+
+t.test('merged telemetry: a collection-scoped caller sees its collections only, and no answer at all is an error', async (t) => {
+  const stored = (value: unknown) => ({ text: encodeValue(value), createRevision: 1, modRevision: 1 });
+  const record = (name: string): CollectionRecord => ({ name, storageId: `sid-${name}`, config: fromCreateRequest({ vectors: { size: 2, distance: 'Dot' } } as Parameters<typeof fromCreateRequest>[0], 1), indexes: [] });
+  const peer = (port: number) => stored({ uri: `http://127.0.0.1:${port}`, etcd_member_id: String(port), etcd_peer_url: 'http://127.0.0.1:1', version: '1' });
+  const view = new ClusterView(1, new Map([
+    [peerKey(7), peer(7001)], [peerKey(3), peer(3001)],
+    [collectionKey('mine'), stored(record('mine'))], [collectionKey('theirs'), stored(record('theirs'))],
+    [shardEntryKey('mine', 0), stored({ shard_key: 'k', replicas: { 7: 'Active', 3: 'Dead' } } satisfies ShardEntry)],
+    [shardEntryKey('theirs', 0), stored({ replicas: { 3: 'Active' } } satisfies ShardEntry)],
+  ]));
+  const figures = { status: 'green' as const, total_optimized_points: 0, vectors_size_bytes: 8, payloads_size_bytes: 0, num_points: 1, num_vectors: 1, num_vectors_by_name: { '': 1 } };
+  const details = { version: '1', role: 'Leader' as const, is_voter: true, term: 2, commit: 9, num_pending_operations: 0, consensus_thread_status: { consensus_thread_status: 'stopped' as const } };
+  const reports = new Map([[7, { details, replicas: { mine: { 0: figures } } }], [3, null]]);
+  const scoped = distributedTelemetry({ view, reports }, (name) => name === 'mine', false);
+  t.same(scoped, { collections: { mine: { id: 'mine', shards: [{ id: 0, key: 'k', replicas: [{ peer_id: 3, state: 'Dead' }, { peer_id: 7, state: 'Active', ...figures }] }] } } },
+    'only its collection, replicas in peer id order, figures where the holder answered, no cluster part');
+  t.ok(validate({ result: scoped, status: 'ok', time: 0 }), ajv.errorsText(validate.errors));
+  const full = distributedTelemetry({ view, reports }, () => true, true);
+  t.same(full.cluster, { enabled: true, number_of_peers: 2, peers: {
+    3: { uri: 'http://127.0.0.1:3001/', responsive: false, details: null },
+    7: { uri: 'http://127.0.0.1:7001/', responsive: true, details },
+  } });
+  t.throws(() => distributedTelemetry({ view, reports: new Map([[7, null], [3, null]]) }, () => true, true), new ServiceError('Could not get telemetry from cluster'));
+});
 
 t.test('cluster telemetry lists every peer and replica, and a stopped peer as unresponsive', async (t) => {
   const peers = await startCluster(t, 3);
@@ -94,8 +130,8 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     }
     t.equal(Object.values(body.cluster.peers).filter((p) => p.details?.role === 'Leader').length, 1, 'one leader among the peers');
 
-    const metrics = (await call(peer.url, 'GET', '/metrics')).body as string;
-    t.same([gauge(metrics, 'collection_active_replicas_min'), gauge(metrics, 'collection_active_replicas_max'), gauge(metrics, 'collection_dead_replicas'), gauge(metrics, 'cluster_enabled')], [2, 2, 0, 1],
+    const families = await metrics(t, peer.server);
+    t.same(['collection_active_replicas_min', 'collection_active_replicas_max', 'collection_dead_replicas', 'cluster_enabled'].map((name) => sampleValue(families, name)), [2, 2, 0, 1],
       'replica gauges from the cluster placement');
   }
 
