@@ -82,6 +82,10 @@ class RecordingMetadata implements ClusterService {
     return undefined;
   }
 
+  async peerTelemetry(): Promise<null> {
+    return null;
+  }
+
   async keys(): Promise<string[]> {
     this.calls.push('keys');
     return [...this.values.keys()];

@@ -34,6 +34,8 @@ import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-ou
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
 import { listPeers } from './peer-registry.js';
 import { clusterStatus, clusterTelemetrySection, type ClusterStatusBody, type ClusterTelemetry, type ConsensusState } from './raft-info.js';
+import { gatherPeerReports, peerDetails, peerTelemetryRoute, type PeerReport, type PeerTelemetry } from './telemetry-fan-out.js';
+import { VERSION } from '../version.js';
 
 /** How long a metadata change with `wait` waits for this peer to apply it (no `timeout` parameter there). */
 const METADATA_WAIT_MS = 30_000;
@@ -70,6 +72,8 @@ export interface FollowOptions {
   onApply: (view: ClusterView, changes: ClusterChanges, revision: number) => Promise<void>;
   /** Serves the shard routes from this peer's replicas. */
   host: Omit<P2pHost, 'awaitRevision'>;
+  /** The figures of the replicas this peer holds (its part of `/cluster/telemetry`). */
+  replicaFigures: () => Promise<PeerReport['replicas']>;
 }
 
 /** A whole-cluster restart waits this long for a quorum of members to be back. */
@@ -78,6 +82,7 @@ const READ_RETRY_MS = 250;
 
 export class ClusterNode {
   private host: Omit<P2pHost, 'awaitRevision'> | null = null;
+  private replicaFigures: FollowOptions['replicaFigures'] | null = null;
   private joinHandler: JoinHandler | null = null;
   private membership: LocalMembership | null = null;
   private liveness: Liveness | null = null;
@@ -125,7 +130,7 @@ export class ClusterNode {
       revisionWaitMs: REVISION_WAIT_MS,
       plugins: [async (app: FastifyInstance) => {
         app.post('/p2p/join', async (request) => node.admit({ ...joinBodyOf(request.body), source_ip: request.socket.remoteAddress ?? '127.0.0.1' }));
-      }, quotaUsageRoute(options.quota)],
+      }, quotaUsageRoute(options.quota), peerTelemetryRoute(() => node.peerReport())],
     });
     node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer);
     try {
@@ -189,6 +194,7 @@ export class ClusterNode {
   async follow(options: FollowOptions): Promise<void> {
     const { meta } = this.options;
     this.host = options.host;
+    this.replicaFigures = options.replicaFigures;
     // A quota changed while this peer was down is in the first view, not in a change after it.
     if (options.initialView.quota) await this.options.quota.update(options.initialView.quota);
     this.loop = new ApplyLoop({
@@ -286,6 +292,23 @@ export class ClusterNode {
   /** The `cluster` section of `/telemetry`. */
   async telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry> {
     return clusterTelemetrySection(await this.status(), this.view.metadata, level, anonymize);
+  }
+
+  /** What this peer reports to `/cluster/telemetry`; refused until it follows the control plane (it has no view before). */
+  private async peerReport(): Promise<PeerReport> {
+    if (this.loop === null || this.replicaFigures === null) throw new ServiceError('this peer is still starting');
+    const [status, replicas] = await Promise.all([this.status(), this.replicaFigures()]);
+    return { details: peerDetails(VERSION, status), replicas };
+  }
+
+  /**
+   * `/cluster/telemetry`: every registered peer's report, each within `timeoutMs` (at most the
+   * p2p request timeout, Qdrant's gRPC timeout; that timeout when absent).
+   */
+  async peerTelemetry(timeoutMs?: number): Promise<PeerTelemetry> {
+    const view = this.view;
+    const bound = Math.min(timeoutMs ?? Infinity, this.options.config.cluster.grpc_timeout_ms);
+    return { view, reports: await gatherPeerReports(this.peerId, () => this.peerReport(), view.peers, this.p2pClient, bound) };
   }
 
   /** `PUT /quotas`: through consensus; with `wait`, answers once this peer applied it. */

@@ -15,6 +15,7 @@ import { ClusterPlacement } from './cluster-placement.js';
 import type { ClusterView } from './cluster-view.js';
 import { PeerHost, revisionWait } from './p2p-host.js';
 import { Reconciler } from './reconcile.js';
+import { localReplicaFigures } from './telemetry-fan-out.js';
 
 export interface ClusterPeerOptions {
   config: QuiverConfig;
@@ -68,6 +69,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
         await reconciler.onApply(view, changes, revision);
       },
       host: new PeerHost({ placement, collection: (name) => collections.collectionNamed(name), awaitRevision: revisionWait(waitApplied) }),
+      replicaFigures: () => localReplicaFigures(collections),
     });
     const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler });
     return {

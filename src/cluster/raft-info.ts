@@ -40,7 +40,7 @@ export interface ClusterStatusBody {
 }
 
 /** Qdrant prints peer URIs parsed, hence with a path of `/`. */
-function printedUri(uri: string): string {
+export function printedUri(uri: string): string {
   return new URL(uri).href;
 }
 

@@ -5,6 +5,7 @@
 
 import type { ClusterStatusBody, ClusterTelemetry } from '../cluster/raft-info.js';
 import type { PeerQuotaUsage } from '../cluster/quota-fan-out.js';
+import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
 import { ServiceError } from '../errors.js';
 import type { JsonValue } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
@@ -19,6 +20,11 @@ export interface ClusterService {
   ready(): boolean;
   /** The `cluster` section of `/telemetry` at `level`. */
   telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry>;
+  /**
+   * `/cluster/telemetry`'s reports of every peer, each asked within `timeoutMs`; null outside
+   * distributed mode, where the node reports itself alone (src/telemetry/cluster-telemetry.ts).
+   */
+  peerTelemetry(timeoutMs?: number): Promise<PeerTelemetry | null>;
   /** Replaces the quota configuration everywhere the node's deployment enforces it; `wait` as for metadata. */
   updateQuota(config: QuotaConfig, wait: boolean): Promise<void>;
   /** Each answering peer's quota usage by peer id (itself included); undefined outside distributed mode. */
@@ -54,6 +60,11 @@ export class StandaloneCluster implements ClusterService {
   /** Qdrant's section outside distributed mode. */
   telemetry(): Promise<ClusterTelemetry> {
     return Promise.resolve({ enabled: false });
+  }
+
+  /** No other peer to ask. */
+  peerTelemetry(): Promise<null> {
+    return Promise.resolve(null);
   }
 
   /** One node has no consensus to wait for: the change is stored before the answer whatever `wait` says. */

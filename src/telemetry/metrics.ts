@@ -6,6 +6,7 @@
 // with the figures of the moment, in Qdrant's family order.
 
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { ReplicaState } from '../replica/replica.js';
 import type { HardwareMeasure, HardwareUsage } from '../shard/hardware.js';
 import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
@@ -74,21 +75,38 @@ async function responseMetrics(registry: Registry, node: NodeState): Promise<voi
 }
 
 /** Qdrant's per-collection metrics (labelled `id`, `collection_vectors` by `collection` and `vector`). */
-function collectionMetrics(registry: Registry, node: NodeState, snapshot: CollectionSnapshot[], names: Namer): void {
+/** Qdrant's active replicas (`ReplicaState::is_active`): a replica kept through a resharding down still counts. */
+const ACTIVE: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Active', 'ReshardingScaleDown']);
+
+/**
+ * The replica gauges over every shard's replica states, as Qdrant counts them: the fewest and
+ * most active replicas of a shard (0 and 0 without shards), leaving out a shard being resharded
+ * up (a replica in `Resharding`), which no read or update relies on yet; and, despite the help
+ * text, the number of shards with some replica not active.
+ */
+export function replicaGauges(shards: readonly (readonly ReplicaState[])[]): { min: number; max: number; dead: number } {
+  const active = shards.filter((states) => !states.includes('Resharding')).map((states) => states.filter((s) => ACTIVE.has(s)).length);
+  return {
+    min: active.length ? Math.min(...active) : 0,
+    max: active.length ? Math.max(...active) : 0,
+    dead: shards.filter((states) => states.some((s) => !ACTIVE.has(s))).length,
+  };
+}
+
+function collectionMetrics(registry: Registry, node: NodeState, snapshot: CollectionSnapshot[], shardReplicas: readonly (readonly ReplicaState[])[], names: Namer): void {
   const perCollection = (value: (c: CollectionSnapshot) => number): Sample[] => snapshot.map((c) => ({ labels: { id: names(c.record.name) }, value: value(c) }));
-  const shardCount = snapshot.reduce((n, c) => n + c.shards.length, 0);
   const snapshots = (c: CollectionSnapshot) => node.snapshots.of(c.record.name);
   family(registry, 'collections_total', 'number of collections', 'gauge', one(snapshot.length));
   family(registry, 'collections_vector_total', 'total number of vectors in all collections', 'gauge', one(snapshot.reduce((n, c) => n + vectorCount(c.shards), 0)));
   family(registry, 'collection_vectors', 'amount of vectors grouped by vector name', 'gauge',
     snapshot.flatMap((c) => Object.entries(vectorsByName(c.shards)).map(([vector, value]) => ({ labels: { collection: names(c.record.name), vector }, value }))));
-  // One replica per shard, always active: the extremes are 1 and nothing is dead once a shard exists.
-  family(registry, 'collection_active_replicas_min', 'minimum number of active replicas across all shards', 'gauge', one(shardCount ? 1 : 0));
-  family(registry, 'collection_active_replicas_max', 'maximum number of active replicas across all shards', 'gauge', one(shardCount ? 1 : 0));
+  const replicas = replicaGauges(shardReplicas);
+  family(registry, 'collection_active_replicas_min', 'minimum number of active replicas across all shards', 'gauge', one(replicas.min));
+  family(registry, 'collection_active_replicas_max', 'maximum number of active replicas across all shards', 'gauge', one(replicas.max));
   family(registry, 'collection_running_optimizations', 'number of currently running optimization tasks per collection', 'gauge',
     perCollection((c) => c.shards.reduce((n, s) => n + s.runningOptimizations, 0)));
   family(registry, 'collection_points', 'approximate amount of points per collection', 'gauge', perCollection(pointCount));
-  family(registry, 'collection_dead_replicas', 'total amount of shard replicas in non-active state', 'gauge', one(0));
+  family(registry, 'collection_dead_replicas', 'total amount of shard replicas in non-active state', 'gauge', one(replicas.dead));
   family(registry, 'snapshot_creation_running', 'amount of snapshot creations that are currently running', 'gauge', perCollection((c) => snapshots(c).running_snapshots));
   family(registry, 'snapshot_recovery_running', 'amount of snapshot recovery operations currently running', 'gauge', perCollection((c) => snapshots(c).running_snapshot_recovery));
   family(registry, 'snapshot_created_total', 'total amount of snapshots created', 'counter', perCollection((c) => snapshots(c).total_snapshot_creations));
@@ -144,18 +162,22 @@ export interface MetricsSources {
   names: Namer;
   /** Hardware used per collection; null without `service.hardware_reporting`. */
   hardware: [string, HardwareUsage][] | null;
+  /** The replica states of every shard of the collections in `snapshot` (on a single node, one Active replica each). */
+  shardReplicas: readonly (readonly ReplicaState[])[];
+  /** Whether the node is a cluster peer (`cluster_enabled`). */
+  clusterEnabled: boolean;
 }
 
 /** The exposition's content type (Prometheus text format 0.0.4), as Qdrant serves it. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
-export async function renderMetrics({ node, snapshot, names, hardware }: MetricsSources): Promise<string> {
+export async function renderMetrics({ node, snapshot, names, hardware, shardReplicas, clusterEnabled }: MetricsSources): Promise<string> {
   // A registry per scrape: its families hold this scrape's figures only, named as the caller may see them.
   const registry = new Registry();
   family(registry, 'app_info', 'information about qdrant server', 'gauge', [{ labels: { name: 'qdrant', version: VERSION }, value: 1 }]);
   family(registry, 'app_status_recovery_mode', 'features enabled in qdrant server', 'gauge', one(0));
-  collectionMetrics(registry, node, snapshot, names);
-  family(registry, 'cluster_enabled', 'is cluster support enabled', 'gauge', one(0));
+  collectionMetrics(registry, node, snapshot, shardReplicas, names);
+  family(registry, 'cluster_enabled', 'is cluster support enabled', 'gauge', one(Number(clusterEnabled)));
   await responseMetrics(registry, node);
   if (hardware) hardwareMetrics(registry, hardware, names);
   processMetrics(registry);

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CLUSTER_TELEMETRY_PARAMS, TELEMETRY_PARAMS } from '../../api/validator.js';
 import { namerFor } from '../../telemetry/anonymize.js';
-import { clusterTelemetry } from '../../telemetry/cluster-telemetry.js';
+import { clusterTelemetry, distributedTelemetry } from '../../telemetry/cluster-telemetry.js';
 import { takeSnapshot } from '../../telemetry/snapshot.js';
 import { telemetryData } from '../../telemetry/telemetry-data.js';
 import { accessOf } from '../access.js';
@@ -31,6 +31,8 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
   app.get('/cluster/telemetry', async (request) => {
     const params = query(request, CLUSTER_TELEMETRY_PARAMS);
     const access = accessOf(request);
+    const peers = await cluster.peerTelemetry(params.timeout === undefined ? undefined : params.timeout * 1000);
+    if (peers) return ok(request, distributedTelemetry(peers, (name) => access.canSee(name), access.nodeWide));
     const snapshot = await withOperationTimeout(takeSnapshot(collections, (name) => access.canSee(name)), params.timeout, 'cluster_telemetry');
     const scheme = config.service.enable_tls ? 'https' : 'http';
     return ok(request, clusterTelemetry(node, snapshot, `${scheme}://${config.service.host}:${config.service.http_port}/`, access.nodeWide));
