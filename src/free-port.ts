@@ -1,5 +1,7 @@
 // A loopback port nothing listens on at the moment of asking: for a process Quiver starts that
 // cannot report the port it bound (a peer's etcd member), and for test and benchmark servers.
+// A port chosen long before its process binds it can be taken meanwhile (another bind to port 0
+// may draw it): `reservePort` keeps listening on it until its user is about to bind it.
 
 import { createServer } from 'node:net';
 
@@ -12,4 +14,24 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** A loopback port held by a listening socket of this process until `release`. */
+export interface ReservedPort {
+  readonly port: number;
+  /** Lets go of the port (idempotent): call it right before the process that binds it starts. */
+  release(): Promise<void>;
+}
+
+export async function reservePort(): Promise<ReservedPort> {
+  const holder = createServer();
+  const port = await new Promise<number>((resolve, reject) => {
+    holder.once('error', reject);
+    holder.listen(0, '127.0.0.1', () => resolve((holder.address() as { port: number }).port));
+  });
+  let released: Promise<void> | null = null;
+  return {
+    port,
+    release: () => (released ??= new Promise((resolve) => holder.close(() => resolve()))),
+  };
 }

@@ -118,11 +118,23 @@ t.test('a collection created on one peer is served by every peer, its shards ope
     t.same(await ok(t, a, 'GET', '/aliases'), { aliases: [{ alias_name: 'papers', collection_name: 'docs' }] });
     t.same(await ok(t, a, 'GET', '/collections/papers/exists'), { exists: true });
 
+    const points = [1, 2, 3, 4, 5, 6].map((id) => ({ id, vector: { '': [1, id, 0, 0], image: [id, 1] } }));
+    await ok(t, c, 'PUT', '/collections/docs/points?wait=true', { points });
+    const [stored] = await ok(t, a, 'POST', '/collections/docs/points?consistency=all', { ids: [1], with_vector: true }) as { vector: Record<string, number[]> }[];
+    t.same(Object.keys(stored.vector).sort(), ['', 'image'], 'stored under both names');
     await ok(t, a, 'DELETE', '/collections/docs/index/city?timeout=60');
     await ok(t, a, 'DELETE', '/collections/docs/vectors/image?timeout=60');
     await caughtUp(b);
     t.same(b.collections.get('docs').indexes, []);
     t.same(b.collections.get('docs').vectors.map((v) => v.name), ['']);
+    // Every replica lost the deleted vector's data: created again, it starts empty on every point.
+    await ok(t, b, 'PUT', '/collections/docs/vectors/image?timeout=60', { dense: { size: 2, distance: 'Cosine' } });
+    for (const peer of [a, b, c]) {
+      await caughtUp(peer);
+      const read = await ok(t, peer, 'POST', '/collections/docs/points?consistency=all', { ids: points.map((p) => p.id), with_vector: true });
+      // Only the unnamed vector left: Qdrant prints it alone as the bare list.
+      t.same(read, points.map((p) => ({ id: p.id, payload: {}, vector: p.vector[''] })), `peer ${peer.id}: no point has the re-created vector`);
+    }
     t.same(b.errors, []);
   });
 

@@ -231,9 +231,9 @@ t.test('a replica the peer does not hold, or holds in no state to serve, is a re
   const count: ReplicaTask = { type: 'count', filter: null };
   for (const shard of [{ collection: 'other', shard: 0 }, { collection: SHARD.collection, shard: 3 }]) {
     const err = await quiverFailure(new RemoteReplica(shard, 2, uri, p2p).run(count, null));
-    t.strictSame([err.kind, err.statusCode, err.message], ['ServiceError', 503, `Service internal error: no replica of shard ${shard.shard} of collection ${shard.collection} on this peer`]);
+    t.strictSame([err.kind, err.statusCode, err.message], ['ServiceError', 500, `Service internal error: no replica of shard ${shard.shard} of collection ${shard.collection} on this peer`]);
     const update = await quiverFailure(new RemoteReplica(shard, 2, uri, p2p).run(upsert([], 500), null));
-    t.equal(update.statusCode, 503, 'an update to it too');
+    t.equal(update.statusCode, 500, 'an update to it too');
   }
   const missing = new RemoteReplica({ collection: 'other', shard: 0 }, 2, uri, p2p);
   const params = () => ({ writeConsistencyFactor: 1, readFanOutFactor: null });
@@ -243,10 +243,10 @@ t.test('a replica the peer does not hold, or holds in no state to serve, is a re
   host.state = 'Dead';
   try {
     const err = await quiverFailure(remote.run(count, null));
-    t.strictSame([err.statusCode, err.message], [503, `Service internal error: the replica of shard 0 of collection ${SHARD.collection} on this peer is Dead`], 'a Dead replica serves no read');
-    t.equal((await quiverFailure(remote.run(upsert([], 501), null))).statusCode, 503, 'and takes no update');
+    t.strictSame([err.statusCode, err.message], [500, `Service internal error: the replica of shard 0 of collection ${SHARD.collection} on this peer is Dead`], 'a Dead replica serves no read');
+    t.equal((await quiverFailure(remote.run(upsert([], 501), null))).statusCode, 500, 'and takes no update');
     host.state = 'Partial';
-    t.equal((await quiverFailure(remote.run(count, null))).statusCode, 503, 'a Partial replica serves no read');
+    t.equal((await quiverFailure(remote.run(count, null))).statusCode, 500, 'a Partial replica serves no read');
   } finally {
     host.state = 'Active';
   }
@@ -263,10 +263,10 @@ t.test('an unreachable peer is a transient failure, counted per peer URI', async
   t.strictSame(c.sendFailures(), {}, 'no failure yet');
   const err = await quiverFailure(replica.run({ type: 'count', filter: null }, null));
   t.ok(err instanceof PeerUnreachable, 'PeerUnreachable');
-  t.equal(err.statusCode, 503, 'a replica failure to the replica set');
+  t.equal(err.statusCode, 500, 'a replica failure to the replica set');
   t.match(err.message, new RegExp(`^Service internal error: failed to reach peer ${goneUri.replace(/[.]/g, '\\.')}: `));
   const updates = await Promise.allSettled([replica.run(upsert([], 600), null), replica.run(upsert([], 601), null)]);
-  t.ok(updates.every((o) => o.status === 'rejected' && (o.reason as QuiverError).statusCode === 503), 'queued updates fail with it');
+  t.ok(updates.every((o) => o.status === 'rejected' && (o.reason as QuiverError).statusCode === 500), 'queued updates fail with it');
   const failures = c.sendFailures();
   t.strictSame(Object.keys(failures), [goneUri], 'keyed by the peer URI');
   t.ok(failures[goneUri].count >= 2, `each failed send counted (${failures[goneUri].count})`);
@@ -298,7 +298,7 @@ t.test('a request waits until this peer applied the sender\'s revision', async (
   host.revisionAsked = deferred();
   host.pendingRevision!.answer(false);
   const err = await quiverFailure(late);
-  t.strictSame([err.statusCode, err.message], [503, 'Service internal error: this peer has not applied revision 9 within 2000 ms'], 'not applied in time: a replica failure');
+  t.strictSame([err.statusCode, err.message], [500, 'Service internal error: this peer has not applied revision 9 within 2000 ms'], 'not applied in time: a replica failure');
   revision = 0;
 });
 

@@ -70,8 +70,8 @@ function replicaSet(states: ReplicaState[], { thisPeer = 0, wcf = 1, autoApply =
   return { set, replicas, states: held };
 }
 
-function update(set: ReplicaSet, task: ReplicaTask = apply(), ordering?: WriteOrdering) {
-  return withWriteScope(ordering, () => set.update(task));
+function update(set: ReplicaSet, task: Extract<ReplicaTask, { type: 'apply' }> = apply(), ordering?: WriteOrdering) {
+  return withWriteScope(ordering, () => set.apply(task));
 }
 
 const applies = (replicas: FakeReplica[]) => replicas.map((r) => r.tasks('apply').length);
@@ -191,7 +191,7 @@ t.test('the leader per ordering', async (t) => {
 
 t.test('medium and strong: forwarded to the leader without a clock tag; led here when this peer leads', async (t) => {
   const { set, replicas } = replicaSet(['Active', 'Active', 'Active']);
-  await update(set, apply(true, 5), 'medium');
+  t.equal(await update(set, apply(true, 5), 'medium'), 1, 'answers the leader\'s operation id, not the one this peer took');
   t.same(replicas[2].forwarded, [{ ops: OPS, wait: true, ordering: 'medium' }], 'medium: to peer 2, the ops, wait and ordering only');
   t.same(applies(replicas), [0, 0, 1], 'this peer applied nothing; the leader applied it under its own id');
   t.same(replicas[2].tasks('apply')[0].clock, { peer: 2, clockId: 0, tick: 1 });
@@ -207,12 +207,12 @@ t.test('medium and strong: forwarded to the leader without a clock tag; led here
   t.same(strong.replicas.map((r) => r.forwarded.length), [0, 1, 1], 'medium: to peer 1, the highest Active');
 
   const leading = replicaSet(['Active', 'Active', 'Active'], { thisPeer: 2 });
-  await update(leading.set, apply(), 'strong');
+  t.equal(await update(leading.set, apply(), 'strong'), null, 'led here: the caller\'s operation id stands');
   t.same(applies(leading.replicas), [1, 1, 1], 'this peer leads: applied to every replica here');
   t.same(leading.replicas.map((r) => r.forwarded.length), [0, 0, 0]);
 
   const other = replicaSet(['Active', 'Active']);
-  await update(other.set, { type: 'drop_index', key: 'k' }, 'strong');
+  await withWriteScope('strong', () => other.set.update({ type: 'drop_index', key: 'k' }));
   t.same(other.replicas.map((r) => r.forwarded.length), [0, 0], 'only point updates are ordered');
 });
 

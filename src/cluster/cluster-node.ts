@@ -15,7 +15,7 @@ import { Etcd3 } from 'etcd3';
 import type { FastifyInstance } from 'fastify';
 import type { QuiverConfig } from '../config/config.js';
 import { BadRequest, ServiceError } from '../errors.js';
-import { freePort } from '../free-port.js';
+import { reservePort, type ReservedPort } from '../free-port.js';
 import type { JsonValue } from '../model.js';
 import { P2pClient } from '../peer/p2p-client.js';
 import { P2pServer, type P2pHost } from '../peer/p2p-server.js';
@@ -107,8 +107,9 @@ export class ClusterNode {
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { config, meta } = options;
     const identity = await openNodeIdentity(meta, config.cluster.peer_id ?? undefined);
-    const clientPort = await freePort();
-    const etcd = new Etcd3({ hosts: `http://127.0.0.1:${clientPort}` });
+    // Held until the member starts: joining can take seconds, in which a free port could be taken.
+    const clientPort = await reservePort();
+    const etcd = new Etcd3({ hosts: `http://127.0.0.1:${clientPort.port}` });
     const p2pClient = new P2pClient({
       connectionTimeoutMs: config.cluster.connection_timeout_ms,
       requestTimeoutMs: config.cluster.grpc_timeout_ms,
@@ -137,13 +138,14 @@ export class ClusterNode {
       await p2pServer.start(config.service.host, config.cluster.p2p.port);
       await node.join(clientPort);
     } catch (err) {
+      await clientPort.release();
       await node.stop();
       throw err;
     }
     return node;
   }
 
-  private async join(clientPort: number): Promise<void> {
+  private async join(clientPort: ReservedPort): Promise<void> {
     const { config, meta } = this.options;
     const dataDir = join(config.storage.storage_path, 'cluster', 'etcd');
     const plan = planStart({ uri: config.peer.uri ?? undefined, bootstrap: config.peer.bootstrap ?? undefined, reinit: config.peer.reinit }, this.identity, existsSync(dataDir));
@@ -154,7 +156,7 @@ export class ClusterNode {
       uri: config.peer.uri ?? undefined,
       p2pPort: config.cluster.p2p.port,
       grpcPort: config.service.grpc_port!,
-      member: { dataDir, clientPort, tickMs: config.cluster.consensus.tick_period_ms },
+      member: { dataDir, clientPort: clientPort.port, clientPortHold: clientPort, tickMs: config.cluster.consensus.tick_period_ms },
       etcd: this.etcd,
       sendJoin: (bootstrap, body) => this.sendJoin(bootstrap, body),
     });

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { request } from 'undici';
 import { ServiceError } from '../errors.js';
+import type { ReservedPort } from '../free-port.js';
 
 export interface EtcdMemberOptions {
   /** The member's name: the Quiver peer id in decimal, so members map to peers. */
@@ -24,6 +25,8 @@ export interface EtcdMemberOptions {
   listenPeerUrl: string;
   /** The loopback port clients (this Quiver only) use. */
   clientPort: number;
+  /** The reservation holding `clientPort` since it was chosen: released just before etcd starts and binds it. */
+  clientPortHold?: ReservedPort;
   /** `name=peerUrl,...` of the members at the first start; ignored by etcd once the data dir exists. */
   initialCluster: string;
   initialClusterState: 'new' | 'existing';
@@ -108,6 +111,7 @@ export class EtcdMember {
   static async start(options: EtcdMemberOptions): Promise<EtcdMember> {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const binary = options.binary ?? 'etcd';
+    await options.clientPortHold?.release();
     const child = spawn('setpriv', ['--pdeathsig', 'KILL', binary, ...etcdArguments(options)], { stdio: ['ignore', 'ignore', 'pipe'] });
     const spawned = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));

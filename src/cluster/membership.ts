@@ -70,7 +70,7 @@ export function planStart(flags: StartFlags, identity: Pick<NodeIdentity, 'joine
 }
 
 /** What of the member's command line is this peer's own, whatever the plan. */
-export type LocalMemberOptions = Pick<EtcdMemberOptions, 'dataDir' | 'clientPort' | 'tickMs' | 'binary'>;
+export type LocalMemberOptions = Pick<EtcdMemberOptions, 'dataDir' | 'clientPort' | 'clientPortHold' | 'tickMs' | 'binary'>;
 
 export interface MembershipOptions {
   plan: StartPlan;

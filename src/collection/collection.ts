@@ -17,7 +17,7 @@ import type { FileSlice } from '../storage/tar.js';
 import { OperationClock } from '../replica/operation-clock.js';
 import type { ReadTask, ReplicaResult, ReplicaTask, ShardContent } from '../replica/replica.js';
 import type { ReplicaSet } from '../replica/replica-set.js';
-import { applyAcross } from '../replica/shard-writes.js';
+import { applyAcross, lockedInOrder } from '../replica/shard-writes.js';
 import { activeDeadline } from '../replica/request-scope.js';
 import { shardOf } from '../shard/routing.js';
 import { readShards, routeOf, writeGroups, type ShardKeyEntry, type ShardKeySelector, type ShardLayout } from './shard-keys.js';
@@ -121,8 +121,8 @@ export class Collection implements ReaderSource {
     return this.guarded(shard.read(task, activeDeadline()));
   }
 
-  /** Runs an update (of data, indexes or settings) on every shard. */
-  private updateAll<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>[]> {
+  /** Runs an update of indexes or settings (not of points: `write`) on every shard. */
+  private updateAll<T extends Exclude<ReplicaTask, { type: 'apply' }>>(task: T): Promise<ReplicaResult<T>[]> {
     return this.guarded(Promise.all(this.shards.map((s) => s.update(task))));
   }
 
@@ -178,22 +178,37 @@ export class Collection implements ReaderSource {
   }
 
   /**
-   * Creates or deletes a named vector (Qdrant's vector name operations) while the collection's
-   * writes wait, so none lands between the steps. A deleted name (`removed`) first leaves every
-   * point that has it, as one logged operation on every shard: no stored record keeps data under
-   * a name the configuration no longer has (snapshot parts are vetted against it, and a vector
-   * created later under the name starts empty). Then `persist` stores the configuration and the
-   * shards reopen with the new specs (a new vector starts empty on every point).
+   * Creates or deletes named vectors (Qdrant's vector name operations) while the collection's
+   * writes wait, so none lands between the steps. Each deleted name (`removed`) first leaves
+   * every point that has it, as one logged operation on every shard: no stored record keeps data
+   * under a name the configuration no longer has (snapshot parts are vetted against it, and a
+   * vector created later under the name starts empty). Then `persist` stores the configuration
+   * and the shards reopen with the new specs (a new vector starts empty on every point).
+   * `purge` says which replicas the removal reaches: `replicated`, a point update of every
+   * replica (a single node's request); `local`, this peer's own replicas only (a cluster peer
+   * applying the control plane's change: every peer purges its own, as it reopens its own).
    */
-  changeVectors(persist: () => Promise<VectorSpecs>, removed: string | null): Promise<UpdateResult> {
+  changeVectors(persist: () => Promise<VectorSpecs>, removed: readonly string[], purge: 'replicated' | 'local' = 'replicated'): Promise<UpdateResult> {
     return this.serial(async () => {
       let operationId: number | null = null;
-      if (removed !== null) {
-        const op: WriteOp = { kind: 'delete_vectors', target: { filter: { must: [{ kind: 'hasVector', name: removed }] } }, names: [removed] };
-        operationId = await applyAcross(new Map(this.shards.map((s) => [s, [op]])), this.clock, 1, { checkFirst: false, wait: true });
+      if (removed.length > 0) {
+        const op: WriteOp = { kind: 'delete_vectors', target: { filter: { should: removed.map((name) => ({ kind: 'hasVector', name })) } }, names: [...removed] };
+        operationId = purge === 'replicated'
+          ? await applyAcross(new Map(this.shards.map((s) => [s, [op]])), this.clock, 1, { checkFirst: false, wait: true })
+          : await this.applyLocally(op);
       }
       await this.takeVectorSpecs(await persist());
       return { operation_id: operationId ?? this.clock.take(1), status: 'completed' };
+    });
+  }
+
+  /** Applies `op` to this peer's replica of every shard (in their write order), numbered by this peer's clock. */
+  private applyLocally(op: WriteOp): Promise<number> {
+    return lockedInOrder(this.shards, async () => {
+      const opId = this.clock.take(1);
+      const clock = this.clock.tagOf(opId);
+      await Promise.all(this.shards.map((s) => s.localReplica?.run({ type: 'apply', ops: [op], opId, clock, wait: true, dryRun: false }, null)));
+      return opId;
     });
   }
 

@@ -278,13 +278,19 @@ export class CollectionManager implements Catalog {
    * Brings a held collection to `target`, a later record of it (a cluster peer's reconcile): the
    * configuration (named vectors created or deleted, optimizer, strict mode), the payload indexes
    * and the shard keys, each with the same Collection method a single node's request uses, each
-   * storing the record as it then is. A deleted vector's data is not purged from the points here:
-   * the purge is a point update of every replica (Collection.changeVectors), which each peer
-   * would repeat; its shards reopen without the vector.
+   * storing the record as it then is. A deleted named vector leaves this peer's own replicas
+   * (each peer purges its own, Collection.changeVectors) before they reopen without it.
    */
   async applyRecord(target: CollectionRecord): Promise<void> {
     const collection = this.get(target.name);
     const held = () => this.recordOf(collection);
+    const names = (params: CollectionConfig['params']) => [...Object.keys(params.vectors.byName), ...Object.keys(params.sparseVectors ?? {})];
+    const kept = new Set(names(target.config.params));
+    const removed = names(held().config.params).filter((name) => !kept.has(name));
+    if (removed.length > 0) {
+      const { vectors, sparseVectors } = target.config.params;
+      await this.changeVectors(collection, (config) => ({ ...config, params: { ...config.params, vectors, sparseVectors } }), removed, 'local');
+    }
     if (JSON.stringify(held().config) !== JSON.stringify(target.config)) await this.updateConfig(target.name, () => target.config);
     const wanted = new Map(target.indexes.map((i) => [i.key, i]));
     for (const index of held().indexes) if (!wanted.has(index.key)) await this.dropIndex(target.name, index.key);
@@ -329,11 +335,14 @@ export class CollectionManager implements Catalog {
    * every point loses first (Collection.changeVectors).
    */
   changeVectorName(nameOrAlias: string, change: (config: CollectionConfig) => CollectionConfig, removed: string | null): Promise<UpdateResult> {
-    const collection = this.get(nameOrAlias);
+    return this.changeVectors(this.get(nameOrAlias), change, removed === null ? [] : [removed], 'replicated');
+  }
+
+  private changeVectors(collection: Collection, change: (config: CollectionConfig) => CollectionConfig, removed: readonly string[], purge: 'replicated' | 'local'): Promise<UpdateResult> {
     return collection.changeVectors(async () => {
       const { config } = await this.updateRecord(collection, (r) => ({ ...r, config: change(r.config) }));
       return { vectors: vectorSpecsOf(config), sparseVectors: sparseSpecsOf(config) };
-    }, removed);
+    }, removed, purge);
   }
 
   /** Keys of a custom-sharded collection, in the order they were created; null with automatic sharding. */

@@ -3,9 +3,9 @@
 // applied. Two kinds of failure come back, as the replica sets tell them apart (a 5xx Quiver error
 // is a replica failure, worth asking another replica; anything below is the answer itself):
 //   - the peer could not be reached or did not answer in time (refused, reset, timed out):
-//     PeerUnreachable (503), counted per peer URI as Qdrant's `message_send_failures`;
+//     PeerUnreachable (500, Qdrant's service error), counted per peer URI as Qdrant's `message_send_failures`;
 //   - the peer answered with an error: raised again as the error it raised, status and message
-//     kept (a replica it cannot serve is a 503 ReplicaUnavailable, src/cluster/wire.ts).
+//     kept (a replica it cannot serve is a 500 ReplicaUnavailable, src/peer/wire.ts).
 
 import { Pool } from 'undici';
 import { fromWire, QuiverError, type WireError } from '../errors.js';
@@ -38,7 +38,8 @@ export interface SendFailures {
 
 /** The peer could not be reached, or did not answer in time: a replica failure. */
 export class PeerUnreachable extends QuiverError {
-  readonly statusCode = 503;
+  // Qdrant answers a service error (its "Service internal error" prefix) with 500.
+  readonly statusCode = 500;
   readonly kind = 'ServiceError';
   constructor(readonly uri: string, reason: string) {
     super(`Service internal error: failed to reach peer ${uri}: ${reason}`);

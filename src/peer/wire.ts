@@ -42,7 +42,8 @@ export interface ApplyAnswer {
  * sender's revision. A replica failure (5xx) to the replica set, which asks another replica.
  */
 export class ReplicaUnavailable extends QuiverError {
-  readonly statusCode = 503;
+  // Qdrant answers a service error (its "Service internal error" prefix) with 500.
+  readonly statusCode = 500;
   readonly kind = 'ServiceError';
   constructor(description: string) {
     super(`Service internal error: ${description}`);

@@ -123,20 +123,27 @@ export class ReplicaSet {
   }
 
   /**
-   * Sends an update by the request's write ordering: led by this peer (weak, or when it holds
-   * the leading replica), to every replica that takes updates; or forwarded to the leader's peer
-   * (medium, strong), which applies it through its own set. Only point updates (`apply`) are
-   * ordered; the shard's other updates (open, indexes, settings) go out as weak ones.
+   * Sends a point update by the request's write ordering: led by this peer (weak, or when it
+   * holds the leading replica), to every replica that takes updates; or forwarded to the
+   * leader's peer (medium, strong), which numbers and applies it through its own set. Answers
+   * null when led here (the caller's numbering stands), the leader's first operation id when
+   * forwarded (what Qdrant's answer carries).
    */
-  async update<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
-    if (task.type !== 'apply' && this.localLifecycle) return this.lifecycleHere(task);
-    const ordering: WriteOrdering = task.type === 'apply' ? activeOrdering() : 'weak';
+  async apply(task: Extract<ReplicaTask, { type: 'apply' }>): Promise<number | null> {
+    const ordering = activeOrdering();
     const leader = updateLeader(ordering, this.peer, this.replicas.map((r) => this.standing(r)));
     if (leader === null) throw noLeader(this.shard.collection, this.id, ordering);
-    if (leader !== this.peer && task.type === 'apply') {
-      await this.forward(leader, ordering, task);
-      return null as ReplicaResult<T>;
-    }
+    if (leader !== this.peer) return this.forward(leader, ordering, task);
+    await this.applyHere(task);
+    return null;
+  }
+
+  /**
+   * Sends one of the shard's other updates (open, indexes, settings): as a weak one, to every
+   * replica that takes updates, or in a cluster to this peer's replica alone (`localLifecycle`).
+   */
+  async update<T extends Exclude<ReplicaTask, { type: 'apply' }>>(task: T): Promise<ReplicaResult<T>> {
+    if (this.localLifecycle) return this.lifecycleHere(task);
     return this.applyHere(task);
   }
 
@@ -151,11 +158,11 @@ export class ReplicaSet {
     return local.run(task, null);
   }
 
-  private async forward(leader: number, ordering: WriteOrdering, task: Extract<ReplicaTask, { type: 'apply' }>): Promise<void> {
+  private async forward(leader: number, ordering: WriteOrdering, task: Extract<ReplicaTask, { type: 'apply' }>): Promise<number> {
     const replica = this.replicas.find((r) => r.peer === leader);
     if (!replica?.forward) throw leaderGone(this.id);
     try {
-      await replica.forward({ ops: task.ops, wait: task.wait, ordering });
+      return await replica.forward({ ops: task.ops, wait: task.wait, ordering });
     } catch (err) {
       if (!isTransient(err)) throw err;
       this.deactivate([deactivation(leader, this.stateOf(replica))]);

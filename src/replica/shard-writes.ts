@@ -37,8 +37,10 @@ export async function applyAcross(parts: ReadonlyMap<ReplicaSet, WriteOp[]>, clo
     // A dry run only reads the shard, so one replica's answer is the set's.
     if (checkFirst) await Promise.all([...parts].map(([set, ops]) => set.read({ type: 'apply', ops, opId, clock: tag, wait, dryRun: true }, null)));
     // Sent, not awaited: the locks only order the sending.
-    return { first, applied: Promise.all([...parts].map(([set, ops]) => set.update({ type: 'apply', ops, opId, clock: tag, wait, dryRun: false }))) };
+    return { first, applied: Promise.all([...parts].map(([set, ops]) => set.apply({ type: 'apply', ops, opId, clock: tag, wait, dryRun: false }))) };
   });
-  await applied;
-  return first;
+  // A part forwarded to its leader stands under the leader's numbering; as in Qdrant, the
+  // answer carries the first part's.
+  const [firstPart] = await applied;
+  return firstPart ?? first;
 }

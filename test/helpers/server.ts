@@ -4,9 +4,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startQuiver, type QuiverProcess, type QuiverProcessOptions } from '../../src/bench/quiver-process.js';
+import { freePort, startQuiver, type QuiverProcess, type QuiverProcessOptions } from '../../src/bench/quiver-process.js';
 
-export { freePort } from '../../src/bench/quiver-process.js';
+export { freePort };
 
 export type RunningServer = QuiverProcess;
 
@@ -16,9 +16,42 @@ export async function tempStorage(): Promise<string> {
 
 export type StartOptions = Partial<Omit<QuiverProcessOptions, 'echo'>>;
 
-/** Spawns a server (2 shard workers and a fresh temp storage unless told) and resolves once it answers GET / (or rejects if it exits first). */
+/**
+ * Spawns a server (2 shard workers and a fresh temp storage unless told) and resolves once it
+ * answers GET / (or rejects if it exits first). With QUIVER_TEST_CLUSTER=1 every server a test
+ * starts as a single node is a one-peer cluster instead (see onePeerCluster).
+ */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  return startQuiver({ ...options, storage: options.storage ?? (await tempStorage()), workers: options.workers ?? 2 });
+  const storage = options.storage ?? (await tempStorage());
+  const asCluster = process.env.QUIVER_TEST_CLUSTER === '1' && options.env?.QDRANT__CLUSTER__ENABLED === undefined;
+  const start = asCluster ? await onePeerCluster(storage, options) : options;
+  return startQuiver({ ...start, storage, workers: options.workers ?? 2 });
+}
+
+/** The p2p and gRPC (etcd peer) ports of each one-peer cluster's storage: a restart keeps them, as a user's config does. */
+const clusterPorts = new Map<string, { p2p: number; grpc: number }>();
+
+/**
+ * The options that start `storage` as a one-peer cluster: cluster mode through the environment,
+ * the peer's own `--uri`, and ready once `/readyz` answers 200 (the peer applied the control plane).
+ */
+async function onePeerCluster(storage: string, options: StartOptions): Promise<StartOptions> {
+  let ports = clusterPorts.get(storage);
+  if (!ports) {
+    ports = { p2p: await freePort(), grpc: await freePort() };
+    clusterPorts.set(storage, ports);
+  }
+  return {
+    ...options,
+    readyPath: options.readyPath ?? '/readyz',
+    args: ['--uri', `http://127.0.0.1:${ports.p2p}`, ...(options.args ?? [])],
+    env: {
+      QDRANT__CLUSTER__ENABLED: 'true',
+      QDRANT__CLUSTER__P2P__PORT: String(ports.p2p),
+      QDRANT__SERVICE__GRPC_PORT: String(ports.grpc),
+      ...options.env,
+    },
+  };
 }
 
 /**
