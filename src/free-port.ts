@@ -23,7 +23,26 @@ export interface ReservedPort {
   release(): Promise<void>;
 }
 
-export async function reservePort(): Promise<ReservedPort> {
+/**
+ * Reserves a free loopback port other than `avoid` (ports configured for this process that are
+ * not bound yet, such as the member's own peer port: the system may offer one of them as free).
+ */
+export async function reservePort(avoid: readonly number[] = []): Promise<ReservedPort> {
+  const refused: ReservedPort[] = [];
+  try {
+    // Each refused port stays held while the next is drawn, so the same one is not offered again.
+    for (let draws = 0; draws <= avoid.length; draws++) {
+      const reserved = await holdFreePort();
+      if (!avoid.includes(reserved.port)) return reserved;
+      refused.push(reserved);
+    }
+    throw new Error(`no free loopback port outside ${avoid.join(', ')}`);
+  } finally {
+    await Promise.all(refused.map((r) => r.release()));
+  }
+}
+
+async function holdFreePort(): Promise<ReservedPort> {
   const holder = createServer();
   const port = await new Promise<number>((resolve, reject) => {
     holder.once('error', reject);
@@ -34,4 +53,15 @@ export async function reservePort(): Promise<ReservedPort> {
     port,
     release: () => (released ??= new Promise((resolve) => holder.close(() => resolve()))),
   };
+}
+
+/** `count` distinct free loopback ports (all held while they are drawn), for a process that binds several. */
+export async function freePorts(count: number): Promise<number[]> {
+  const held: ReservedPort[] = [];
+  try {
+    for (let i = 0; i < count; i++) held.push(await holdFreePort());
+    return held.map((r) => r.port);
+  } finally {
+    await Promise.all(held.map((r) => r.release()));
+  }
 }

@@ -65,7 +65,9 @@ async function openClusterPeer() {
     await meta.close();
     process.exit(2);
   });
-  return { node, peer, collections: peer.collections, recovered: [] as string[] };
+  // Temporary files of a snapshot interrupted by a crash go, as on a single node (no storage snapshot to recover: refused above).
+  const recovered = await prepareSnapshots(peer.collections, config, node.peerId);
+  return { node, peer, collections: peer.collections, recovered };
 }
 
 async function openSingleNode() {

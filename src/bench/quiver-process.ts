@@ -6,9 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { CommandError } from '../errors.js';
-import { freePort } from '../free-port.js';
+import { freePort, freePorts } from '../free-port.js';
 
-export { freePort };
+export { freePort, freePorts };
 
 const MAIN = new URL('../main.ts', import.meta.url).pathname;
 /** What `npm start` runs: the server bundle in build/server, built first when stale. */

@@ -107,8 +107,9 @@ export class ClusterNode {
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { config, meta } = options;
     const identity = await openNodeIdentity(meta, config.cluster.peer_id ?? undefined);
-    // Held until the member starts: joining can take seconds, in which a free port could be taken.
-    const clientPort = await reservePort();
+    // Held until the member starts: joining can take seconds, in which a free port could be
+    // taken. Not one of this peer's configured ports, which may be free until they are bound.
+    const clientPort = await reservePort([config.service.http_port, config.service.grpc_port!, config.cluster.p2p.port]);
     const etcd = new Etcd3({ hosts: `http://127.0.0.1:${clientPort.port}` });
     const p2pClient = new P2pClient({
       connectionTimeoutMs: config.cluster.connection_timeout_ms,

@@ -12,7 +12,7 @@ import type { ShardWorkers } from '../worker/pool.js';
 import { ClusterCatalog } from './cluster-catalog.js';
 import { ClusterNode } from './cluster-node.js';
 import { ClusterPlacement } from './cluster-placement.js';
-import type { ClusterView } from './cluster-view.js';
+import { changesBetween, ClusterView, type ClusterChanges } from './cluster-view.js';
 import { PeerHost, revisionWait } from './p2p-host.js';
 import { Reconciler } from './reconcile.js';
 import { localReplicaFigures } from './telemetry-fan-out.js';
@@ -61,13 +61,19 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       controlPlane: node.controlPlane,
       onError: (err, collection) => log.warn(`applying the cluster state${collection === null ? '' : ` to collection ${collection}`}: ${err.message}`),
     });
+    const onApply = async (view: ClusterView, changes: ClusterChanges, revision: number) => {
+      // The sets take the view's placement first: a collection the reconcile opens gets its replicas from it.
+      placement.applyView(view);
+      await reconciler.onApply(view, changes, revision);
+    };
+    // The collections opened from this peer's own records; the first view reconciles them with
+    // the control plane as a later one would: what changed while this peer was down (or was cut
+    // short by a crash: a creation whose replicas are still Initializing) converges now, not at
+    // the next change. The loop applies only the views after it.
+    await onApply(initialView, changesBetween(ClusterView.empty(), initialView), initialView.revision);
     await node.follow({
       initialView,
-      onApply: async (view, changes, revision) => {
-        // The sets take the view's placement first: a collection the reconcile opens gets its replicas from it.
-        placement.applyView(view);
-        await reconciler.onApply(view, changes, revision);
-      },
+      onApply,
       host: new PeerHost({ placement, collection: (name) => collections.collectionNamed(name), awaitRevision: revisionWait(waitApplied) }),
       replicaFigures: () => localReplicaFigures(collections),
     });

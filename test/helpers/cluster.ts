@@ -3,7 +3,7 @@
 // with `--uri`, the others with `--bootstrap` to it, cluster mode on through the environment.
 
 import type { Test } from 'tap';
-import { startServer, freePort, tempStorage, type RunningServer } from './server.js';
+import { startServer, freePorts, tempStorage, type RunningServer } from './server.js';
 
 export interface PeerPorts {
   http: number;
@@ -29,14 +29,15 @@ export interface PeerOptions {
   args?: string[];
 }
 
-async function freePorts(): Promise<PeerPorts> {
-  return { http: await freePort(), grpc: await freePort(), p2p: await freePort() };
+async function peerPorts(): Promise<PeerPorts> {
+  const [http, grpc, p2p] = await freePorts(3);
+  return { http, grpc, p2p };
 }
 
 /** Starts one peer (one shard worker) and answers once its REST port answers. */
 export async function startPeer(options: PeerOptions = {}): Promise<ClusterPeer> {
   const storage = options.storage ?? (await tempStorage());
-  const ports = options.ports ?? (await freePorts());
+  const ports = options.ports ?? (await peerPorts());
   const uri = `http://127.0.0.1:${ports.p2p}`;
   const server = await startServer({
     storage,

@@ -4,9 +4,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startQuiver, type QuiverProcess, type QuiverProcessOptions } from '../../src/bench/quiver-process.js';
+import { freePort, freePorts, startQuiver, type QuiverProcess, type QuiverProcessOptions } from '../../src/bench/quiver-process.js';
 
-export { freePort };
+export { freePort, freePorts };
 
 export type RunningServer = QuiverProcess;
 
@@ -28,8 +28,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   return startQuiver({ ...start, storage, workers: options.workers ?? 2 });
 }
 
-/** The p2p and gRPC (etcd peer) ports of each one-peer cluster's storage: a restart keeps them, as a user's config does. */
-const clusterPorts = new Map<string, { p2p: number; grpc: number }>();
+/** The REST, p2p and gRPC (etcd peer) ports of each one-peer cluster's storage: a restart keeps them, as a user's config does. */
+const clusterPorts = new Map<string, { http: number; p2p: number; grpc: number }>();
 
 /**
  * The options that start `storage` as a one-peer cluster: cluster mode through the environment,
@@ -38,11 +38,13 @@ const clusterPorts = new Map<string, { p2p: number; grpc: number }>();
 async function onePeerCluster(storage: string, options: StartOptions): Promise<StartOptions> {
   let ports = clusterPorts.get(storage);
   if (!ports) {
-    ports = { p2p: await freePort(), grpc: await freePort() };
+    const [http, p2p, grpc] = await freePorts(3);
+    ports = { http, p2p, grpc };
     clusterPorts.set(storage, ports);
   }
   return {
     ...options,
+    port: options.port ?? ports.http,
     readyPath: options.readyPath ?? '/readyz',
     args: ['--uri', `http://127.0.0.1:${ports.p2p}`, ...(options.args ?? [])],
     env: {
