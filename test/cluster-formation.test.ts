@@ -74,6 +74,10 @@ t.test('three peers form a cluster, agree on a leader, and share metadata keys',
   // Quotas: one configuration through consensus, enforced and reported by each peer.
   const quota = { enabled: true, max_disk_usage_percent: 1, release_margin_percent: 0 };
   t.equal((await call(peers[1].url, 'PUT', '/quotas?wait=true', quota)).status, 200);
+  // Every peer applied it first: a peer's usage is judged by the configuration it applied.
+  for (const peer of peers) {
+    await until('the quota applied on every peer', async () => ((await call(peer.url, 'GET', '/quotas')).body as { result: { config: typeof quota } }).result.config.max_disk_usage_percent === 1);
+  }
   for (const peer of peers) {
     const status = await until('the quota on every peer, each peer answering', async () => {
       const body = (await call(peer.url, 'GET', '/quotas')).body as { result: { config: typeof quota; peers?: Record<string, { exceeded: boolean }> } };

@@ -12,7 +12,9 @@
 import type { Catalog, ShardKeyRequest } from '../collection/catalog.js';
 import type { UpdateResult } from '../collection/collection.js';
 import type { CollectionConfig } from '../collection/config-model.js';
+import type { CollectionManager } from '../collection/manager.js';
 import type { AliasAction } from '../collection/name-rules.js';
+import { StrictMode } from '../collection/strict-mode.js';
 import { ServiceError } from '../errors.js';
 import type { ShardKey } from '../model.js';
 import type { IndexSpec } from '../shard/shard.js';
@@ -34,6 +36,8 @@ export interface AppliedRevisions {
 
 export interface ClusterCatalogOptions {
   controlPlane: ControlPlane;
+  /** This peer's collections: strict mode's checks of a request run against its local copy before the change is proposed. */
+  collections: Pick<CollectionManager, 'get'>;
   loop: AppliedRevisions;
   reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
 }
@@ -50,11 +54,13 @@ function activated(view: ClusterView, name: string, storageId: string): boolean 
 
 export class ClusterCatalog implements Catalog {
   private readonly controlPlane: ControlPlane;
+  private readonly collections: Pick<CollectionManager, 'get'>;
   private readonly loop: AppliedRevisions;
   private readonly reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
 
   constructor(options: ClusterCatalogOptions) {
     this.controlPlane = options.controlPlane;
+    this.collections = options.collections;
     this.loop = options.loop;
     this.reconciler = options.reconciler;
   }
@@ -105,13 +111,23 @@ export class ClusterCatalog implements Catalog {
     await this.applied(revision, timeout);
   }
 
+  /**
+   * Strict mode is checked here, by the peer the request reached (its rate limits are its own, as
+   * Qdrant's are per peer), before the change is proposed; the index count again against the
+   * record the transaction compares, so two peers adding one index each cannot pass the limit.
+   */
   async createIndex(nameOrAlias: string, index: IndexSpec, timeout?: number): Promise<UpdateResult> {
-    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, indexes: [...record.indexes.filter((i) => i.key !== index.key), index] }));
+    this.collections.get(nameOrAlias).admitIndexChange(true);
+    const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => {
+      new StrictMode(record.config.strictMode).checkIndexCount(record.indexes.length);
+      return { ...record, indexes: [...record.indexes.filter((i) => i.key !== index.key), index] };
+    });
     await this.applied(revision, timeout);
     return { operation_id: revision, status: 'completed' };
   }
 
   async dropIndex(nameOrAlias: string, key: string, timeout?: number): Promise<UpdateResult> {
+    this.collections.get(nameOrAlias).admitIndexChange(false);
     const { revision } = await this.controlPlane.updateCollection(nameOrAlias, (record) => ({ ...record, indexes: record.indexes.filter((i) => i.key !== key) }));
     await this.applied(revision, timeout);
     return { operation_id: revision, status: 'completed' };

@@ -27,6 +27,9 @@ import type { StrictModeConfig } from './kept-config.js';
 import { StrictMode, type CollectionSize } from './strict-mode.js';
 import type { StrictRead } from './strict-reads.js';
 
+/** Whether a payload index change is checked against strict mode here (`check`) or was already, where it was asked (`committed`). */
+export type IndexAdmission = 'check' | 'committed';
+
 export interface UpdateResult {
   operation_id: number;
   status: 'acknowledged' | 'completed';
@@ -314,11 +317,6 @@ export class Collection implements ReaderSource {
     return new Map(costs);
   }
 
-  /** One write rate token on every shard (payload index changes, as Qdrant counts them). */
-  private admitIndexChange(): void {
-    this.strictMode.admitWrite(new Map(this.shards.map((s) => [s.id, 1])));
-  }
-
   /**
    * Applies a list of operations as one collection operation. Each operation goes to the shard
    * groups its keys select and, within a group, to the shard its ids hash to; the shards' parts
@@ -412,19 +410,29 @@ export class Collection implements ReaderSource {
     return Promise.all(this.shards.map((s) => this.guarded(s.read({ type: 'stats' }, null))));
   }
 
+  /**
+   * Strict mode's checks of a payload index change a request asks for: the index count (for a
+   * new index) and a write rate token on every shard. Checked where the request arrives: a
+   * cluster peer checks before proposing the change, and every peer then applies it unchecked
+   * (`admission: 'committed'`): a committed change must not be refused by one peer's limits.
+   */
+  admitIndexChange(creating: boolean): void {
+    if (creating) this.strictMode.checkIndexCount(this.indexSpecs.length);
+    this.strictMode.admitWrite(new Map(this.shards.map((s) => [s.id, 1])));
+  }
+
   /** Builds a payload index on every shard; `persist` then stores the new index list with the record. */
-  createIndex(index: IndexSpec, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
+  createIndex(index: IndexSpec, persist: Persist<IndexSpec[]>, admission: IndexAdmission = 'check'): Promise<UpdateResult> {
     return this.serial(async () => {
-      this.strictMode.checkIndexCount(this.indexSpecs.length);
-      this.admitIndexChange();
+      if (admission === 'check') this.admitIndexChange(true);
       await this.updateAll({ type: 'create_index', index });
       return this.changeIndexes([...this.indexSpecs.filter((i) => i.key !== index.key), index], persist);
     });
   }
 
-  dropIndex(key: string, persist: Persist<IndexSpec[]>): Promise<UpdateResult> {
+  dropIndex(key: string, persist: Persist<IndexSpec[]>, admission: IndexAdmission = 'check'): Promise<UpdateResult> {
     return this.serial(async () => {
-      this.admitIndexChange();
+      if (admission === 'check') this.admitIndexChange(false);
       await this.updateAll({ type: 'drop_index', key });
       return this.changeIndexes(this.indexSpecs.filter((i) => i.key !== key), persist);
     });

@@ -293,10 +293,12 @@ export class CollectionManager implements Catalog {
     }
     if (JSON.stringify(held().config) !== JSON.stringify(target.config)) await this.updateConfig(target.name, () => target.config);
     const wanted = new Map(target.indexes.map((i) => [i.key, i]));
-    for (const index of held().indexes) if (!wanted.has(index.key)) await this.dropIndex(target.name, index.key);
+    // Checked against strict mode where they were asked, before they were committed.
+    const persist = (indexes: IndexSpec[]) => this.saveIndexes(collection, indexes);
+    for (const index of held().indexes) if (!wanted.has(index.key)) await collection.dropIndex(index.key, persist, 'committed');
     for (const index of target.indexes) {
       const current = held().indexes.find((i) => i.key === index.key);
-      if (JSON.stringify(current) !== JSON.stringify(index)) await this.createIndex(target.name, index);
+      if (JSON.stringify(current) !== JSON.stringify(index)) await collection.createIndex(index, persist, 'committed');
     }
     await this.applyShardKeys(target.name, target.shardKeys ?? []);
   }
