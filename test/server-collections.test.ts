@@ -5,12 +5,14 @@
 
 import t, { type Test } from 'tap';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { startServer } from './helpers/server.js';
+import { ONE_PEER_CLUSTER, startServer } from './helpers/server.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
 import { uniqueName, vectorOf } from './helpers/api-data.js';
 import { DEFAULT_HNSW, DEFAULT_OPTIMIZER, DEFAULT_WAL, defaultCollectionConfig } from './helpers/qdrant-defaults.js';
 
 const WORKERS = 2;
+/** Quiver's default on one node: one shard per shard worker; Qdrant's in a cluster: one per peer. */
+const DEFAULT_SHARDS = ONE_PEER_CLUSTER ? 1 : WORKERS;
 const server = await startServer({ workers: WORKERS });
 stopAtEnd(t, server);
 const client = new QdrantClient({ url: server.url, checkCompatibility: false });
@@ -51,7 +53,7 @@ t.test('a collection with one unnamed vector reports every CollectionInfo field 
     optimizer_status: 'ok',
     indexed_vectors_count: 0,
     points_count: 0,
-    config: defaultCollectionConfig({ size: 4, distance: 'Cosine' }, WORKERS), // Quiver's default on one node: one shard per shard worker
+    config: defaultCollectionConfig({ size: 4, distance: 'Cosine' }, DEFAULT_SHARDS),
     payload_schema: {},
     update_queue: { length: 0 },
   });
@@ -218,7 +220,7 @@ t.test('aliases: create, list, rename, delete', async (t) => {
   // exists and info follow an alias; the alias list of an alias does not
   t.same(await client.collectionExists(first), { exists: true });
   t.same((await client.getCollectionAliases(first)).aliases, [], 'aliases are listed by the collection name only');
-  t.equal((await client.getCollection(first)).config.params.shard_number, WORKERS);
+  t.equal((await client.getCollection(first)).config.params.shard_number, DEFAULT_SHARDS);
 
   // rename keeps the target
   const renamed = uniqueName('alias');

@@ -12,7 +12,7 @@
 import t, { type Test } from 'tap';
 import { assertError, call, resultOf, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
-import { startServer, type RunningServer } from './helpers/server.js';
+import { ONE_PEER_CLUSTER, startServer, type RunningServer } from './helpers/server.js';
 import { compareFolders, storedState } from './helpers/storage-folders.js';
 
 const NAMES = ['alpha', 'beta', 'gamma'];
@@ -26,6 +26,20 @@ const SEED_IDS = [900_001, 900_002, 900_003];
 const notFound = (name: string) => `Not found: Collection \`${name}\` doesn't exist!`;
 const alreadyExists = (name: string) => `Wrong input: Collection \`${name}\` already exists!`;
 
+/**
+ * A cluster peer serves a collection once the control plane's creation is applied, before its
+ * replicas' activation (Initializing -> Active) commits, as Qdrant's peers do: meanwhile a read
+ * answers that no replica is active, and an update applied only to Initializing replicas is not
+ * acknowledged (it may or may not be there afterwards). On a single node a creation is whole.
+ */
+const NOT_ACTIVE_READ = /^Service internal error: The replica set for shard \d+ on peer \d+ does not have enough active replicas$/;
+const NOT_ACTIVE_UPDATE = 'Service internal error: Failed to apply operation to at least one `Active` replica. Consistency of this update is not guaranteed. Please retry. ';
+
+function notActiveYet(response: RawResponse, message: string | RegExp): boolean {
+  const error = (response.body as { status?: { error?: string } }).status?.error ?? '';
+  return ONE_PEER_CLUSTER && response.status === 500 && (typeof message === 'string' ? error === message : message.test(error));
+}
+
 function vector(id: number): number[] {
   return [Math.sin(id), Math.cos(id)];
 }
@@ -35,6 +49,8 @@ async function tagOf(base: string, name: string): Promise<{ tag: string | null; 
   const response = await call(base, 'GET', `/collections/${name}`);
   if (response.status === 200) return { tag: (response.body as { result: { config: { metadata?: { tag?: string } } } }).result.config.metadata?.tag ?? null };
   if (response.status === 404 && (response.body as { status?: { error?: string } }).status?.error === notFound(name)) return { tag: null };
+  // An instance still activating: which one is unknown, so no upsert is tied to it.
+  if (notActiveYet(response, NOT_ACTIVE_READ)) return { tag: null };
   return { tag: null, unexpected: response };
 }
 
@@ -89,7 +105,7 @@ t.test('six concurrent creates of one name: one 200, five 409, and no acknowledg
         const r = await call(base, 'PUT', `/collections/${name}/points?wait=true`, { points: [{ id, vector: vector(id) }] });
         if (r.status === 200) acknowledged.push(id);
         else if (r.status === 404 && (r.body as { status: { error: string } }).status.error === notFound(name)) refused.push(id);
-        else t.fail(`unexpected upsert answer ${r.status} ${JSON.stringify(r.body)}`);
+        else if (!notActiveYet(r, NOT_ACTIVE_UPDATE)) t.fail(`unexpected upsert answer ${r.status} ${JSON.stringify(r.body)}`);
       }
     };
     await Promise.all([settled, writer(), writer(), writer()]);
@@ -157,7 +173,7 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
         const before = await tagOf(base, name);
         noteTag('tag read', before);
         const r = await call(base, 'PUT', `/collections/${name}/points?wait=true`, { points: [{ id, vector: vector(id), payload: { n: op } }] });
-        expect('upsert', r, { 200: null, 404: notFound(name) });
+        if (!notActiveYet(r, NOT_ACTIVE_UPDATE)) expect('upsert', r, { 200: null, 404: notFound(name) });
         const after = await tagOf(base, name);
         noteTag('tag read', after);
         upserts.push({ name, id, status: r.status, before: before.tag, after: after.tag });
@@ -200,8 +216,10 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
     checked += sameInstance.length;
     t.same(sameInstance.filter((u) => u.before === tag && !present.has(u.id)).map((u) => u.id), [], `${name}: every upsert acknowledged by the surviving instance is there`);
     t.same(sameInstance.filter((u) => u.before !== tag && present.has(u.id)).map((u) => u.id), [], `${name}: no upsert acknowledged by an instance since deleted or replaced is there`);
-    t.same(mine.filter((u) => u.status !== 200 && present.has(u.id)).map((u) => u.id), [], `${name}: no refused upsert is there`);
-    t.same([...present].filter((id) => !acknowledged.has(id) && !(tag === SEED_TAG && SEED_IDS.includes(id))), [], `${name}: every point there was acknowledged (or came with the snapshot)`);
+    // An update left unconfirmed on activating replicas (status 500, cluster only) may be there.
+    const unconfirmed = new Set(mine.filter((u) => u.status === 500).map((u) => u.id));
+    t.same(mine.filter((u) => u.status !== 200 && !unconfirmed.has(u.id) && present.has(u.id)).map((u) => u.id), [], `${name}: no refused upsert is there`);
+    t.same([...present].filter((id) => !acknowledged.has(id) && !unconfirmed.has(id) && !(tag === SEED_TAG && SEED_IDS.includes(id))), [], `${name}: every point there was acknowledged (or came with the snapshot)`);
     if (tag !== null) {
       const hits = resultOf<unknown[]>(t, await call(base, 'POST', `/collections/${name}/points/search`, { vector: [1, 0], limit: 3 }));
       t.equal(hits.length, Math.min(3, present.size), `${name}: searches work`);

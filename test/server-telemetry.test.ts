@@ -11,7 +11,7 @@ import { shardOf } from '../src/shard/routing.js';
 import { call, resultOf, assertError, stopAtEnd, type RawResponse } from './helpers/api-http.js';
 import { rng } from './helpers/data.js';
 import { metrics, sampleValue } from './helpers/metrics-text.js';
-import { startServer, type RunningServer } from './helpers/server.js';
+import { ONE_PEER_CLUSTER, peerUriOf, startServer, type RunningServer } from './helpers/server.js';
 
 const SHARDS = 3;
 const DIM = { a: 3, b: 2 };
@@ -96,10 +96,10 @@ t.test('cluster telemetry: one Active replica per shard with its exact counts an
       `shard ${shard.id}: counts and sizes`,
     );
   }
-  t.equal(result.cluster.enabled, false);
+  t.equal(result.cluster.enabled, ONE_PEER_CLUSTER);
   t.equal(result.cluster.number_of_peers, 1);
   const peer = result.cluster.peers[peers[0]];
-  t.equal(peer.uri, `http://127.0.0.1:${server.port}/`);
+  t.equal(peer.uri, peerUriOf(server));
   t.equal(peer.responsive, true);
   t.equal(peer.details.version, '1.19.0');
   assertError(t, await call(server.url, 'GET', '/cluster/telemetry?timeout=0'), 400, 'Deserialize error in query parameters: invalid value: integer `0`, expected a nonzero u64');
@@ -309,7 +309,9 @@ t.test('metrics: valid exposition, collection figures, request counters', async 
 });
 
 t.test('cluster status and health probes', async (t) => {
-  t.same(resultOf(t, await call(server.url, 'GET', '/cluster')), { status: 'disabled' });
+  const cluster = resultOf<{ status: string; peer_id?: number; peers?: Record<string, { uri: string }> }>(t, await call(server.url, 'GET', '/cluster'));
+  if (ONE_PEER_CLUSTER) t.same([cluster.status, cluster.peers], ['enabled', { [String(cluster.peer_id)]: { uri: peerUriOf(server) } }], 'one peer, itself');
+  else t.same(cluster, { status: 'disabled' });
   for (const [path, body] of [['/healthz', 'healthz check passed'], ['/livez', 'healthz check passed'], ['/readyz', 'all shards are ready']]) {
     const response = await fetch(server.url + path);
     t.equal(response.status, 200, `${path} 200`);

@@ -17,15 +17,31 @@ export async function tempStorage(): Promise<string> {
 export type StartOptions = Partial<Omit<QuiverProcessOptions, 'echo'>>;
 
 /**
+ * Whether this run starts every server a test starts as a single node as a one-peer cluster
+ * (QUIVER_TEST_CLUSTER=1). The few answers that differ by design in cluster mode (the default
+ * shard count, `/cluster`, telemetry's cluster section, the quota peers) are asked of it.
+ */
+export const ONE_PEER_CLUSTER = process.env.QUIVER_TEST_CLUSTER === '1';
+
+/**
  * Spawns a server (2 shard workers and a fresh temp storage unless told) and resolves once it
  * answers GET / (or rejects if it exits first). With QUIVER_TEST_CLUSTER=1 every server a test
  * starts as a single node is a one-peer cluster instead (see onePeerCluster).
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const storage = options.storage ?? (await tempStorage());
-  const asCluster = process.env.QUIVER_TEST_CLUSTER === '1' && options.env?.QDRANT__CLUSTER__ENABLED === undefined;
+  const asCluster = ONE_PEER_CLUSTER && options.env?.QDRANT__CLUSTER__ENABLED === undefined;
   const start = asCluster ? await onePeerCluster(storage, options) : options;
   return startQuiver({ ...start, storage, workers: options.workers ?? 2 });
+}
+
+/**
+ * The URI telemetry and `/cluster` list the server's peer under: a single node its REST address
+ * (Qdrant has none to show), a cluster peer its p2p URI.
+ */
+export function peerUriOf(server: RunningServer): string {
+  const ports = clusterPorts.get(server.storage);
+  return `http://127.0.0.1:${ONE_PEER_CLUSTER && ports ? ports.p2p : server.port}/`;
 }
 
 /** The REST, p2p and gRPC (etcd peer) ports of each one-peer cluster's storage: a restart keeps them, as a user's config does. */
