@@ -53,14 +53,3 @@ export async function takeSnapshot(collections: CollectionManager, canSee: (name
 export function pointCount(collection: CollectionSnapshot): number {
   return collection.shards.reduce((n, s) => n + s.points, 0);
 }
-
-/** Vector counts by vector name ("" is the unnamed vector) over the given shards. */
-export function vectorsByName(shards: ShardStats[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const shard of shards) for (const [name, n] of Object.entries(shard.vectors)) out[name] = (out[name] ?? 0) + n;
-  return out;
-}
-
-export function vectorCount(shards: ShardStats[]): number {
-  return Object.values(vectorsByName(shards)).reduce((a, b) => a + b, 0);
-}
