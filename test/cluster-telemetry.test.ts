@@ -133,6 +133,7 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
   }));
   t.ok(expected.every((s) => s.replicas.length === 2), 'two replicas per shard');
 
+  let withoutReplica = 0;
   for (const peer of peers) {
     const body = await telemetry(t, peer, '?details_level=3');
     t.same(Object.keys(body.collections), ['docs']);
@@ -160,6 +161,7 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
         remote: s.replicas.filter((r) => r.peer_id !== id).map((r) => ({ shard_id: s.id, peer_id: r.peer_id, searches: null, updates: null })),
         replicate_states: Object.fromEntries(s.replicas.map((r) => [String(r.peer_id), r.state])),
       })), `${peer.url}: /telemetry's shards with the view's states, its own replica (null where it holds none) and the others'`);
+    withoutReplica += own.collections.collections.find((c) => c.id === 'docs')!.shards.filter((s) => s.local === null).length;
     t.same(own.cluster.config, { grpc_timeout_ms: GRPC_TIMEOUT_MS, consensus: { tick_period_ms: 100, bootstrap_timeout_sec: BOOTSTRAP_TIMEOUT_SEC } }, 'the configured cluster settings at level 2');
     t.notOk('config' in (await result<NodeTelemetry>(peer, 'GET', '/telemetry?details_level=1')).cluster, 'no configuration below level 2');
 
@@ -178,6 +180,8 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     t.same(['cluster_peers_total', 'cluster_term', 'cluster_commit', 'cluster_pending_operations_total', 'cluster_voter'].map((name) => anonymous.has(name)), [true, true, false, false, false],
       'anonymized: the families that name the peer are left out');
   }
+
+  t.equal(withoutReplica, 3 * 3 - 6, 'each shard is local to the two peers holding it, and null on the third');
 
   const stopped = peers[2];
   const stoppedId = String(ids[2]);
