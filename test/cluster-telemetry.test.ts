@@ -5,8 +5,8 @@
 // to the collection). A stopped peer is listed unresponsive, its details null and its replicas
 // without figures, within the request's timeout; it answers again once resumed. Each peer's own
 // `/telemetry` lists every shard with the states of the view, its own replica (null where it holds
-// none) and the other peers' replicas, and its cluster configuration at level 2; its `/metrics`
-// carry its consensus standing as `/cluster` tells it. Without peers: the merge for a
+// none) and the other peers' replicas, and its cluster configuration at level 2; its figures
+// count its own replicas; its `/metrics` carry its consensus standing as `/cluster` tells it. Without peers: the merge for a
 // collection-scoped caller, and Qdrant's counting rules of the replica gauges.
 
 import t, { type Test } from 'tap';
@@ -163,13 +163,19 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
       })), `${peer.url}: /telemetry's shards with the view's states, its own replica (null where it holds none) and the others'`);
     withoutReplica += own.collections.collections.find((c) => c.id === 'docs')!.shards.filter((s) => s.local === null).length;
     t.same(own.cluster.config, { grpc_timeout_ms: GRPC_TIMEOUT_MS, consensus: { tick_period_ms: 100, bootstrap_timeout_sec: BOOTSTRAP_TIMEOUT_SEC } }, 'the configured cluster settings at level 2');
-    t.notOk('config' in (await result<NodeTelemetry>(peer, 'GET', '/telemetry?details_level=1')).cluster, 'no configuration below level 2');
+    const localPoints = mine.local_shards.reduce((n, s) => n + s.points_count, 0);
+    t.ok(localPoints > 0 && localPoints < points.length, `this peer holds part of the points (${localPoints})`);
+    const level1 = await result<{ collections: { collections: { vectors: number }[] }; cluster: object }>(peer, 'GET', '/telemetry?details_level=1');
+    t.notOk('config' in level1.cluster, 'no configuration below level 2');
+    t.same(level1.collections.collections.map((c) => c.vectors), [localPoints], 'the aggregated vectors count this peer\'s replicas, as Qdrant does');
 
     const before = await result<RaftInfo>(peer, 'GET', '/cluster');
     const families = await metrics(t, peer.server);
     const after = await result<RaftInfo>(peer, 'GET', '/cluster');
     t.same(['collection_active_replicas_min', 'collection_active_replicas_max', 'collection_dead_replicas', 'cluster_enabled'].map((name) => sampleValue(families, name)), [2, 2, 0, 1],
       'replica gauges from the cluster placement');
+    t.same([sampleValue(families, 'collection_points', { id: 'docs' }), sampleValue(families, 'collections_vector_total')], [localPoints, localPoints],
+      'point and vector figures of this peer\'s replicas');
     t.same(['cluster_peers_total', 'cluster_voter', 'cluster_pending_operations_total'].map((name) => [name, families.get(name)?.type, sampleValue(families, name)]),
       [['cluster_peers_total', 'gauge', 3], ['cluster_voter', 'gauge', 1], ['cluster_pending_operations_total', 'gauge', 0]], 'three peers; this one a voter with nothing left to apply');
     const term = sampleValue(families, 'cluster_term')!;

@@ -103,7 +103,8 @@ function collectionMetrics(registry: Registry, node: NodeState, snapshot: Collec
   family(registry, 'collections_vector_total', 'total number of vectors in all collections', 'gauge', one(snapshot.reduce((n, c) => n + vectorCount(c.shards), 0)));
   family(registry, 'collection_vectors', 'amount of vectors grouped by vector name', 'gauge',
     snapshot.flatMap((c) => Object.entries(vectorsByName(c.shards)).map(([vector, value]) => ({ labels: { collection: names(c.record.name), vector }, value }))));
-  const replicas = replicaGauges(snapshot.flatMap((c) => c.shards.map((shard) => [...placement.replicasOf(c.record.name, shard.id).values()])));
+  // Every shard's replicas, whether or not this node holds one of them (its figures count its own only).
+  const replicas = replicaGauges(snapshot.flatMap((c) => [...c.shards, ...c.elsewhere].map((shard) => [...placement.replicasOf(c.record.name, shard.id).values()])));
   family(registry, 'collection_active_replicas_min', 'minimum number of active replicas across all shards', 'gauge', one(replicas.min));
   family(registry, 'collection_active_replicas_max', 'maximum number of active replicas across all shards', 'gauge', one(replicas.max));
   family(registry, 'collection_running_optimizations', 'number of currently running optimization tasks per collection', 'gauge',

@@ -1,8 +1,9 @@
 // `GET /telemetry`: Qdrant's TelemetryData for this node. `details_level` sets the depth as in
 // Qdrant: 0 counts collections; 1 adds per-collection aggregates, the build's features, the
 // running environment, memory, each collection's hardware usage and the search thread pool; 2
-// and above give each collection's full configuration, shards (each with this peer's replica, the
-// other peers' replicas and every replica's state, from `placement`) and snapshot activity. As in
+// and above give each collection's full configuration, shards (each with this node's replica, the
+// other peers' replicas and every replica's state, from `placement`) and snapshot activity; as in
+// Qdrant, figures count this node's replicas only. As in
 // Qdrant, a caller without a node-wide grant gets only its collections (and their hardware
 // usage) and the app: no cluster, request statistics, memory, search pool or quota.
 
@@ -19,7 +20,7 @@ import { memoryTelemetry, runningEnvironment } from './process.js';
 import type { DurationStats, RequestStats } from './request-stats.js';
 import { localShardFigures, vectorCount } from '../shard/shard-figures.js';
 import type { ReplicaPlacement } from './replica-placement.js';
-import type { CollectionSnapshot, ShardSnapshot } from './snapshot.js';
+import type { CollectionSnapshot, PlacedShard, ShardSnapshot } from './snapshot.js';
 
 export interface TelemetryOptions {
   level: number;
@@ -65,21 +66,21 @@ function hardwareTelemetry(options: TelemetryOptions, snapshot: CollectionSnapsh
 }
 
 /**
- * Qdrant's ReplicaSetTelemetry of one shard: this peer's replica (null when it holds none), the
- * other peers' replicas, and every replica's state. Quiver does not time the requests it sends to
- * other peers' replicas, so their `searches` and `updates` statistics are null.
+ * Qdrant's ReplicaSetTelemetry of one shard: this node's replica (`held`; null where it holds
+ * none), the other peers' replicas, and every replica's state. Quiver does not time the requests
+ * it sends to other peers' replicas, so their `searches` and `updates` statistics are null.
  */
-function shardTelemetry(shard: ShardSnapshot, collection: string, placement: ReplicaPlacement) {
+function shardTelemetry(shard: PlacedShard, held: ShardSnapshot | null, collection: string, placement: ReplicaPlacement) {
   const replicas = placement.replicasOf(collection, shard.id);
   return {
     id: shard.id,
     ...(shard.key === undefined ? {} : { key: shard.key }),
-    local: replicas.has(placement.self) ? {
+    local: held && {
       variant_name: 'local_shard',
-      ...localShardFigures(shard),
-      optimizations: { status: shard.optimizerError === null ? 'ok' : { error: shard.optimizerError }, optimizations: { count: 0 } },
-      update_queue: { length: shard.queuedUpdates, op_num: shard.lastOp },
-    } : null,
+      ...localShardFigures(held),
+      optimizations: { status: held.optimizerError === null ? 'ok' : { error: held.optimizerError }, optimizations: { count: 0 } },
+      update_queue: { length: held.queuedUpdates, op_num: held.lastOp },
+    },
     remote: [...replicas.keys()].filter((peer) => peer !== placement.self).map((peer) => ({ shard_id: shard.id, peer_id: peer, searches: null, updates: null })),
     replicate_states: Object.fromEntries([...replicas].map(([peer, state]) => [String(peer), state])),
   };
@@ -90,10 +91,12 @@ function collectionTelemetry(collection: CollectionSnapshot, level: number, plac
   if (level < 2) {
     return { vectors: vectorCount(collection.shards), optimizers_status: 'ok', params: config.params };
   }
+  const shards = [...collection.shards.map((held) => ({ shard: held, held })), ...collection.elsewhere.map((shard) => ({ shard, held: null }))]
+    .sort((a, b) => a.shard.id - b.shard.id);
   return {
     id: names(collection.record.name),
     config,
-    shards: collection.shards.map((shard) => shardTelemetry(shard, collection.record.name, placement)),
+    shards: shards.map(({ shard, held }) => shardTelemetry(shard, held, collection.record.name, placement)),
     transfers: [],
     resharding: [],
   };
