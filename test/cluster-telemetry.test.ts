@@ -3,12 +3,14 @@
 // of a replicated collection with its state (as `/collections/{c}/cluster` places it) and the
 // figures its holder reports (the replicas of a shard agree on its points; one per shard adds up
 // to the collection). A stopped peer is listed unresponsive, its details null and its replicas
-// without figures, within the request's timeout; it answers again once resumed. Each peer's own
+// without figures, within the request's timeout; it answers again once resumed. With the etcd
+// members of two peers stopped (no quorum) the third still answers its metrics and telemetry. Each peer's own
 // `/telemetry` lists every shard with the states of the view, its own replica (null where it holds
 // none) and the other peers' replicas, and its cluster configuration at level 2; its figures
 // count its own replicas; its `/metrics` carry its consensus standing as `/cluster` tells it. Without peers: the merge for a
 // collection-scoped caller, and Qdrant's counting rules of the replica gauges.
 
+import { execFileSync } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import { SHARED_RESPONSE_SCHEMAS } from '../src/api/schemas/responses/optimizations.js';
@@ -23,7 +25,7 @@ import type { CollectionRecord } from '../src/collection/manager.js';
 import { ServiceError } from '../src/errors.js';
 import { call } from './helpers/api-http.js';
 import { startCluster, until, type ClusterPeer } from './helpers/cluster.js';
-import { metrics, sampleValue } from './helpers/metrics-text.js';
+import { metrics, parseMetrics, sampleValue } from './helpers/metrics-text.js';
 
 type Envelope<T> = { result: T; status: unknown };
 
@@ -201,6 +203,22 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     t.equal(Object.values(body.cluster.peers).filter((p) => p.responsive).length, 2, 'the other two answer');
     const ofStopped = body.collections.docs.shards.flatMap((s) => s.replicas).filter((r) => r.peer_id === ids[2]);
     t.ok(ofStopped.length > 0 && ofStopped.every((r) => Object.keys(r).sort().join() === 'peer_id,state'), 'its replicas listed with their state only');
+
+    // The etcd members of the two other peers stopped too: the first has no quorum, and still
+    // reports its own standing (its etcd member runs as a child of its process: stopping the
+    // process alone leaves it answering).
+    const members = [peers[1], stopped].map((p) => Number(execFileSync('pgrep', ['-P', String(p.server.process.pid), 'etcd']).toString().trim()));
+    t.ok(members.every((pid) => pid > 0), 'the etcd members found');
+    for (const pid of members) process.kill(pid, 'SIGSTOP');
+    try {
+      const scrape = await fetch(`${peers[0].url}/metrics`, { signal: AbortSignal.timeout(20_000) });
+      t.equal(scrape.status, 200, 'metrics answer without a quorum');
+      const families = parseMetrics(t, await scrape.text());
+      t.same([sampleValue(families, 'cluster_peers_total'), sampleValue(families, 'cluster_voter')], [3, 1], 'the peers this peer applied, itself a voter');
+      t.equal((await result<NodeTelemetry>(peers[0], 'GET', '/telemetry?details_level=1')).cluster.enabled, true, 'telemetry answers without a quorum');
+    } finally {
+      for (const pid of members) process.kill(pid, 'SIGCONT');
+    }
   } finally {
     stopped.server.process.kill('SIGCONT');
   }
