@@ -8,9 +8,9 @@ import type { ShardEntry } from '../cluster/keys.js';
 import { printedUri } from '../cluster/raft-info.js';
 import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
 import { ServiceError } from '../errors.js';
+import { localShardFigures } from '../shard/shard-figures.js';
 import { VERSION } from '../version.js';
 import type { NodeState } from './node.js';
-import { localShardFigures } from '../shard/shard-figures.js';
 import { singleNodePlacement } from './replica-placement.js';
 import type { CollectionSnapshot } from './snapshot.js';
 

@@ -2,20 +2,20 @@
 // figures (points, vectors, optimizations, snapshots, update queues, per collection), REST
 // response counters and durations (for Qdrant's selection of point and search endpoints; timings
 // only for 200 responses), hardware counters per collection (with hardware reporting), process
-// memory, the consensus standing of a cluster peer, and quota verdicts, exposed through prom-client: each scrape fills a registry of its own
-// with the figures of the moment, in Qdrant's family order.
+// memory, a cluster peer's consensus standing, and quota verdicts, exposed through prom-client:
+// each scrape fills a registry of its own with the figures of the moment, in Qdrant's family order.
 
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ClusterTelemetry } from '../cluster/raft-info.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { HardwareMeasure, HardwareUsage } from '../shard/hardware.js';
+import { vectorCount, vectorsByName } from '../shard/shard-figures.js';
 import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
 import type { NodeState } from './node.js';
 import { memoryTelemetry, processFigures } from './process.js';
 import type { ReplicaPlacement } from './replica-placement.js';
 import { REPORTED_ENDPOINTS, TIMED_STATUS } from './reported-responses.js';
-import { vectorCount, vectorsByName } from '../shard/shard-figures.js';
 import { pointCount, type CollectionSnapshot } from './snapshot.js';
 
 type Labels = Record<string, string>;

@@ -3,9 +3,9 @@
 // running environment, memory, each collection's hardware usage and the search thread pool; 2
 // and above give each collection's full configuration, shards (each with this node's replica, the
 // other peers' replicas and every replica's state, from `placement`) and snapshot activity; as in
-// Qdrant, figures count this node's replicas only. As in
-// Qdrant, a caller without a node-wide grant gets only its collections (and their hardware
-// usage) and the app: no cluster, request statistics, memory, search pool or quota.
+// Qdrant, figures count this node's replicas only. As in Qdrant, a caller without a node-wide
+// grant gets only its collections (and their hardware usage) and the app: no cluster, request
+// statistics, memory, search pool or quota.
 
 import type { ClusterTelemetry } from '../cluster/raft-info.js';
 import type { QuiverConfig } from '../config/config.js';
