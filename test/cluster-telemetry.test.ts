@@ -170,6 +170,9 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     const level1 = await result<{ collections: { collections: { vectors: number }[] }; cluster: object }>(peer, 'GET', '/telemetry?details_level=1');
     t.notOk('config' in level1.cluster, 'no configuration below level 2');
     t.same(level1.collections.collections.map((c) => c.vectors), [localPoints], 'the aggregated vectors count this peer\'s replicas, as Qdrant does');
+    t.notOk('peer_metadata' in own.cluster, 'no peer metadata below level 3');
+    const level3 = await result<{ app: { version: string }; cluster: { peer_metadata: Record<string, { version: string }> } }>(peer, 'GET', '/telemetry?details_level=3');
+    t.same(level3.cluster.peer_metadata, Object.fromEntries(ids.map((peerId) => [String(peerId), { version: level3.app.version }])), 'level 3: every peer with the version it registered');
 
     const before = await result<RaftInfo>(peer, 'GET', '/cluster');
     const families = await metrics(t, peer.server);

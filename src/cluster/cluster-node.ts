@@ -292,7 +292,8 @@ export class ClusterNode {
 
   /** The `cluster` section of `/telemetry`. */
   async telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry> {
-    return clusterTelemetrySection(await this.status(), this.view.metadata, level, anonymize);
+    const view = this.view;
+    return clusterTelemetrySection(await this.status(), view.peers, view.metadata, level, anonymize);
   }
 
   /** What this peer reports to `/cluster/telemetry`; refused until it follows the control plane (it has no view before). */
