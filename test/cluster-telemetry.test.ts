@@ -4,11 +4,12 @@
 // figures its holder reports (the replicas of a shard agree on its points; one per shard adds up
 // to the collection). A stopped peer is listed unresponsive, its details null and its replicas
 // without figures, within the request's timeout; it answers again once resumed. With the etcd
-// members of two peers stopped (no quorum) the third still answers its metrics and telemetry. Each peer's own
-// `/telemetry` lists every shard with the states of the view, its own replica (null where it holds
-// none) and the other peers' replicas, and its cluster configuration at level 2; its figures
-// count its own replicas; its `/metrics` carry its consensus standing as `/cluster` tells it. Without peers: the merge for a
-// collection-scoped caller, and Qdrant's counting rules of the replica gauges.
+// members of two peers stopped (no quorum) the third still answers its metrics and telemetry.
+// Each peer's own `/telemetry` lists every shard with the states of the view, its own replica
+// (null where it holds none) and the other peers' replicas, its cluster configuration at level 2
+// and every peer's version at level 3; its figures count its own replicas; its `/metrics` carry
+// its consensus standing as `/cluster` tells it. Without peers: the merge for a collection-scoped
+// caller, and Qdrant's counting rules of the replica gauges.
 
 import { execFileSync } from 'node:child_process';
 import t, { type Test } from 'tap';
