@@ -3,9 +3,15 @@
 // of a replicated collection with its state (as `/collections/{c}/cluster` places it) and the
 // figures its holder reports (the replicas of a shard agree on its points; one per shard adds up
 // to the collection). A stopped peer is listed unresponsive, its details null and its replicas
-// without figures, within the request's timeout; it answers again once resumed. Without peers:
-// the merge for a collection-scoped caller, and Qdrant's counting rules of the replica gauges.
+// without figures, within the request's timeout; it answers again once resumed. With the etcd
+// members of two peers stopped (no quorum) the third still answers its metrics and telemetry.
+// Each peer's own `/telemetry` lists every shard with the states of the view, its own replica
+// (null where it holds none) and the other peers' replicas, its cluster configuration at level 2
+// and every peer's version at level 3; its figures count its own replicas; its `/metrics` carry
+// its consensus standing as `/cluster` tells it. Without peers: the merge for a collection-scoped
+// caller, and Qdrant's counting rules of the replica gauges.
 
+import { execFileSync } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import { SHARED_RESPONSE_SCHEMAS } from '../src/api/schemas/responses/optimizations.js';
@@ -20,7 +26,7 @@ import type { CollectionRecord } from '../src/collection/manager.js';
 import { ServiceError } from '../src/errors.js';
 import { call } from './helpers/api-http.js';
 import { startCluster, until, type ClusterPeer } from './helpers/cluster.js';
-import { metrics, sampleValue } from './helpers/metrics-text.js';
+import { metrics, parseMetrics, sampleValue } from './helpers/metrics-text.js';
 
 type Envelope<T> = { result: T; status: unknown };
 
@@ -30,6 +36,20 @@ interface Replica {
   num_points?: number;
   status?: string;
 }
+
+interface NodeTelemetry {
+  collections: { collections: { id: string; shards: { id: number; local: { num_points: number } | null; remote: { shard_id: number; peer_id: number; searches: null; updates: null }[]; replicate_states: Record<string, string> }[] }[] };
+  cluster: { enabled: boolean; status?: { peer_id?: number }; config?: unknown };
+}
+
+interface RaftInfo {
+  peer_id: number;
+  raft_info: { term: number; commit: number };
+}
+
+/** Non-default settings of the test's peers: telemetry must report these, not Qdrant's defaults. */
+const GRPC_TIMEOUT_MS = 45_000;
+const BOOTSTRAP_TIMEOUT_SEC = 20;
 
 interface Telemetry {
   collections: Record<string, { id: string; shards: { id: number; replicas: Replica[] }[] }>;
@@ -92,7 +112,10 @@ t.test('merged telemetry: a collection-scoped caller sees its collections only, 
 });
 
 t.test('cluster telemetry lists every peer and replica, and a stopped peer as unresponsive', async (t) => {
-  const peers = await startCluster(t, 3);
+  const peers = await startCluster(t, 3, { env: {
+    QDRANT__CLUSTER__GRPC_TIMEOUT_MS: String(GRPC_TIMEOUT_MS),
+    QDRANT__CLUSTER__CONSENSUS__BOOTSTRAP_TIMEOUT_SEC: String(BOOTSTRAP_TIMEOUT_SEC),
+  } });
   const ids = await until('three peers', async () => {
     const bodies = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object }>(p, 'GET', '/cluster')));
     return bodies.every((b) => Object.keys(b.peers).length === 3) && bodies.map((b) => b.peer_id);
@@ -113,6 +136,7 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
   }));
   t.ok(expected.every((s) => s.replicas.length === 2), 'two replicas per shard');
 
+  let withoutReplica = 0;
   for (const peer of peers) {
     const body = await telemetry(t, peer, '?details_level=3');
     t.same(Object.keys(body.collections), ['docs']);
@@ -130,10 +154,46 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     }
     t.equal(Object.values(body.cluster.peers).filter((p) => p.details?.role === 'Leader').length, 1, 'one leader among the peers');
 
+    const own = await result<NodeTelemetry>(peer, 'GET', '/telemetry?details_level=2');
+    const id = own.cluster.status!.peer_id!;
+    const mine = layout.find((l) => l.peer_id === id)!;
+    t.same(own.collections.collections.find((c) => c.id === 'docs')!.shards.map((s) => ({ id: s.id, local: s.local && s.local.num_points, remote: s.remote, replicate_states: s.replicate_states })),
+      expected.map((s) => ({
+        id: s.id,
+        local: mine.local_shards.find((l) => l.shard_id === s.id)?.points_count ?? null,
+        remote: s.replicas.filter((r) => r.peer_id !== id).map((r) => ({ shard_id: s.id, peer_id: r.peer_id, searches: null, updates: null })),
+        replicate_states: Object.fromEntries(s.replicas.map((r) => [String(r.peer_id), r.state])),
+      })), `${peer.url}: /telemetry's shards with the view's states, its own replica (null where it holds none) and the others'`);
+    withoutReplica += own.collections.collections.find((c) => c.id === 'docs')!.shards.filter((s) => s.local === null).length;
+    t.same(own.cluster.config, { grpc_timeout_ms: GRPC_TIMEOUT_MS, consensus: { tick_period_ms: 100, bootstrap_timeout_sec: BOOTSTRAP_TIMEOUT_SEC } }, 'the configured cluster settings at level 2');
+    const localPoints = mine.local_shards.reduce((n, s) => n + s.points_count, 0);
+    t.ok(localPoints > 0 && localPoints < points.length, `this peer holds part of the points (${localPoints})`);
+    const level1 = await result<{ collections: { collections: { vectors: number }[] }; cluster: object }>(peer, 'GET', '/telemetry?details_level=1');
+    t.notOk('config' in level1.cluster, 'no configuration below level 2');
+    t.same(level1.collections.collections.map((c) => c.vectors), [localPoints], 'the aggregated vectors count this peer\'s replicas, as Qdrant does');
+    t.notOk('peer_metadata' in own.cluster, 'no peer metadata below level 3');
+    const level3 = await result<{ app: { version: string }; cluster: { peer_metadata: Record<string, { version: string }> } }>(peer, 'GET', '/telemetry?details_level=3');
+    t.same(level3.cluster.peer_metadata, Object.fromEntries(ids.map((peerId) => [String(peerId), { version: level3.app.version }])), 'level 3: every peer with the version it registered');
+
+    const before = await result<RaftInfo>(peer, 'GET', '/cluster');
     const families = await metrics(t, peer.server);
+    const after = await result<RaftInfo>(peer, 'GET', '/cluster');
     t.same(['collection_active_replicas_min', 'collection_active_replicas_max', 'collection_dead_replicas', 'cluster_enabled'].map((name) => sampleValue(families, name)), [2, 2, 0, 1],
       'replica gauges from the cluster placement');
+    t.same([sampleValue(families, 'collection_points', { id: 'docs' }), sampleValue(families, 'collections_vector_total')], [localPoints, localPoints],
+      'point and vector figures of this peer\'s replicas');
+    t.same(['cluster_peers_total', 'cluster_voter', 'cluster_pending_operations_total'].map((name) => [name, families.get(name)?.type, sampleValue(families, name)]),
+      [['cluster_peers_total', 'gauge', 3], ['cluster_voter', 'gauge', 1], ['cluster_pending_operations_total', 'gauge', 0]], 'three peers; this one a voter with nothing left to apply');
+    const term = sampleValue(families, 'cluster_term')!;
+    const commit = sampleValue(families, 'cluster_commit', { peer_id: String(id) })!;
+    t.ok(families.get('cluster_term')?.type === 'counter' && before.raft_info.term <= term && term <= after.raft_info.term, `term ${term} as /cluster tells it (${before.raft_info.term}..${after.raft_info.term})`);
+    t.ok(families.get('cluster_commit')?.type === 'counter' && before.raft_info.commit <= commit && commit <= after.raft_info.commit, `commit ${commit}, labelled with the peer id, as /cluster tells it (${before.raft_info.commit}..${after.raft_info.commit})`);
+    const anonymous = await metrics(t, peer.server, '?anonymize=true');
+    t.same(['cluster_peers_total', 'cluster_term', 'cluster_commit', 'cluster_pending_operations_total', 'cluster_voter'].map((name) => anonymous.has(name)), [true, true, false, false, false],
+      'anonymized: the families that name the peer are left out');
   }
+
+  t.equal(withoutReplica, 3 * 3 - 6, 'each shard is local to the two peers holding it, and null on the third');
 
   const stopped = peers[2];
   const stoppedId = String(ids[2]);
@@ -147,6 +207,22 @@ t.test('cluster telemetry lists every peer and replica, and a stopped peer as un
     t.equal(Object.values(body.cluster.peers).filter((p) => p.responsive).length, 2, 'the other two answer');
     const ofStopped = body.collections.docs.shards.flatMap((s) => s.replicas).filter((r) => r.peer_id === ids[2]);
     t.ok(ofStopped.length > 0 && ofStopped.every((r) => Object.keys(r).sort().join() === 'peer_id,state'), 'its replicas listed with their state only');
+
+    // The etcd members of the two other peers stopped too: the first has no quorum, and still
+    // reports its own standing (its etcd member runs as a child of its process: stopping the
+    // process alone leaves it answering).
+    const members = [peers[1], stopped].map((p) => Number(execFileSync('pgrep', ['-P', String(p.server.process.pid), 'etcd']).toString().trim()));
+    t.ok(members.every((pid) => pid > 0), 'the etcd members found');
+    for (const pid of members) process.kill(pid, 'SIGSTOP');
+    try {
+      const scrape = await fetch(`${peers[0].url}/metrics`, { signal: AbortSignal.timeout(20_000) });
+      t.equal(scrape.status, 200, 'metrics answer without a quorum');
+      const families = parseMetrics(t, await scrape.text());
+      t.same([sampleValue(families, 'cluster_peers_total'), sampleValue(families, 'cluster_voter')], [3, 1], 'the peers this peer applied, itself a voter');
+      t.equal((await result<NodeTelemetry>(peers[0], 'GET', '/telemetry?details_level=1')).cluster.enabled, true, 'telemetry answers without a quorum');
+    } finally {
+      for (const pid of members) process.kill(pid, 'SIGCONT');
+    }
   } finally {
     stopped.server.process.kill('SIGCONT');
   }

@@ -135,6 +135,9 @@ t.test('telemetry: details_level sets the depth; shard figures match cluster tel
   t.same(aggregated.map((c) => c.vectors).sort((a, b) => a - b), [0, COUNT + Math.floor(COUNT / 3)], 'aggregated vector counts');
 
   const level2 = resultOf<Telemetry>(t, await call(server.url, 'GET', '/telemetry?details_level=2'));
+  t.same(level1.cluster, { enabled: false }, 'a single node has no consensus status');
+  t.same(level2.cluster, { enabled: false, config: { grpc_timeout_ms: 60_000, consensus: { tick_period_ms: 100, bootstrap_timeout_sec: 15 } } },
+    'from level 2 the cluster settings, as Qdrant reports them outside distributed mode too (the defaults here)');
   const full = (level2.collections.collections as { id: string; shards: { id: number; local: Record<string, unknown>; replicate_states: Record<string, string> }[] }[]).find((c) => c.id === 'tele')!;
   const expected = expectedShards();
   for (const shard of full.shards) {

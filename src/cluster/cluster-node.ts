@@ -32,7 +32,6 @@ import { Liveness } from './liveness.js';
 import { planStart, startMembership, type LocalMembership } from './membership.js';
 import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-out.js';
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
-import { listPeers } from './peer-registry.js';
 import { clusterStatus, clusterTelemetrySection, type ClusterStatusBody, type ClusterTelemetry, type ConsensusState } from './raft-info.js';
 import { gatherPeerReports, peerDetails, peerTelemetryRoute, type PeerReport, type PeerTelemetry } from './telemetry-fan-out.js';
 import { VERSION } from '../version.js';
@@ -259,7 +258,9 @@ export class ClusterNode {
     return clusterStatus({
       peerId: this.peerId,
       status,
-      peers: await listPeers(this.etcd),
+      // The view's peers, not a read of etcd: like Qdrant's, the answer is this peer's own state
+      // and comes without a quorum (metrics and telemetry are needed most when one is lost).
+      peers: this.view.peers,
       pendingOperations: loop.pendingOperations,
       consensus,
       sendFailures: this.p2pClient.sendFailures(),
@@ -294,7 +295,8 @@ export class ClusterNode {
 
   /** The `cluster` section of `/telemetry`. */
   async telemetry(level: number, anonymize: boolean): Promise<ClusterTelemetry> {
-    return clusterTelemetrySection(await this.status(), this.view.metadata, level, anonymize);
+    const view = this.view;
+    return clusterTelemetrySection(await this.status(), view.peers, view.metadata, level, anonymize);
   }
 
   /** What this peer reports to `/cluster/telemetry`; refused until it follows the control plane (it has no view before). */

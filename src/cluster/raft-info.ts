@@ -92,15 +92,20 @@ export interface ClusterTelemetry {
     consensus_thread_status: ClusterStatusBody['consensus_thread_status'];
   };
   peers?: ClusterStatusBody['peers'];
+  /** Qdrant's PeerMetadata by peer id: the version each peer registered with. */
+  peer_metadata?: Record<string, { version: string }>;
   metadata?: Record<string, JsonValue>;
 }
 
 /**
- * The section from the peer's `/cluster` body and metadata keys: the status and the metadata from
- * details level 1 (the metadata only when some key holds a value), the peers from level 2;
- * anonymized telemetry leaves the peer id out, as Qdrant does.
+ * The section from the peer's `/cluster` body, the registered peers and the metadata keys: the
+ * status and the metadata from details level 1 (the metadata only when some key holds a value),
+ * the peers from level 2, each peer's version from level 3; anonymized telemetry leaves the peer
+ * id out, as Qdrant does.
  */
-export function clusterTelemetrySection(body: ClusterStatusBody, metadata: ReadonlyMap<string, JsonValue>, level: number, anonymize: boolean): ClusterTelemetry {
+export function clusterTelemetrySection(
+  body: ClusterStatusBody, registered: ReadonlyMap<number, Pick<PeerInfo, 'version'>>, metadata: ReadonlyMap<string, JsonValue>, level: number, anonymize: boolean,
+): ClusterTelemetry {
   const { raft_info: raft } = body;
   const held = [...metadata].filter(([, value]) => value !== null);
   return {
@@ -118,6 +123,7 @@ export function clusterTelemetrySection(body: ClusterStatusBody, metadata: Reado
       },
     } : {}),
     ...(level >= 2 ? { peers: body.peers } : {}),
+    ...(level >= 3 ? { peer_metadata: Object.fromEntries([...registered].map(([id, peer]) => [String(id), { version: peer.version }])) } : {}),
     ...(level >= 1 && held.length > 0 ? { metadata: Object.fromEntries(held) } : {}),
   };
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { CollectionManager } from '../collection/manager.js';
 import type { P2pClient } from '../peer/p2p-client.js';
-import { localShardFigures } from '../telemetry/shard-telemetry.js';
+import { localShardFigures } from '../shard/shard-figures.js';
 import type { ClusterView } from './cluster-view.js';
 import type { PeerId, PeerInfo } from './keys.js';
 import type { ClusterStatusBody, RaftRole } from './raft-info.js';

@@ -8,18 +8,20 @@ import type { ShardEntry } from '../cluster/keys.js';
 import { printedUri } from '../cluster/raft-info.js';
 import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
 import { ServiceError } from '../errors.js';
+import { localShardFigures } from '../shard/shard-figures.js';
 import { VERSION } from '../version.js';
 import type { NodeState } from './node.js';
-import { localShardFigures, REPLICA_STATE } from './shard-telemetry.js';
+import { singleNodePlacement } from './replica-placement.js';
 import type { CollectionSnapshot } from './snapshot.js';
 
 export function clusterTelemetry(node: NodeState, snapshot: CollectionSnapshot[], peerUri: string, nodeWide: boolean) {
+  const placement = singleNodePlacement(node.peerId);
   const collections = Object.fromEntries(snapshot.map((collection) => [collection.record.name, {
     id: collection.record.name,
     shards: collection.shards.map((shard) => ({
       id: shard.id,
       ...(shard.key === undefined ? {} : { key: shard.key }),
-      replicas: [{ peer_id: node.peerId, state: REPLICA_STATE, ...localShardFigures(shard) }],
+      replicas: [...placement.replicasOf(collection.record.name, shard.id)].map(([peer, state]) => ({ peer_id: peer, state, ...localShardFigures(shard) })),
     })),
   }]));
   if (!nodeWide) return { collections };

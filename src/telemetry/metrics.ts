@@ -2,18 +2,21 @@
 // figures (points, vectors, optimizations, snapshots, update queues, per collection), REST
 // response counters and durations (for Qdrant's selection of point and search endpoints; timings
 // only for 200 responses), hardware counters per collection (with hardware reporting), process
-// memory, and quota verdicts, exposed through prom-client: each scrape fills a registry of its own
-// with the figures of the moment, in Qdrant's family order.
+// memory, a cluster peer's consensus standing, and quota verdicts, exposed through prom-client:
+// each scrape fills a registry of its own with the figures of the moment, in Qdrant's family order.
 
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { ClusterTelemetry } from '../cluster/raft-info.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { HardwareMeasure, HardwareUsage } from '../shard/hardware.js';
+import { vectorCount, vectorsByName } from '../shard/shard-figures.js';
 import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
 import type { NodeState } from './node.js';
 import { memoryTelemetry, processFigures } from './process.js';
+import type { ReplicaPlacement } from './replica-placement.js';
 import { REPORTED_ENDPOINTS, TIMED_STATUS } from './reported-responses.js';
-import { pointCount, vectorCount, vectorsByName, type CollectionSnapshot } from './snapshot.js';
+import { pointCount, type CollectionSnapshot } from './snapshot.js';
 
 type Labels = Record<string, string>;
 
@@ -93,14 +96,15 @@ export function replicaGauges(shards: readonly (readonly ReplicaState[])[]): { m
   };
 }
 
-function collectionMetrics(registry: Registry, node: NodeState, snapshot: CollectionSnapshot[], shardReplicas: readonly (readonly ReplicaState[])[], names: Namer): void {
+function collectionMetrics(registry: Registry, node: NodeState, snapshot: CollectionSnapshot[], placement: ReplicaPlacement, names: Namer): void {
   const perCollection = (value: (c: CollectionSnapshot) => number): Sample[] => snapshot.map((c) => ({ labels: { id: names(c.record.name) }, value: value(c) }));
   const snapshots = (c: CollectionSnapshot) => node.snapshots.of(c.record.name);
   family(registry, 'collections_total', 'number of collections', 'gauge', one(snapshot.length));
   family(registry, 'collections_vector_total', 'total number of vectors in all collections', 'gauge', one(snapshot.reduce((n, c) => n + vectorCount(c.shards), 0)));
   family(registry, 'collection_vectors', 'amount of vectors grouped by vector name', 'gauge',
     snapshot.flatMap((c) => Object.entries(vectorsByName(c.shards)).map(([vector, value]) => ({ labels: { collection: names(c.record.name), vector }, value }))));
-  const replicas = replicaGauges(shardReplicas);
+  // Every shard's replicas, whether or not this node holds one of them (its figures count its own only).
+  const replicas = replicaGauges(snapshot.flatMap((c) => [...c.shards, ...c.elsewhere].map((shard) => [...placement.replicasOf(c.record.name, shard.id).values()])));
   family(registry, 'collection_active_replicas_min', 'minimum number of active replicas across all shards', 'gauge', one(replicas.min));
   family(registry, 'collection_active_replicas_max', 'maximum number of active replicas across all shards', 'gauge', one(replicas.max));
   family(registry, 'collection_running_optimizations', 'number of currently running optimization tasks per collection', 'gauge',
@@ -162,22 +166,37 @@ export interface MetricsSources {
   names: Namer;
   /** Hardware used per collection; null without `service.hardware_reporting`. */
   hardware: [string, HardwareUsage][] | null;
-  /** The replica states of every shard of the collections in `snapshot` (on a single node, one Active replica each). */
-  shardReplicas: readonly (readonly ReplicaState[])[];
-  /** Whether the node is a cluster peer (`cluster_enabled`). */
-  clusterEnabled: boolean;
+  /** Where the shards' replicas are and their states (on a single node, one Active replica each). */
+  placement: ReplicaPlacement;
+  /** The node's `cluster` telemetry at details level 1 (anonymized as the scrape asks). */
+  cluster: ClusterTelemetry;
+}
+
+/**
+ * A cluster peer's consensus families, from the status of its `cluster` telemetry as Qdrant
+ * derives them: peers and term always; commit (labelled with the peer id), pending operations and
+ * voter only when the status names the peer, which anonymized telemetry does not.
+ */
+function consensusMetrics(registry: Registry, status: NonNullable<ClusterTelemetry['status']>): void {
+  family(registry, 'cluster_peers_total', 'total number of cluster peers', 'gauge', one(status.number_of_peers));
+  family(registry, 'cluster_term', 'current cluster term', 'counter', one(status.term));
+  if (status.peer_id === undefined) return;
+  family(registry, 'cluster_commit', 'index of last committed (finalized) operation cluster peer is aware of', 'counter', [{ labels: { peer_id: String(status.peer_id) }, value: status.commit }]);
+  family(registry, 'cluster_pending_operations_total', 'total number of pending operations for cluster peer', 'gauge', one(status.pending_operations));
+  family(registry, 'cluster_voter', 'is cluster peer a voter or learner', 'gauge', one(Number(status.is_voter)));
 }
 
 /** The exposition's content type (Prometheus text format 0.0.4), as Qdrant serves it. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
-export async function renderMetrics({ node, snapshot, names, hardware, shardReplicas, clusterEnabled }: MetricsSources): Promise<string> {
+export async function renderMetrics({ node, snapshot, names, hardware, placement, cluster }: MetricsSources): Promise<string> {
   // A registry per scrape: its families hold this scrape's figures only, named as the caller may see them.
   const registry = new Registry();
   family(registry, 'app_info', 'information about qdrant server', 'gauge', [{ labels: { name: 'qdrant', version: VERSION }, value: 1 }]);
   family(registry, 'app_status_recovery_mode', 'features enabled in qdrant server', 'gauge', one(0));
-  collectionMetrics(registry, node, snapshot, shardReplicas, names);
-  family(registry, 'cluster_enabled', 'is cluster support enabled', 'gauge', one(Number(clusterEnabled)));
+  collectionMetrics(registry, node, snapshot, placement, names);
+  family(registry, 'cluster_enabled', 'is cluster support enabled', 'gauge', one(Number(cluster.enabled)));
+  if (cluster.status) consensusMetrics(registry, cluster.status);
   await responseMetrics(registry, node);
   if (hardware) hardwareMetrics(registry, hardware, names);
   processMetrics(registry);

@@ -1,14 +1,20 @@
 // One consistent read of what telemetry and metrics report about collections: each visible
-// collection's record and the statistics of each of its shards (in shard id order).
+// collection's record and, as Qdrant counts a node's figures over its local shards only, the
+// statistics of each shard this node holds a replica of, read from that replica (in shard id
+// order); on a cluster peer, the collection's other shards (held by other peers only) by id.
 
 import type { CollectionManager, CollectionRecord } from '../collection/manager.js';
 import type { ShardKey } from '../model.js';
 import type { ShardStats } from '../shard/stats.js';
 
-/** A shard's statistics with its id and, in a custom-sharded collection, its shard key. */
-export interface ShardSnapshot extends ShardStats {
+/** A shard of the collection: its id and, in a custom-sharded collection, its shard key. */
+export interface PlacedShard {
   id: number;
   key?: ShardKey;
+}
+
+/** The statistics of this node's replica of a shard. */
+export interface ShardSnapshot extends ShardStats, PlacedShard {
   /** Point updates in flight when the snapshot was taken (its update queue). */
   queuedUpdates: number;
   /** Optimizations running now. */
@@ -19,7 +25,10 @@ export interface ShardSnapshot extends ShardStats {
 
 export interface CollectionSnapshot {
   record: CollectionRecord;
+  /** The shards this node holds a replica of (on a single node, every shard). */
   shards: ShardSnapshot[];
+  /** The shards only other peers hold (a cluster peer's). */
+  elsewhere: PlacedShard[];
 }
 
 /** Collections the caller may see, by name; one dropped while being read is left out. */
@@ -28,20 +37,21 @@ export async function takeSnapshot(collections: CollectionManager, canSee: (name
   const read = await Promise.all(names.map(async (name) => {
     try {
       const collection = collections.get(name);
-      const placements = collection.shards;
-      // Read before the stats, which wait for the updates queued ahead of them.
-      const queued = placements.map((p) => p.queuedUpdates);
-      const [stats, optimizations] = await Promise.all([collection.stats(), collection.optimizations()]);
+      const placed = collection.shards.map((set) => ({ id: set.id, ...(set.shardKey === undefined ? {} : { key: set.shardKey }), local: set.localReplica, queued: set.queuedUpdates }));
+      const held = placed.flatMap(({ local, ...shard }) => (local ? [{ ...shard, local }] : []));
+      // The queue lengths are read before the stats, which wait for the updates queued ahead of them.
+      const figures = await Promise.all(held.map(({ local }) => Promise.all([local.run({ type: 'stats' }, null), local.run({ type: 'optimizations' }, null)])));
       return {
         record: collections.record(name),
-        shards: stats.map((s, i) => ({
-          ...s,
-          id: placements[i].id,
-          ...(placements[i].shardKey === undefined ? {} : { key: placements[i].shardKey }),
-          queuedUpdates: queued[i],
-          runningOptimizations: optimizations[i].running.length,
-          optimizerError: optimizations[i].error,
+        shards: held.map(({ id, key, queued }, i) => ({
+          ...figures[i][0],
+          id,
+          ...(key === undefined ? {} : { key }),
+          queuedUpdates: queued,
+          runningOptimizations: figures[i][1].running.length,
+          optimizerError: figures[i][1].error,
         })),
+        elsewhere: placed.filter((shard) => !shard.local).map(({ id, key }) => ({ id, ...(key === undefined ? {} : { key }) })),
       };
     } catch {
       return null;
@@ -52,15 +62,4 @@ export async function takeSnapshot(collections: CollectionManager, canSee: (name
 
 export function pointCount(collection: CollectionSnapshot): number {
   return collection.shards.reduce((n, s) => n + s.points, 0);
-}
-
-/** Vector counts by vector name ("" is the unnamed vector) over the given shards. */
-export function vectorsByName(shards: ShardStats[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const shard of shards) for (const [name, n] of Object.entries(shard.vectors)) out[name] = (out[name] ?? 0) + n;
-  return out;
-}
-
-export function vectorCount(shards: ShardStats[]): number {
-  return Object.values(vectorsByName(shards)).reduce((a, b) => a + b, 0);
 }

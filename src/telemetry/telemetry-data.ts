@@ -1,9 +1,11 @@
 // `GET /telemetry`: Qdrant's TelemetryData for this node. `details_level` sets the depth as in
 // Qdrant: 0 counts collections; 1 adds per-collection aggregates, the build's features, the
 // running environment, memory, each collection's hardware usage and the search thread pool; 2
-// and above give each collection's full configuration, shards and snapshot activity. As in
-// Qdrant, a caller without a node-wide grant gets only its collections (and their hardware
-// usage) and the app: no cluster, request statistics, memory, search pool or quota.
+// and above give each collection's full configuration, shards (each with this node's replica, the
+// other peers' replicas and every replica's state, from `placement`) and snapshot activity; as in
+// Qdrant, figures count this node's replicas only. As in Qdrant, a caller without a node-wide
+// grant gets only its collections (and their hardware usage) and the app: no cluster, request
+// statistics, memory, search pool or quota.
 
 import type { ClusterTelemetry } from '../cluster/raft-info.js';
 import type { QuiverConfig } from '../config/config.js';
@@ -13,10 +15,12 @@ import { VERSION } from '../version.js';
 import type { Namer } from './anonymize.js';
 import type { NodeState } from './node.js';
 import type { HardwareUsage } from '../shard/hardware.js';
+import { withClusterConfig } from './cluster-config-telemetry.js';
 import { memoryTelemetry, runningEnvironment } from './process.js';
 import type { DurationStats, RequestStats } from './request-stats.js';
-import { localShardFigures, REPLICA_STATE } from './shard-telemetry.js';
-import { vectorCount, type CollectionSnapshot } from './snapshot.js';
+import { localShardFigures, vectorCount } from '../shard/shard-figures.js';
+import type { ReplicaPlacement } from './replica-placement.js';
+import type { CollectionSnapshot, PlacedShard, ShardSnapshot } from './snapshot.js';
 
 export interface TelemetryOptions {
   level: number;
@@ -29,6 +33,8 @@ export interface TelemetryOptions {
   workers: number;
   /** The `cluster` section (for a node-wide caller). */
   cluster: ClusterTelemetry;
+  /** Where each shard's replicas are and their states. */
+  placement: ReplicaPlacement;
 }
 
 /**
@@ -59,26 +65,38 @@ function hardwareTelemetry(options: TelemetryOptions, snapshot: CollectionSnapsh
   return { collection_data: Object.fromEntries(entries.map(([name, usage]) => [options.names(name), { ...usage }])) };
 }
 
-function collectionTelemetry(collection: CollectionSnapshot, level: number, node: NodeState, names: Namer) {
+/**
+ * Qdrant's ReplicaSetTelemetry of one shard: this node's replica (`held`; null where it holds
+ * none), the other peers' replicas, and every replica's state. Quiver does not time the requests
+ * it sends to other peers' replicas, so their `searches` and `updates` statistics are null.
+ */
+function shardTelemetry(shard: PlacedShard, held: ShardSnapshot | null, collection: string, placement: ReplicaPlacement) {
+  const replicas = placement.replicasOf(collection, shard.id);
+  return {
+    id: shard.id,
+    ...(shard.key === undefined ? {} : { key: shard.key }),
+    local: held && {
+      variant_name: 'local_shard',
+      ...localShardFigures(held),
+      optimizations: { status: held.optimizerError === null ? 'ok' : { error: held.optimizerError }, optimizations: { count: 0 } },
+      update_queue: { length: held.queuedUpdates, op_num: held.lastOp },
+    },
+    remote: [...replicas.keys()].filter((peer) => peer !== placement.self).map((peer) => ({ shard_id: shard.id, peer_id: peer, searches: null, updates: null })),
+    replicate_states: Object.fromEntries([...replicas].map(([peer, state]) => [String(peer), state])),
+  };
+}
+
+function collectionTelemetry(collection: CollectionSnapshot, level: number, placement: ReplicaPlacement, names: Namer) {
   const config = renderConfig(collection.record.config);
   if (level < 2) {
     return { vectors: vectorCount(collection.shards), optimizers_status: 'ok', params: config.params };
   }
+  const shards = [...collection.shards.map((held) => ({ shard: held, held })), ...collection.elsewhere.map((shard) => ({ shard, held: null }))]
+    .sort((a, b) => a.shard.id - b.shard.id);
   return {
     id: names(collection.record.name),
     config,
-    shards: collection.shards.map((shard) => ({
-      id: shard.id,
-      ...(shard.key === undefined ? {} : { key: shard.key }),
-      local: {
-        variant_name: 'local_shard',
-        ...localShardFigures(shard),
-        optimizations: { status: shard.optimizerError === null ? 'ok' : { error: shard.optimizerError }, optimizations: { count: 0 } },
-        update_queue: { length: shard.queuedUpdates, op_num: shard.lastOp },
-      },
-      remote: [],
-      replicate_states: { [node.peerId]: REPLICA_STATE },
-    })),
+    shards: shards.map(({ shard, held }) => shardTelemetry(shard, held, collection.record.name, placement)),
     transfers: [],
     resharding: [],
   };
@@ -97,7 +115,7 @@ export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: C
   const detailed = level >= 1;
   const nodeFigures = nodeWide
     ? {
-        cluster: options.cluster,
+        cluster: withClusterConfig(options.cluster, config.cluster, level),
         requests: requestsTelemetry(node.requests),
         ...(detailed ? { memory: memoryTelemetry() } : {}),
         ...(detailed ? { hardware: hardwareTelemetry(options, snapshot) } : {}),
@@ -117,7 +135,7 @@ export function telemetryData(node: NodeState, config: QuiverConfig, snapshot: C
     collections: {
       number_of_collections: snapshot.length,
       ...(detailed ? {
-        collections: snapshot.map((c) => collectionTelemetry(c, level, node, names)),
+        collections: snapshot.map((c) => collectionTelemetry(c, level, options.placement, names)),
         snapshots: level >= 2 ? snapshot.map((c) => ({ id: names(c.record.name), ...node.snapshots.of(c.record.name) })) : [],
       } : {}),
     },

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { CLUSTER_TELEMETRY_PARAMS, TELEMETRY_PARAMS } from '../../api/validator.js';
 import { namerFor } from '../../telemetry/anonymize.js';
 import { clusterTelemetry, distributedTelemetry } from '../../telemetry/cluster-telemetry.js';
+import { placementOf } from '../../telemetry/replica-placement.js';
 import { takeSnapshot } from '../../telemetry/snapshot.js';
 import { telemetryData } from '../../telemetry/telemetry-data.js';
 import { accessOf } from '../access.js';
@@ -13,7 +14,7 @@ import { withOperationTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
 import { query } from './params.js';
 
-export function registerTelemetryRoutes(app: FastifyInstance, { config, collections, node, cluster }: ServerContext): void {
+export function registerTelemetryRoutes(app: FastifyInstance, { config, collections, node, cluster, clusterView }: ServerContext): void {
   app.get('/telemetry', async (request) => {
     const params = query(request, TELEMETRY_PARAMS);
     const access = accessOf(request);
@@ -25,6 +26,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, { config, collecti
       hardware: collections.workers.hardware.totals(),
       workers: collections.workers.count,
       cluster: await cluster.telemetry(params.details_level ?? 0, params.anonymize ?? false),
+      placement: placementOf(node.peerId, clusterView),
     }));
   });
 
