@@ -214,7 +214,9 @@ export class ClusterNode {
   }
 
   private async sendJoin(bootstrap: string, body: JoinBody): Promise<JoinAnswer> {
-    const answer = await this.p2pClient.send(bootstrap, { method: 'POST', path: '/p2p/join', body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' });
+    // `cluster.consensus.bootstrap_timeout_sec`: how long one join request waits for the bootstrap peer's answer.
+    const timeoutMs = this.options.config.cluster.consensus.bootstrap_timeout_sec * 1000;
+    const answer = await this.p2pClient.send(bootstrap, { method: 'POST', path: '/p2p/join', body: Buffer.from(JSON.stringify(body)), contentType: 'application/json', timeoutMs });
     const text = answer.body.toString('utf8');
     if (answer.statusCode !== 200) throw new Error(`the bootstrap peer answered ${answer.statusCode}: ${text}`);
     return JSON.parse(text) as JoinAnswer;
