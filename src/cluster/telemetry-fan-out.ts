@@ -5,6 +5,7 @@
 // the serving peer's own report is read locally under the same bound.
 
 import type { FastifyInstance } from 'fastify';
+import { Timeout } from '../errors.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { P2pClient } from '../peer/p2p-client.js';
 import { localShardFigures } from '../shard/shard-figures.js';
@@ -88,12 +89,29 @@ async function bounded<T>(work: () => Promise<T>, ms: number): Promise<T | null>
   }
 }
 
+/**
+ * This peer's own report, read here rather than asked over the network: running out of time is
+ * the request's own timeout (Qdrant's 408 for `cluster_telemetry`, as a single node answers),
+ * not an unresponsive peer; another failure leaves this peer without details.
+ */
+async function ownWithin(own: () => Promise<PeerReport>, ms: number): Promise<PeerReport | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Timeout(`Operation 'cluster_telemetry' timed out after ${ms / 1000}s`)), ms);
+  });
+  try {
+    return await Promise.race([own().catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Asks every registered peer for its report, this one locally; each bounded by `timeoutMs`. */
 export async function gatherPeerReports(
   self: PeerId, own: () => Promise<PeerReport>, peers: ReadonlyMap<PeerId, PeerInfo>, client: P2pClient, timeoutMs: number,
 ): Promise<Map<PeerId, PeerReport | null>> {
   const answers = await Promise.all([...peers.keys()].map(async (id): Promise<[PeerId, PeerReport | null]> => {
-    if (id === self) return [id, await bounded(own, timeoutMs)];
+    if (id === self) return [id, await ownWithin(own, timeoutMs)];
     return [id, await bounded(async () => {
       const answer = await client.send(peers.get(id)!.uri, { method: 'GET', path: ROUTE, timeoutMs });
       return answer.statusCode === 200 ? (JSON.parse(answer.body.toString('utf8')) as PeerReport) : null;
