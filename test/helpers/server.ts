@@ -10,6 +10,15 @@ export { freePort, freePorts };
 
 export type RunningServer = QuiverProcess;
 
+/**
+ * Whether startServer starts one-peer clusters (QUIVER_TEST_CLUSTER=1): the few expectations that
+ * differ by design between a single node and a cluster peer depend on it (each says why).
+ */
+export const ONE_PEER_CLUSTER = process.env.QUIVER_TEST_CLUSTER === '1';
+
+/** The environment that starts a single node even when ONE_PEER_CLUSTER is set. */
+export const SINGLE_NODE_ENV = { QDRANT__CLUSTER__ENABLED: 'false' } as const;
+
 export async function tempStorage(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'quiver-test-'));
 }
@@ -23,7 +32,7 @@ export type StartOptions = Partial<Omit<QuiverProcessOptions, 'echo'>>;
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const storage = options.storage ?? (await tempStorage());
-  const asCluster = process.env.QUIVER_TEST_CLUSTER === '1' && options.env?.QDRANT__CLUSTER__ENABLED === undefined;
+  const asCluster = ONE_PEER_CLUSTER && options.env?.QDRANT__CLUSTER__ENABLED === undefined;
   const start = asCluster ? await onePeerCluster(storage, options) : options;
   return startQuiver({ ...start, storage, workers: options.workers ?? 2 });
 }
