@@ -215,9 +215,9 @@ export class ControlPlane {
   private putNewCollection(p: Proposal, record: CollectionRecord): ShardPlacement {
     const { config } = record;
     p.put(collectionKey(record.name), record);
-    const keyed = config.params.shardingMethod === 'custom'
-      ? (record.shardKeys ?? []).map((entry) => ({ key: entry.key as ShardKey | undefined, shards: entry.shards }))
-      : [{ key: undefined, shards: Array.from({ length: shardCountOf(config) }, (_, i) => i) }];
+    const keyed: { key?: ShardKey; shards: number[] }[] = config.params.shardingMethod === 'custom'
+      ? record.shardKeys ?? []
+      : [{ shards: Array.from({ length: shardCountOf(config) }, (_, i) => i) }];
     const placement: ShardPlacement = new Map();
     for (const { key, shards } of keyed) {
       for (const [shard, peers] of this.place(p.view, shards, config.params.replicationFactor, null)) {

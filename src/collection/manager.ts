@@ -139,7 +139,7 @@ export class CollectionManager implements Catalog {
     try {
       await collection.restoreShards(snapshot.parts);
       replaced = await this.nameTable.enqueue(async () => {
-        this.checkNotAlias(name); // an alias of this name may have appeared while `fill` ran
+        this.checkNotAlias(name); // an alias of this name may have appeared while the restore ran
         await this.meta.putCollection(name, record);
         const previous = this.retire(name);
         this.register(record, collection);
