@@ -1,8 +1,9 @@
 // Snapshot recovery on a peer of a two-peer cluster, each shard replicated on both peers: a
 // collection recovered from a snapshot on one peer is created in the cluster (every peer serves
-// it) with the snapshot's points, and each recovery's `priority` decides which replicas are
-// marked for resynchronization: `snapshot` the other peer's, `replica` (the default) the restored
-// one's, `no_sync` none (both replicas then answer their own data).
+// it) with the snapshot's points, shard keys and shard ids, and each recovery's `priority` decides
+// which replicas are marked for resynchronization: `snapshot` the other peer's, `replica` (the
+// default) the restored one's, `no_sync` none (both replicas then answer their own data); a shard
+// recovery does the same for its one shard.
 
 import t from 'tap';
 import { call } from './helpers/api-http.js';
@@ -78,6 +79,38 @@ t.test('snapshot recovery on one peer of a replicated two-peer cluster', async (
     }
     t.same(await pointsThrough(first, 'copy'), original, 'the recovering peer serves the snapshot\'s points');
     t.same(await pointsThrough(second, 'copy'), original, 'the other peer serves them too (read from the Active replica)');
+  });
+
+  await t.test('a custom-sharded collection is created with the snapshot\'s shard keys and their shards', async (t) => {
+    t.equal(await result(first, 'PUT', '/collections/keyed?timeout=60', { vectors: { size: DIM, distance: 'Euclid' }, sharding_method: 'custom', replication_factor: 2 }), true);
+    await result(first, 'PUT', '/collections/keyed/shards?timeout=60', { shard_key: 'left' });
+    await result(first, 'PUT', '/collections/keyed/shards?timeout=60', { shard_key: 7, shards_number: 2 });
+    await result(first, 'PUT', '/collections/keyed/points?wait=true', { points: pointsOf(range(1, 10)), shard_key: 'left' });
+    await result(first, 'PUT', '/collections/keyed/points?wait=true', { points: pointsOf(range(11, 30)), shard_key: 7 });
+    const expected = await pointsThrough(first, 'keyed');
+    const snapshot = await result<{ name: string }>(first, 'POST', '/collections/keyed/snapshots?wait=true');
+    const bytes = new Uint8Array(await (await fetch(`${first.url}/collections/keyed/snapshots/${snapshot.name}`)).arrayBuffer());
+    t.equal(await upload(first, '/collections/keyed-copy/snapshots/upload?priority=snapshot', bytes), true);
+    const keysOf = async (peer: ClusterPeer, name: string) => (await result<{ shard_keys: { key: string | number }[] }>(peer, 'GET', `/collections/${name}/shards`)).shard_keys.map((k) => k.key);
+    for (const peer of peers) t.same(await keysOf(peer, 'keyed-copy'), await keysOf(first, 'keyed'), `${peer.url} serves the snapshot's shard keys`);
+    t.same([...(await statesOf(first, 'keyed-copy')).keys()].sort(), [...(await statesOf(first, 'keyed')).keys()].sort(), 'the shards keep their snapshot ids');
+    for (const peer of peers) t.same(await pointsThrough(peer, 'keyed-copy'), expected, `${peer.url} serves the snapshot's points`);
+    const left = await result<{ points: Point[] }>(second, 'POST', '/collections/keyed-copy/points/scroll', { limit: 100, shard_key: 'left', with_vector: true, with_payload: true });
+    t.same(left.points.map((p) => p.id), range(1, 10), 'each key holds its own points');
+  });
+
+  await t.test('a shard recovery with priority snapshot marks the other peer\'s replica of that shard Dead', async (t) => {
+    const before = await statesOf(first, 'keyed');
+    t.same([...before.keys()].sort(), [1, 2, 3], 'key left holds shard 1 (numbered from 1 as keys are created), key 7 shards 2 and 3');
+    const expected = await pointsThrough(second, 'keyed');
+    const shard = await result<{ name: string }>(first, 'POST', '/collections/keyed/shards/1/snapshots?wait=true');
+    const bytes = new Uint8Array(await (await fetch(`${first.url}/collections/keyed/shards/1/snapshots/${shard.name}`)).arrayBuffer());
+    t.equal(await upload(first, '/collections/keyed/shards/1/snapshots/upload?priority=snapshot', bytes), true);
+    const states = await statesOf(first, 'keyed');
+    t.equal(states.get(1)!.get(firstId), 'Active', 'the restored replica of shard 1 is Active');
+    t.ok(markedForResync(states.get(1)!.get(secondId)), `the other replica of shard 1 is marked Dead: ${states.get(1)!.get(secondId)}`);
+    for (const other of [2, 3]) t.same([states.get(other)!.get(firstId), states.get(other)!.get(secondId)], ['Active', 'Active'], `shard ${other} is untouched`);
+    t.same(await pointsThrough(second, 'keyed'), expected, 'every point is still served through the other peer');
   });
 
   await t.test('priority no_sync: the restored replica is Active beside the other one, nothing is synchronized', async (t) => {
