@@ -1,7 +1,9 @@
 // Creating and recovering snapshots of collections, shards and the whole storage. Each shard
 // writes its own part inside its worker (between two writes of its collection); the main thread
 // only packs parts into archives and unpacks archives into parts, streaming files, never points.
-// Recovery checks the checksum, then the whole archive, before any live data is touched.
+// Recovery checks the checksum, then the whole archive, before any live data is touched, then
+// hands the snapshot to the Catalog: a single node replaces its collection, a cluster peer goes
+// through the control plane (src/cluster/cluster-catalog.ts).
 
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
