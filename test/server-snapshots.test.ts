@@ -12,7 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { shardOf } from '../src/shard/routing.js';
 import { assertError, call, resultOf, stopAtEnd } from './helpers/api-http.js';
-import { startServer, type RunningServer } from './helpers/server.js';
+import { ONE_PEER_CLUSTER, SINGLE_NODE_ENV, startServer, type RunningServer } from './helpers/server.js';
 
 const DIM = 8;
 const SHARDS = 2;
@@ -255,7 +255,13 @@ t.test('snapshots', async (t) => {
   await t.test('--storage-snapshot recovers every collection and alias at start-up', async (t) => {
     const file = join(server.storage, 'full.snapshot');
     await writeFile(file, fullArchive);
-    const fresh = await startServer({ args: ['--storage-snapshot', file], env: { QDRANT__SERVICE__MAX_SNAPSHOT_UPLOAD_MB: '0.001' } });
+    const env = { QDRANT__SERVICE__MAX_SNAPSHOT_UPLOAD_MB: '0.001' };
+    if (ONE_PEER_CLUSTER) {
+      // A cluster peer takes its collections from the cluster, so it refuses a full-storage
+      // recovery (as Qdrant's is a single node's); the snapshot a peer took recovers on a single node.
+      await t.rejects(startServer({ args: ['--storage-snapshot', file] }), /Cannot start: --storage-snapshot recovers a single node's storage/, 'a cluster peer refuses --storage-snapshot');
+    }
+    const fresh = await startServer({ args: ['--storage-snapshot', file], env: ONE_PEER_CLUSTER ? { ...env, ...SINGLE_NODE_ENV } : env });
     stopAtEnd(t, fresh);
     const names = resultOf<{ collections: { name: string }[] }>(t, await call(fresh.url, 'GET', '/collections')).collections.map((c) => c.name).sort();
     t.same(names, ['copy', 'other', 'src', 'uploaded']);

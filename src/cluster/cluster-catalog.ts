@@ -6,22 +6,27 @@
 // share the request's commit `timeout` (Qdrant's default for consensus operations: 10 s) and fail
 // with Qdrant's error for a consensus operation that did not commit in time.
 //
-// Nothing here touches local collections or holds a collection's gate: the apply loop's
-// reconcile does the local work (reconcile.ts), so a request never blocks it (risk R5).
+// Nothing here changes local collections or holds a collection's gate while it waits on the
+// control plane: the apply loop's reconcile does the local work (reconcile.ts), so a request never
+// blocks it (risk R5). The one exception is a snapshot recovery's own data: only the peer the
+// snapshot was given to holds it, so that peer restores its replicas itself, between two waits.
 
-import type { Catalog, ShardKeyRequest } from '../collection/catalog.js';
-import type { UpdateResult } from '../collection/collection.js';
+import type { Catalog, CollectionSnapshotContent, ShardKeyRequest, ShardPart, SnapshotPriority } from '../collection/catalog.js';
+import type { Collection, UpdateResult } from '../collection/collection.js';
 import type { CollectionConfig } from '../collection/config-model.js';
 import type { CollectionManager } from '../collection/manager.js';
 import type { AliasAction } from '../collection/name-rules.js';
+import { checkCollectionSnapshotFits } from '../collection/snapshot-compatibility.js';
 import { StrictMode } from '../collection/strict-mode.js';
-import { ServiceError } from '../errors.js';
+import { BadInput, ServiceError } from '../errors.js';
 import type { ShardKey } from '../model.js';
 import type { IndexSpec } from '../shard/shard.js';
 import type { ClusterView } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
+import type { PeerId } from './keys.js';
 import { defaultShardNumber } from './placement.js';
 import type { Reconciler } from './reconcile.js';
+import { statesAfterRecovery } from './recovered-replicas.js';
 
 /** Qdrant's wait for a consensus operation without a `timeout` (`CONSENSUS_META_OP_WAIT`). */
 export const DEFAULT_COMMIT_TIMEOUT_SECONDS = 10;
@@ -36,10 +41,14 @@ export interface AppliedRevisions {
 
 export interface ClusterCatalogOptions {
   controlPlane: ControlPlane;
-  /** This peer's collections: strict mode's checks of a request run against its local copy before the change is proposed. */
-  collections: Pick<CollectionManager, 'get'>;
   loop: AppliedRevisions;
   reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
+  /**
+   * This peer's own collections: strict mode's checks of a request run against its local copy
+   * before the change is proposed, and a snapshot recovery restores its replicas.
+   */
+  collections: Pick<CollectionManager, 'get' | 'collectionNamed' | 'held'>;
+  peerId: PeerId;
 }
 
 function commitTimedOut(seconds: number): ServiceError {
@@ -54,15 +63,17 @@ function activated(view: ClusterView, name: string, storageId: string): boolean 
 
 export class ClusterCatalog implements Catalog {
   private readonly controlPlane: ControlPlane;
-  private readonly collections: Pick<CollectionManager, 'get'>;
   private readonly loop: AppliedRevisions;
   private readonly reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
+  private readonly collections: Pick<CollectionManager, 'get' | 'collectionNamed' | 'held'>;
+  private readonly peerId: PeerId;
 
   constructor(options: ClusterCatalogOptions) {
     this.controlPlane = options.controlPlane;
-    this.collections = options.collections;
     this.loop = options.loop;
     this.reconciler = options.reconciler;
+    this.collections = options.collections;
+    this.peerId = options.peerId;
   }
 
   /** Qdrant's default shard_number in a cluster: one per known peer (live or not). */
@@ -142,5 +153,45 @@ export class ClusterCatalog implements Catalog {
   async changeAliases(actions: AliasAction[], timeout?: number): Promise<void> {
     const { revision } = await this.controlPlane.changeAliases(actions);
     await this.applied(revision, timeout);
+  }
+
+  /**
+   * A collection snapshot recovered on this peer, as Qdrant does in distributed mode: a collection
+   * the cluster does not have is created there with the snapshot's configuration, payload indexes
+   * and shard keys (one transaction), and this peer waits until every replica of it is Active; an
+   * existing one keeps its configuration and must fit the snapshot (same dense vectors, shard
+   * number and shard keys). This peer then restores its own replicas of the shards from the
+   * snapshot's parts (each swaps its store in one task of its worker, so it serves its old data
+   * until then), and settles each restored shard's replica states by `priority`.
+   */
+  async recoverCollection(name: string, snapshot: CollectionSnapshotContent, priority: SnapshotPriority): Promise<void> {
+    const { revision, record, created } = await this.controlPlane.recoverCollection(name, snapshot, (existing) => checkCollectionSnapshotFits(existing, snapshot));
+    await this.applied(revision, undefined, created ? (view) => activated(view, name, record.storageId) : undefined);
+    const collection = this.collections.collectionNamed(name);
+    if (!collection || this.collections.held(name)?.storageId !== record.storageId) throw new ServiceError(`collection ${name} is not open on this peer yet; retry the recovery`);
+    await collection.restoreShards(snapshot.parts);
+    await this.settleRecovered(collection, record.storageId, snapshot.parts.map((p) => p.index), priority);
+  }
+
+  /** A shard snapshot recovered into this peer's replica of the shard, whose states then follow `priority`. */
+  async recoverShard(collection: Collection, part: ShardPart, priority: SnapshotPriority): Promise<void> {
+    const storageId = this.collections.held(collection.name)?.storageId;
+    const shard = collection.shards[part.index];
+    if (storageId === undefined) throw new ServiceError(`collection ${collection.name} is not open on this peer`);
+    if (!shard.localReplica) throw new BadInput(`Shard ${shard.id} of collection ${collection.name} has no replica on peer ${this.peerId}`);
+    await collection.restoreShards([part]);
+    await this.settleRecovered(collection, storageId, [part.index], priority);
+  }
+
+  /** Proposes the replica states of each restored shard this peer holds a replica of, and waits until this peer applied them. */
+  private async settleRecovered(collection: Collection, storageId: string, indexes: readonly number[], priority: SnapshotPriority): Promise<void> {
+    let revision = 0;
+    for (const index of indexes) {
+      const shard = collection.shards[index];
+      if (!shard.localReplica) continue;
+      const committed = await this.controlPlane.changeReplicaStates(collection.name, storageId, shard.id, (replicas) => statesAfterRecovery(replicas, this.peerId, priority));
+      revision = Math.max(revision, committed.revision);
+    }
+    await this.applied(revision, undefined);
   }
 }

@@ -77,7 +77,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       host: new PeerHost({ placement, collection: (name) => collections.collectionNamed(name), awaitRevision: revisionWait(waitApplied) }),
       replicaFigures: () => localReplicaFigures(collections),
     });
-    const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, collections, loop: node, reconciler });
+    const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler, collections, peerId: node.peerId });
     return {
       node,
       collections,

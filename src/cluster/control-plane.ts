@@ -177,14 +177,73 @@ export class ControlPlane {
     return this.change((p) => {
       checkNewCollectionName(name, p.collectionNames(), p.aliases());
       const record: CollectionRecord = { name, storageId, config, indexes: [] };
-      p.put(collectionKey(name), record);
-      let placement: ShardPlacement = new Map();
-      if (config.params.shardingMethod !== 'custom') {
-        const ids = Array.from({ length: shardCountOf(config) }, (_, i) => i);
-        placement = this.place(p.view, ids, config.params.replicationFactor, null);
-        for (const [shard, peers] of placement) p.put(shardEntryKey(name, shard), shardEntry(peers, 'Initializing'));
+      return { record, placement: this.putNewCollection(p, record) };
+    });
+  }
+
+  /**
+   * A collection snapshot's collection, for its recovery on a peer: created as `createCollection`
+   * does if the cluster has no collection `name` (with the snapshot's payload indexes and shard
+   * keys, each key's shards placed with their snapshot ids), else the existing record, which
+   * `fits` may refuse by throwing (nothing is then written). `created` says which.
+   */
+  recoverCollection(
+    name: string,
+    snapshot: Pick<CollectionRecord, 'config' | 'indexes' | 'shardKeys'>,
+    fits: (existing: CollectionRecord) => void,
+    storageId: string = randomUUID(),
+  ): Promise<Committed & { record: CollectionRecord; created: boolean }> {
+    return this.change((p) => {
+      if (p.collectionNames().has(name)) {
+        const { record } = p.collection(name);
+        fits(record);
+        return { record, created: false };
       }
-      return { record, placement };
+      checkNewCollectionName(name, p.collectionNames(), p.aliases());
+      const { config, indexes, shardKeys } = snapshot;
+      const record: CollectionRecord = { name, storageId, config, indexes, ...(shardKeys ? { shardKeys } : {}) };
+      this.putNewCollection(p, record);
+      return { record, created: true };
+    });
+  }
+
+  /**
+   * Writes a new collection's record and its shards with Initializing replicas (each peer
+   * activates its own once it has opened it): with automatic sharding shards 0..n-1, with custom
+   * sharding the shards of the keys the record has (none for a new empty one).
+   */
+  private putNewCollection(p: Proposal, record: CollectionRecord): ShardPlacement {
+    const { config } = record;
+    p.put(collectionKey(record.name), record);
+    const keyed: { key?: ShardKey; shards: number[] }[] = config.params.shardingMethod === 'custom'
+      ? record.shardKeys ?? []
+      : [{ shards: Array.from({ length: shardCountOf(config) }, (_, i) => i) }];
+    const placement: ShardPlacement = new Map();
+    for (const { key, shards } of keyed) {
+      for (const [shard, peers] of this.place(p.view, shards, config.params.replicationFactor, null)) {
+        placement.set(shard, peers);
+        p.put(shardEntryKey(record.name, shard), { ...(key === undefined ? {} : { shard_key: key }), ...shardEntry(peers, 'Initializing') } satisfies ShardEntry);
+      }
+    }
+    return placement;
+  }
+
+  /**
+   * Rewrites the replica states of a shard of collection `collection` as created under
+   * `storageId`: `change` answers the new states from the current ones (null: no change, nothing
+   * written). 404 if the collection (that incarnation of it) or the shard does not exist.
+   */
+  changeReplicaStates(collection: string, storageId: string, shard: number, change: (replicas: Readonly<Record<string, ReplicaState>>) => Record<string, ReplicaState> | null): Promise<Committed & { changed: boolean }> {
+    return this.change((p) => {
+      if (!p.collectionNames().has(collection) || p.view.collections.get(collection)?.storageId !== storageId) throw collectionNotFound(collection);
+      const key = shardEntryKey(collection, shard);
+      p.unchanged(key);
+      const entry = p.view.shards.get(collection)?.get(shard);
+      if (!entry) throw shardNotFound(shard);
+      const replicas = change(entry.replicas);
+      if (replicas === null) return { changed: false };
+      p.put(key, { ...entry, replicas } satisfies ShardEntry);
+      return { changed: true };
     });
   }
 

@@ -7,9 +7,11 @@
 import type { IndexSpec } from '../shard/shard.js';
 import type { ShardKey } from '../model.js';
 import type { ReplicaState } from '../replica/replica.js';
-import type { UpdateResult } from './collection.js';
+import type { FileSlice } from '../storage/tar.js';
+import type { Collection, UpdateResult } from './collection.js';
 import type { CollectionConfig } from './config-model.js';
 import type { AliasAction } from './name-rules.js';
+import type { ShardKeyEntry } from './shard-keys.js';
 
 /** A new shard key, as `PUT /collections/{name}/shards` asks for it. */
 export interface ShardKeyRequest {
@@ -21,6 +23,31 @@ export interface ShardKeyRequest {
   placement: readonly number[] | null;
   /** The replicas' first state; null: Active. */
   initialState: ReplicaState | null;
+}
+
+/**
+ * Qdrant's source of truth of a snapshot recovery where a shard has other replicas: `replica` (its
+ * default) the existing replicas, `snapshot` the snapshot's data, `no_sync` neither (no
+ * synchronization at all). Every replica of a single node is its own, so there it changes nothing.
+ */
+export const SNAPSHOT_PRIORITIES = ['no_sync', 'snapshot', 'replica'] as const;
+export type SnapshotPriority = (typeof SNAPSHOT_PRIORITIES)[number];
+export const DEFAULT_SNAPSHOT_PRIORITY: SnapshotPriority = 'replica';
+
+/** One shard's part of a snapshot: the shard's position in its collection, its points, its last operation id. */
+export interface ShardPart {
+  index: number;
+  part: FileSlice;
+  lastOp: number;
+}
+
+/** A collection snapshot as a recovery applies it (already checked whole). */
+export interface CollectionSnapshotContent {
+  config: CollectionConfig;
+  indexes: IndexSpec[];
+  shardKeys?: ShardKeyEntry[];
+  /** Every shard's part, by the shard's position in the snapshot's collection. */
+  parts: ShardPart[];
 }
 
 /**
@@ -44,4 +71,8 @@ export interface Catalog {
   delete(name: string, timeout?: number): Promise<boolean>;
   /** Applies alias actions in order, all or nothing. */
   changeAliases(actions: AliasAction[], timeout?: number): Promise<void>;
+  /** Recovers collection `name` (its own name, created if missing) from a collection snapshot. */
+  recoverCollection(name: string, snapshot: CollectionSnapshotContent, priority: SnapshotPriority): Promise<void>;
+  /** Replaces one shard's data of `collection` with a shard snapshot's part (checked against the collection). */
+  recoverShard(collection: Collection, part: ShardPart, priority: SnapshotPriority): Promise<void>;
 }

@@ -19,7 +19,7 @@
 import { v4 as randomUUID } from 'uuid';
 import { BadRequest } from '../errors.js';
 import { collectionNameIsAlias, collectionNotFound, peerDoesNotExist, shardKeysNeedCustomSharding } from '../messages.js';
-import type { Catalog, ShardKeyRequest } from './catalog.js';
+import type { Catalog, CollectionSnapshotContent, ShardKeyRequest, ShardPart, SnapshotPriority } from './catalog.js';
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction } from './name-rules.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { MetaStore } from '../storage/meta-store.js';
@@ -123,21 +123,23 @@ export class CollectionManager implements Catalog {
   }
 
   /**
-   * Creates or replaces collection `name` with restored data (snapshot recovery). `fill` opens the
-   * new collection's shards under a fresh storage id while the current collection keeps serving
-   * (outside the name table's queue: it may take long); one synced metadata write then switches
-   * to them, and the old collection is dropped once the writes queued on it are done. If `fill`
-   * fails, what it built is removed and nothing changed. Aliases of the name stay.
+   * Creates or replaces collection `name` with a snapshot's configuration and data. The new
+   * collection's shards are restored under a fresh storage id while the current collection keeps
+   * serving (outside the name table's queue: it may take long); one synced metadata write then
+   * switches to them, and the old collection is dropped once the writes queued on it are done. If
+   * the restore fails, what it built is removed and nothing changed. Aliases of the name stay.
+   * Every replica is this node's, so `priority` has nothing to synchronize.
    */
-  async replace(name: string, config: CollectionConfig, indexes: IndexSpec[], shardKeys: ShardKeyEntry[] | undefined, fill: (collection: Collection) => Promise<void>): Promise<void> {
+  async recoverCollection(name: string, snapshot: CollectionSnapshotContent, _priority: SnapshotPriority): Promise<void> {
     await this.nameTable.enqueue(async () => this.checkNotAlias(name));
+    const { config, indexes, shardKeys } = snapshot;
     const record: CollectionRecord = { name, storageId: randomUUID(), config, indexes, ...(shardKeys ? { shardKeys } : {}) };
     const collection = this.instantiate(record);
     let replaced: Retired | null;
     try {
-      await fill(collection);
+      await collection.restoreShards(snapshot.parts);
       replaced = await this.nameTable.enqueue(async () => {
-        this.checkNotAlias(name); // an alias of this name may have appeared while `fill` ran
+        this.checkNotAlias(name); // an alias of this name may have appeared while the restore ran
         await this.meta.putCollection(name, record);
         const previous = this.retire(name);
         this.register(record, collection);
@@ -148,6 +150,11 @@ export class CollectionManager implements Catalog {
       throw err;
     }
     await replaced?.dropped;
+  }
+
+  /** Replaces one shard's data in place (its worker swaps the restored store in); nothing to synchronize on one node. */
+  recoverShard(collection: Collection, part: ShardPart, _priority: SnapshotPriority): Promise<void> {
+    return collection.restoreShards([part]);
   }
 
   /**

@@ -1,13 +1,17 @@
 // Creating and recovering snapshots of collections, shards and the whole storage. Each shard
 // writes its own part inside its worker (between two writes of its collection); the main thread
 // only packs parts into archives and unpacks archives into parts, streaming files, never points.
-// Recovery checks the checksum, then the whole archive, before any live data is touched.
+// Recovery checks the checksum, then the whole archive, before any live data is touched, then
+// hands the snapshot to the Catalog: a single node replaces its collection, a cluster peer goes
+// through the control plane (src/cluster/cluster-catalog.ts).
 
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { collectionNotFound, shardNotFound } from '../messages.js';
+import { DEFAULT_SNAPSHOT_PRIORITY, type Catalog, type CollectionSnapshotContent, type SnapshotPriority } from '../collection/catalog.js';
 import type { Collection } from '../collection/collection.js';
 import type { CollectionManager } from '../collection/manager.js';
+import { describeVectors } from '../collection/snapshot-compatibility.js';
 import { BadInput } from '../errors.js';
 import {
   collectionEntry,
@@ -35,6 +39,8 @@ export class Snapshots {
     /** This node's peer id, part of collection snapshot names as in Qdrant. */
     private readonly peerId: number,
     private readonly activity: SnapshotActivity = new SnapshotActivity(),
+    /** Where recoveries change collections: the CollectionManager on a single node, the cluster catalogue on a peer. */
+    private readonly catalog: Catalog = collections,
   ) {}
 
   /** The collection's own name (aliases followed) and the position of its shard with id `shard`, which must exist. */
@@ -138,35 +144,37 @@ export class Snapshots {
     }
   }
 
-  /** Creates or replaces collection `name` from a collection snapshot already checked by openArchive. */
-  private async restoreCollection(name: string, { manifest, entry }: OpenedArchive<CollectionManifest>): Promise<void> {
-    await this.collections.replace(name, manifest.config, manifest.indexes, manifest.shardKeys, (collection) =>
-      collection.restoreShards(manifest.shards.map((part, index) => ({ index, part: entry(shardPartEntry(index)), lastOp: part.lastOp }))));
+  /** What a collection snapshot already checked by openArchive restores. */
+  private static contentOf({ manifest, entry }: OpenedArchive<CollectionManifest>): CollectionSnapshotContent {
+    return {
+      config: manifest.config,
+      indexes: manifest.indexes,
+      ...(manifest.shardKeys ? { shardKeys: manifest.shardKeys } : {}),
+      parts: manifest.shards.map((part, index) => ({ index, part: entry(shardPartEntry(index)), lastOp: part.lastOp })),
+    };
   }
 
   /** Recovers collection `name` (created if missing) from a snapshot file, which is released afterwards. */
-  async recoverCollection(name: string, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
+  async recoverCollection(name: string, snapshot: LocalSnapshot, checksum: string | null | undefined, priority: SnapshotPriority = DEFAULT_SNAPSHOT_PRIORITY): Promise<void> {
     try {
       await verifyChecksum(snapshot.path, checksum);
       const archive = await openArchive(await wholeFile(snapshot.path), 'collection');
-      await this.activity.recovering(name, () => this.restoreCollection(name, archive));
+      await this.activity.recovering(name, () => this.catalog.recoverCollection(name, Snapshots.contentOf(archive), priority));
     } finally {
       await release(snapshot);
     }
   }
 
   /** Replaces one shard's data from a shard snapshot whose vectors match the collection's. */
-  async recoverShard(nameOrAlias: string, shard: number, snapshot: LocalSnapshot, checksum: string | null | undefined): Promise<void> {
+  async recoverShard(nameOrAlias: string, shard: number, snapshot: LocalSnapshot, checksum: string | null | undefined, priority: SnapshotPriority = DEFAULT_SNAPSHOT_PRIORITY): Promise<void> {
     try {
       const { name, collection, index } = this.shardOf(nameOrAlias, shard);
       await verifyChecksum(snapshot.path, checksum);
       const { manifest, entry } = await openArchive(await wholeFile(snapshot.path), 'shard');
-      const describe = (vectors: readonly { name: string; size: number; distance: string }[]): string =>
-        vectors.map((v) => `${v.name || '(default)'}: ${v.size} ${v.distance}`).sort().join(', ');
-      const theirs = describe(manifest.vectors);
-      const ours = describe(collection.vectors);
-      if (theirs !== ours) throw new BadInput(`Snapshot is not compatible with existing collection ${name}: its vectors are {${theirs}}, the collection's are {${ours}}`);
-      await this.activity.recovering(name, () => collection.restoreShards([{ index, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }]));
+      const theirs = describeVectors(manifest.vectors);
+      const ours = describeVectors(collection.vectors);
+      if (theirs !== ours) throw new BadInput(`Snapshot is not compatible with existing collection ${name}: its vectors are ${theirs}, the collection's are ${ours}`);
+      await this.activity.recovering(name, () => this.catalog.recoverShard(collection, { index, part: entry(SHARD_PART_ENTRY), lastOp: manifest.part.lastOp }, priority));
     } finally {
       await release(snapshot);
     }
@@ -185,7 +193,8 @@ export class Snapshots {
       const existing = manifest.collections.filter((name) => this.collections.exists(name));
       if (existing.length > 0) throw new BadInput(`collections ${existing.join(', ')} already exist; recover with --force-snapshot to replace them`);
     }
-    for (let i = 0; i < archives.length; i++) await this.restoreCollection(manifest.collections[i], archives[i]);
+    // A single node's start-up only (a cluster peer refuses --storage-snapshot): its own manager recovers.
+    for (let i = 0; i < archives.length; i++) await this.collections.recoverCollection(manifest.collections[i], Snapshots.contentOf(archives[i]), DEFAULT_SNAPSHOT_PRIORITY);
     await this.collections.changeAliases(manifest.aliases.map((a) => ({ create_alias: a })));
     return manifest.collections;
   }

@@ -75,7 +75,7 @@ export async function startInProcessPeer(t: Test, etcdUrl: string, id: number, s
     retryMaxMs: 200,
   });
   await loop.start();
-  const catalog = new ClusterCatalog({ controlPlane, collections, loop, reconciler });
+  const catalog = new ClusterCatalog({ controlPlane, loop, reconciler, collections, peerId: id });
   const config = defaultConfig();
   config.storage.storage_path = storage;
   config.storage.snapshots_path = join(storage, 'snapshots');

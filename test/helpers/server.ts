@@ -10,6 +10,9 @@ export { freePort, freePorts };
 
 export type RunningServer = QuiverProcess;
 
+/** The environment that starts a single node even when ONE_PEER_CLUSTER is set. */
+export const SINGLE_NODE_ENV = { QDRANT__CLUSTER__ENABLED: 'false' } as const;
+
 export async function tempStorage(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'quiver-test-'));
 }

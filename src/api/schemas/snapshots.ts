@@ -1,10 +1,10 @@
 // Bodies of the snapshot recovery endpoints: SnapshotRecover (collections) and
 // ShardSnapshotRecover (shards, whose location may also be a file name of the shard's snapshots).
 
+import { SNAPSHOT_PRIORITIES, type SnapshotPriority } from '../../collection/catalog.js';
 import { opt, str, struct, unitEnum } from './builders.js';
 
-export const SNAPSHOT_PRIORITIES = ['no_sync', 'snapshot', 'replica'] as const;
-export type SnapshotPriority = (typeof SNAPSHOT_PRIORITIES)[number];
+export { SNAPSHOT_PRIORITIES, type SnapshotPriority };
 
 export interface WireSnapshotRecover {
   location: string;

@@ -46,9 +46,9 @@ function sendFile(reply: FastifyReply, path: string, name: string, removeAfter =
     .send(stream);
 }
 
-export function registerSnapshotRoutes(app: FastifyInstance, { config, collections, node }: ServerContext): void {
+export function registerSnapshotRoutes(app: FastifyInstance, { config, collections, catalog, node }: ServerContext): void {
   const files = new SnapshotFiles(config.storage.snapshots_path);
-  const snapshots = new Snapshots(collections, files, node.peerId, node.snapshots);
+  const snapshots = new Snapshots(collections, files, node.peerId, node.snapshots, catalog);
   const uploadLimit = config.service.max_snapshot_upload_mb * 1024 * 1024;
 
   /** A listed collection's own name; one the caller may not see does not exist for it. */
@@ -124,7 +124,7 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     const body = validateBody('SnapshotRecover', request.body);
     const name = collectionName(request); // checked before the download, which only recoverCollection releases
     const snapshot = await fetchLocation(body.location, body.api_key, null);
-    return answer(request, reply, wait, () => snapshots.recoverCollection(name, snapshot, body.checksum).then(() => true));
+    return answer(request, reply, wait, () => snapshots.recoverCollection(name, snapshot, body.checksum, body.priority ?? undefined).then(() => true));
   });
 
   // Shard snapshots.
@@ -153,25 +153,25 @@ export function registerSnapshotRoutes(app: FastifyInstance, { config, collectio
     const name = collectionName(request);
     const dir = shardDir(request);
     const snapshot = await fetchLocation(body.location, body.api_key, dir);
-    return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, body.checksum).then(() => true));
+    return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, body.checksum, body.priority ?? undefined).then(() => true));
   });
 
   // Uploads: the only multipart bodies, so the multipart parser exists in this scope only.
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: uploadLimit, files: 1 } });
     scope.post('/collections/:name/snapshots/upload', async (request, reply) => {
-      const { wait, checksum } = query(request, SNAPSHOT_UPLOAD_PARAMS);
+      const { wait, checksum, priority } = query(request, SNAPSHOT_UPLOAD_PARAMS);
       const name = collectionName(request);
       const snapshot = await receiveUpload(request);
-      return answer(request, reply, wait, () => snapshots.recoverCollection(name, snapshot, checksum).then(() => true));
+      return answer(request, reply, wait, () => snapshots.recoverCollection(name, snapshot, checksum, priority).then(() => true));
     });
     scope.post('/collections/:name/shards/:shard/snapshots/upload', async (request, reply) => {
-      const { wait, checksum } = query(request, SNAPSHOT_UPLOAD_PARAMS);
+      const { wait, checksum, priority } = query(request, SNAPSHOT_UPLOAD_PARAMS);
       const shard = shardId(request);
       const name = collectionName(request);
       snapshots.shardOf(name, shard);
       const snapshot = await receiveUpload(request);
-      return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, checksum).then(() => true));
+      return answer(request, reply, wait, () => snapshots.recoverShard(name, shard, snapshot, checksum, priority).then(() => true));
     });
   });
 }
