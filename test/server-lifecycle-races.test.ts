@@ -30,14 +30,15 @@ const alreadyExists = (name: string) => `Wrong input: Collection \`${name}\` alr
  * A cluster peer serves a collection once the control plane's creation is applied, before its
  * replicas' activation (Initializing -> Active) commits, as Qdrant's peers do: meanwhile a read
  * answers that no replica is active, and an update applied only to Initializing replicas is not
- * acknowledged (it may or may not be there afterwards). On a single node a creation is whole.
+ * acknowledged (it may or may not be there afterwards); so is one that finds no replica taking
+ * updates while a recovery settles the replicas' states. On a single node a creation is whole.
  */
 const NOT_ACTIVE_READ = /^Service internal error: The replica set for shard \d+ on peer \d+ does not have enough active replicas$/;
-const NOT_ACTIVE_UPDATE = 'Service internal error: Failed to apply operation to at least one `Active` replica. Consistency of this update is not guaranteed. Please retry. ';
+const NOT_ACTIVE_UPDATE = /^Service internal error: (Failed to apply operation to at least one `Active` replica\. Consistency of this update is not guaranteed\. Please retry\. |The replica set for shard \d+ on peer \d+ has no active replica)$/;
 
-function notActiveYet(response: RawResponse, message: string | RegExp): boolean {
+function notActiveYet(response: RawResponse, message: RegExp): boolean {
   const error = (response.body as { status?: { error?: string } }).status?.error ?? '';
-  return ONE_PEER_CLUSTER && response.status === 500 && (typeof message === 'string' ? error === message : message.test(error));
+  return ONE_PEER_CLUSTER && response.status === 500 && message.test(error);
 }
 
 function vector(id: number): number[] {
@@ -128,6 +129,8 @@ interface Upsert {
   status: number;
   before: string | null;
   after: string | null;
+  /** When it was sent, on the test's clock of operations (`clock`). */
+  sent: number;
 }
 
 t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names (seed ${SEED})`, async (t) => {
@@ -143,6 +146,9 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
   resultOf(t, await call(base, 'DELETE', '/collections/seed'));
 
   const upserts: Upsert[] = [];
+  /** Successful recoveries, by name, with when they were answered (`clock`). */
+  const recovered: { name: string; done: number }[] = [];
+  let clock = 0;
   const unexpected: string[] = [];
   const counts = new Map<string, number>();
   const expect = (what: string, r: RawResponse, allowed: Record<number, string | null>) => {
@@ -170,13 +176,14 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
         expect('delete', await call(base, 'DELETE', `/collections/${name}`), { 200: null });
       } else if (roll < 0.65) {
         const id = c * 100_000 + op;
+        const sent = ++clock;
         const before = await tagOf(base, name);
         noteTag('tag read', before);
         const r = await call(base, 'PUT', `/collections/${name}/points?wait=true`, { points: [{ id, vector: vector(id), payload: { n: op } }] });
         if (!notActiveYet(r, NOT_ACTIVE_UPDATE)) expect('upsert', r, { 200: null, 404: notFound(name) });
         const after = await tagOf(base, name);
         noteTag('tag read', after);
-        upserts.push({ name, id, status: r.status, before: before.tag, after: after.tag });
+        upserts.push({ name, id, status: r.status, before: before.tag, after: after.tag, sent });
       } else if (roll < 0.8) {
         const [alias, other] = random() < 0.5 ? ALIASES : [...ALIASES].reverse();
         const kind = pick(['create', 'delete', 'rename']);
@@ -194,7 +201,11 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
         const r = await call(base, 'PUT', `/collections/${name}/index?wait=true`, { field_name: 'n', field_schema: 'integer' });
         expect('create_index', r, { 200: null, 404: notFound(name) });
       } else {
-        expect('recover', await upload(base, `/collections/${name}/snapshots/upload?wait=true`, archive), { 200: null });
+        // A cluster peer recovers into the collection the cluster has (its configuration, so its
+        // tag, kept: Qdrant's rule), which a concurrent delete may have removed meanwhile.
+        const r = await upload(base, `/collections/${name}/snapshots/upload?wait=true`, archive);
+        expect('recover', r, ONE_PEER_CLUSTER ? { 200: null, 404: notFound(name) } : { 200: null });
+        if (r.status === 200) recovered.push({ name, done: ++clock });
       }
     }
   }
@@ -212,20 +223,25 @@ t.test(`${CLIENTS} clients racing lifecycle operations on ${NAMES.length} names 
     const present = tag === null ? new Set<number>() : await allIds(t, base, name);
     const mine = upserts.filter((u) => u.name === name);
     const acknowledged = new Set(mine.filter((u) => u.status === 200).map((u) => u.id));
-    const sameInstance = mine.filter((u) => u.status === 200 && u.before !== null && u.before === u.after && u.before !== SEED_TAG);
+    // On a cluster peer a recovery replaces an instance's points in place, under the same tag:
+    // an upsert acknowledged before one that answered later may be gone.
+    const replacedAfter = (u: Upsert) => ONE_PEER_CLUSTER && recovered.some((r) => r.name === u.name && r.done > u.sent);
+    const sameInstance = mine.filter((u) => u.status === 200 && u.before !== null && u.before === u.after && u.before !== SEED_TAG && !replacedAfter(u));
     checked += sameInstance.length;
     t.same(sameInstance.filter((u) => u.before === tag && !present.has(u.id)).map((u) => u.id), [], `${name}: every upsert acknowledged by the surviving instance is there`);
     t.same(sameInstance.filter((u) => u.before !== tag && present.has(u.id)).map((u) => u.id), [], `${name}: no upsert acknowledged by an instance since deleted or replaced is there`);
     // An update left unconfirmed on activating replicas (status 500, cluster only) may be there.
     const unconfirmed = new Set(mine.filter((u) => u.status === 500).map((u) => u.id));
     t.same(mine.filter((u) => u.status !== 200 && !unconfirmed.has(u.id) && present.has(u.id)).map((u) => u.id), [], `${name}: no refused upsert is there`);
-    t.same([...present].filter((id) => !acknowledged.has(id) && !unconfirmed.has(id) && !(tag === SEED_TAG && SEED_IDS.includes(id))), [], `${name}: every point there was acknowledged (or came with the snapshot)`);
+    const fromSnapshot = (id: number) => SEED_IDS.includes(id) && (tag === SEED_TAG || (ONE_PEER_CLUSTER && recovered.some((r) => r.name === name)));
+    t.same([...present].filter((id) => !acknowledged.has(id) && !unconfirmed.has(id) && !fromSnapshot(id)), [], `${name}: every point there was acknowledged (or came with the snapshot)`);
     if (tag !== null) {
       const hits = resultOf<unknown[]>(t, await call(base, 'POST', `/collections/${name}/points/search`, { vector: [1, 0], limit: 3 }));
       t.equal(hits.length, Math.min(3, present.size), `${name}: searches work`);
     }
   }
-  t.ok(checked >= 5, `${checked} acknowledged upserts could be tied to one instance`);
+  // Fewer on a cluster peer, where every recovery answered later unties them (see replacedAfter).
+  t.ok(checked >= (ONE_PEER_CLUSTER ? 1 : 5), `${checked} acknowledged upserts could be tied to one instance`);
   const aliases = await servedAliases(t, base);
   for (const [alias, target] of aliases) t.ok(finalTags.get(target) !== null, `alias ${alias} points to an existing collection`);
 

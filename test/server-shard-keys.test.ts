@@ -176,7 +176,14 @@ t.test('custom shard keys', async (t) => {
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 7 }] }, 'eu dropped');
     t.equal(await count(server), 200, 'with its points');
     assertError(t, await call(server.url, 'POST', '/collections/c/shards/delete', { shard_key: 'eu' }), 400, 'Bad request: Sharding key eu does not exist for collection c');
-    await client.recoverSnapshot('c', { location: `${server.url}/collections/c/snapshots/${snapshot!.name}` });
+    const recover = await call(server.url, 'PUT', '/collections/c/snapshots/recover', { location: `${server.url}/collections/c/snapshots/${snapshot!.name}` });
+    if (ONE_PEER_CLUSTER) {
+      // A cluster peer recovers into the collection the cluster has, whose shard keys must be the
+      // snapshot's (Qdrant would create the missing one: a known difference, see the README).
+      assertError(t, recover, 400, 'Wrong input: Snapshot is not compatible with existing collection: Collection shard keys: [[7,[4,5]]] Snapshot shard keys: [["eu",[1,2,3]],[7,[4,5]]]');
+      return;
+    }
+    resultOf(t, recover);
     t.same(await client.listShardKeys('c'), { shard_keys: [{ key: 'eu' }, { key: 7 }] }, 'recovered keys');
     t.equal(await count(server, 'eu'), 300);
     t.equal(await count(server, 7), 200);
@@ -186,7 +193,10 @@ t.test('custom shard keys', async (t) => {
     await client.deleteShardKey('c', { shard_key: 7 });
     await client.createShardKey('c', { shard_key: 'new', shards_number: 2 });
     const cluster = resultOf<{ local_shards: { shard_id: number; shard_key: Key; points_count: number }[] }>(t, await call(server.url, 'GET', '/collections/c/cluster'));
-    t.same(cluster.local_shards.filter((s) => s.shard_key === 'new').map((s) => [s.shard_id, s.points_count]), [[4, 0], [5, 0]]);
+    // After the highest id in use: 4 and 5 once `eu` (1-3) is back; on a cluster peer, where `eu`
+    // was not recovered, 1 and 2.
+    const ids = ONE_PEER_CLUSTER ? [1, 2] : [4, 5];
+    t.same(cluster.local_shards.filter((s) => s.shard_key === 'new').map((s) => [s.shard_id, s.points_count]), ids.map((id) => [id, 0]));
     t.equal(await count(server, 'new'), 0);
   });
 });

@@ -19,6 +19,7 @@ import type { AliasAction } from '../collection/name-rules.js';
 import { checkCollectionSnapshotFits } from '../collection/snapshot-compatibility.js';
 import { StrictMode } from '../collection/strict-mode.js';
 import { BadInput, ServiceError } from '../errors.js';
+import { collectionNotFound } from '../messages.js';
 import type { ShardKey } from '../model.js';
 import type { IndexSpec } from '../shard/shard.js';
 import type { ClusterView } from './cluster-view.js';
@@ -168,7 +169,11 @@ export class ClusterCatalog implements Catalog {
     const { revision, record, created } = await this.controlPlane.recoverCollection(name, snapshot, (existing) => checkCollectionSnapshotFits(existing, snapshot));
     await this.applied(revision, undefined, created ? (view) => activated(view, name, record.storageId) : undefined);
     const collection = this.collections.collectionNamed(name);
-    if (!collection || this.collections.held(name)?.storageId !== record.storageId) throw new ServiceError(`collection ${name} is not open on this peer yet; retry the recovery`);
+    if (!collection || this.collections.held(name)?.storageId !== record.storageId) {
+      // Deleted (or replaced) by a change committed after this one: the collection recovered into is gone.
+      if (this.reconciler.view.collections.get(name)?.storageId !== record.storageId) throw collectionNotFound(name);
+      throw new ServiceError(`collection ${name} is not open on this peer yet; retry the recovery`);
+    }
     await collection.restoreShards(snapshot.parts);
     await this.settleRecovered(collection, record.storageId, snapshot.parts.map((p) => p.index), priority);
   }

@@ -24,7 +24,7 @@ const WRITE_CHUNK = 1 << 20;
 
 /** Suffixes of the directories a recovery works with beside a shard's own: the new store being built, the old one being replaced. */
 const STAGED = '.recovering-';
-const REPLACED = '.replaced-';
+export const REPLACED = '.replaced-';
 
 /** Writes the shard's points to a new file at `path` (synced); answers how many. */
 export async function writeShardPart(shard: Shard, path: string): Promise<number> {

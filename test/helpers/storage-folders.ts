@@ -6,6 +6,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { shardCountOf } from '../../src/collection/config-model.js';
 import type { CollectionRecord } from '../../src/collection/manager.js';
+import { REPLACED } from '../../src/shard/snapshot-part.js';
 import { MetaStore } from '../../src/storage/meta-store.js';
 
 export interface StoredState {
@@ -53,7 +54,10 @@ export async function compareFolders(storage: string, records: CollectionRecord[
   }
   for (const record of records) {
     const present = await list(join(root, record.storageId));
-    missing.push(...shardFolders(record).filter((f) => !present.includes(f)).map((f) => `${record.storageId}/${f} (${record.name})`));
+    // A shard whose store a crash caught mid-swap (an in-place recovery) has its old store beside
+    // it under the replaced suffix: opening the shard puts it back (settleShardDirectory).
+    const held = (f: string) => present.includes(f) || present.some((p) => p.startsWith(f + REPLACED));
+    missing.push(...shardFolders(record).filter((f) => !held(f)).map((f) => `${record.storageId}/${f} (${record.name})`));
   }
   return { orphans, missing };
 }
