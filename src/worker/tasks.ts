@@ -36,7 +36,15 @@ export type ShardTask =
    * reply comes once it is applied with `wait`, once it is durable in the log without. Sent in
    * an UpdateBatch unless it is a dry run.
    */
-  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
+  | {
+    type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean;
+    /**
+     * Receivers of shard transfers that the replica taking this update feeds: set by a replica set
+     * on the update it sends to a transfer's source, whose TransferProxy (src/replica/transfer-proxy.ts)
+     * passes it on to them in order. A shard worker ignores it.
+     */
+    relay?: number[];
+  }
   /** The shard's clock map and the extent of its log. */
   | { type: 'recovery_point'; shard: string }
   /** Up to `limit` log entries after sequence number `after`: what a replica that has `after` misses. */
