@@ -13,6 +13,7 @@ import { ControlPlane, type TransferLimits } from '../src/cluster/control-plane.
 import { clusterNamespace, decodeTransferRecord, parseKey, transferKey, ClusterValueError, type PeerInfo } from '../src/cluster/keys.js';
 import { registerPeer } from '../src/cluster/peer-registry.js';
 import { progressComment } from '../src/cluster/stream-transfer.js';
+import { loadConfig } from '../src/config/config.js';
 import { startTestEtcd } from './helpers/etcd-member.js';
 
 const WAIT_MS = 10_000;
@@ -73,6 +74,13 @@ t.test('transfer keys: encoded under transfers/, parsed back with their parts, r
   const sync = failure('{"method":"stream_records","sync":"yes","started_at":"x"}');
   t.type(sync, ClusterValueError);
   t.equal((sync as Error).message, `cluster state key quiver/${key}: member sync is not a boolean`);
+});
+
+t.test('storage.performance transfer limits: Qdrant\'s defaults (1 each), the environment, refusals', async (t) => {
+  t.same(loadConfig([], {}).storage.performance, { incoming_shard_transfers_limit: 1, outgoing_shard_transfers_limit: 1 });
+  const env = { QDRANT__STORAGE__PERFORMANCE__INCOMING_SHARD_TRANSFERS_LIMIT: '3', QDRANT__STORAGE__PERFORMANCE__OUTGOING_SHARD_TRANSFERS_LIMIT: '0', QDRANT__STORAGE__PERFORMANCE__MAX_SEARCH_THREADS: '2' };
+  t.same(loadConfig([], env).storage.performance, { incoming_shard_transfers_limit: 3, outgoing_shard_transfers_limit: 0 }, 'other performance keys are ignored');
+  t.throws(() => loadConfig([], { QDRANT__STORAGE__PERFORMANCE__INCOMING_SHARD_TRANSFERS_LIMIT: '-1' }), /invalid storage\.performance\.incoming_shard_transfers_limit: -1 \(a whole number of transfers, or null\)/);
 });
 
 t.test('progress comment: Qdrant\'s shape, the total never below what was done', async (t) => {
