@@ -128,7 +128,7 @@ t.test('start, comment and finish: each one transaction, every peer sees states 
   t.equal((await seen((await a.abortTransfer(ref)).revision)).replicas('c', 0)!.get(to), 'Active');
 });
 
-t.test('abort: the receiver back to Dead, the key gone; the source must be Active', async (t) => {
+t.test('abort: the receiver back to Dead, the key gone; the source must be Active to start and to finish', async (t) => {
   const { a, seen, placement } = await cluster(t);
   const [from, to, third] = placement.get(0)!;
   await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
@@ -137,11 +137,15 @@ t.test('abort: the receiver back to Dead, the key gone; the source must be Activ
   t.same([deadSource.started, deadSource.reason], [false, `the source's replica is Dead`]);
   const ref = { collection: 'c', shard: 0, from, to };
   t.equal((await a.startTransfer(ref, true, NO_LIMIT)).started, true);
+  // The source failed an update meanwhile: the receiver may have missed it, so no finish.
+  const sourceDead = await a.setReplicaState('c', 0, from, 'Dead', ['Active']);
+  t.equal((await a.finishTransfer(ref)).ended, false, 'no finish from a source that is not Active');
+  t.equal((await seen(sourceDead.revision)).replicas('c', 0)!.get(to), 'Partial');
   const aborted = await a.abortTransfer(ref);
   t.equal(aborted.ended, true);
   const view = await seen(aborted.revision);
   t.equal(view.replicas('c', 0)!.get(to), 'Dead');
-  t.equal(view.replicas('c', 0)!.get(from), 'Active');
+  t.equal(view.replicas('c', 0)!.get(from), 'Dead');
   t.same(view.transfers, []);
 });
 

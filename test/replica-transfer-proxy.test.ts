@@ -115,7 +115,11 @@ class TransferStates implements ReplicaStates {
     return this.states.get(peer);
   }
 
-  markFailed(): Promise<void> {
+  readonly marked: { peer: number; from: ReplicaState | null }[] = [];
+
+  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+    this.marked.push({ peer, from });
+    if (from === null || this.states.get(peer) === from) this.states.set(peer, 'Dead');
     return Promise.resolve();
   }
 
@@ -145,4 +149,13 @@ t.test('a replica set: a Partial receiver only through its source; once Active, 
   t.same(replicas.map((r) => r.tasks('apply').length), [3, 3, 2]);
   t.same(replicas[RECEIVER].tasks('apply').map((u) => (u.ops[0] as Extract<WriteOp, { kind: 'upsert' }>).points[0].payload), [{ value: 'v2' }, { value: 'v3' }], 'then in the order called');
   t.same(replicas[SOURCE].tasks('apply').slice(1).map((u) => u.relay ?? null), [null, null], 'and nothing relayed any more');
+});
+
+t.test('a replica set: a source that failed the update is Dead, and so is the receiver it was to pass it on to', async (t) => {
+  const replicas = [new FakeReplica(SHARD, 0), new FakeReplica(SHARD, SOURCE), new FakeReplica(SHARD, RECEIVER)];
+  const states = new TransferStates(new Map<number, ReplicaState>([[0, 'Active'], [SOURCE, 'Active'], [RECEIVER, 'Partial']]), SOURCE, RECEIVER);
+  const set = new ReplicaSet(SHARD, replicas, { peer: 0, states, params: () => ({ writeConsistencyFactor: 1, readFanOutFactor: null }) });
+  replicas[SOURCE].failNext('apply', new Error('connection reset'));
+  t.equal(await set.update(update(upsert(point(1, 'v1')))), null, 'the update stands on this peer\'s replica');
+  t.same(states.marked, [{ peer: SOURCE, from: 'Active' }, { peer: RECEIVER, from: 'Partial' }]);
 });

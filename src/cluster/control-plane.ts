@@ -400,7 +400,8 @@ export class ControlPlane {
 
   /**
    * Ends a transfer that streamed everything: the receiver Partial -> Active and the key deleted,
-   * in one transaction. `createRevision`: only that run of the transfer (not one started again since).
+   * in one transaction; not ended while the source's replica is not Active (it is aborted then).
+   * `createRevision`: only that run of the transfer (not one started again since).
    */
   finishTransfer(ref: TransferRef, createRevision?: number): Promise<TransferEnd> {
     return this.endTransfer(ref, 'Active', createRevision);
@@ -420,7 +421,10 @@ export class ControlPlane {
       const entryKey = shardEntryKey(ref.collection, ref.shard);
       p.unchanged(entryKey);
       const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
-      // The receiver is Partial while its transfer runs (both change in one transaction).
+      // A source no longer Active may have missed updates the receiver then missed too: no finish.
+      if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
+      // The receiver is Partial while its transfer runs (both change in one transaction), unless
+      // a failed update marked it Dead meanwhile: it stays so.
       if (entry?.replicas[String(ref.to)] === 'Partial') p.put(entryKey, withState(entry, ref.to, state));
       p.delete(key);
       return { ended: true };

@@ -154,7 +154,8 @@ export class TransferRunner {
       await Promise.all(sends);
       if (run.stopped) return;
       const { ended } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
-      if (!ended) this.options.log.warn(`transfer of ${describe(transfer)} ended before it finished`);
+      // Gone already (aborted), or this peer's replica is no longer Active: aborted, if still there.
+      if (!ended) throw new Error('the transfer could not be finished');
     } catch (err) {
       if (run.stopped) return;
       run.stopped = true;

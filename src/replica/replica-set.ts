@@ -193,14 +193,16 @@ export class ReplicaSet {
     const waits = task.type !== 'apply' || task.wait;
     const queued = task.type === 'apply' ? 1 : 0;
     this.updating += queued;
-    const { targets, settled } = await this.dispatch(task);
+    const { targets, relays, settled } = await this.dispatch(task);
     this.updating -= queued;
     const outcomes: TargetOutcome[] = settled.map((s, i) => {
       const { replica, state } = targets[i];
       return s.status === 'fulfilled' ? { peer: replica.peer, state, ok: true, completed: waits && !appliesWithoutWait(state) } : { peer: replica.peer, state, ok: false, error: s.reason };
     });
     const verdict = judgeUpdate(outcomes, this.replicas.length, this.params().writeConsistencyFactor);
-    const marked = this.deactivate(verdict.deactivate);
+    // A source marked Dead did not pass the update on either: its receivers missed it too.
+    const missed = verdict.deactivate.flatMap(({ peer }) => (relays.get(peer) ?? []).map((receiver): Deactivation => ({ peer: receiver, from: 'Partial' })));
+    const marked = this.deactivate([...verdict.deactivate, ...missed]);
     if (verdict.accepted && waits && verdict.waitForDeactivation && !(await this.shownWithin(marked))) {
       throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
     }
@@ -229,7 +231,7 @@ export class ReplicaSet {
    * direct one must not overtake them (the replica would skip the older clock tags it then meets).
    * Updates called while one waits queue behind it, so the order of the calls holds.
    */
-  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; settled: PromiseSettledResult<unknown>[] }> {
+  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; settled: PromiseSettledResult<unknown>[] }> {
     const send = () => {
       const { targets, relays } = this.targets();
       if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
@@ -242,7 +244,7 @@ export class ReplicaSet {
       }));
       this.inFlight.add(sent);
       void sent.finally(() => this.inFlight.delete(sent));
-      return sent.then((settled) => ({ targets, settled }));
+      return sent.then((settled) => ({ targets, relays, settled }));
     };
     const last = this.lastTargets;
     if (this.gate === null && this.inFlight.size > 0 && last !== null && this.targets().targets.some((t) => !last.has(t.replica.peer))) {
