@@ -66,13 +66,17 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const proxy = new TransferProxy(source, (peer) => (peer === RECEIVER ? lane : null), (peer) => failures.push(peer));
   const tag = transferClock(SOURCE, 40);
 
-  const cleared = proxy.clear(RECEIVER, tag(1));
+  let ready!: () => void;
+  const cleared = proxy.clear(RECEIVER, tag(1), new Promise<void>((resolve) => (ready = resolve)));
   // The first batch's read waits in the source's queue; an update of a point it holds is queued behind it.
   const held = source.hold('scroll');
   const first = proxy.batch(RECEIVER, null, 3, tag(2), 0);
   await held.arrived;
   const racing = proxy.run(update(upsert(point(2, 'v2')), [RECEIVER]), null);
   held.release();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  t.same(requests, [], 'nothing reaches the receiver before the clearing may go');
+  ready();
   const read = await first.read;
   t.same(read, { count: 3, next: 4 }, 'the batch holds points 1-3; the next starts at 4');
   // An update of a point of the next batch, and a delete of one, before that batch is read.

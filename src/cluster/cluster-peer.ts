@@ -64,6 +64,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       controlPlane: node.controlPlane,
       source: (view, collection, shard) => placement.transferSource(view, collection, shard),
       firstRevision: initialView.revision,
+      waitApplied,
       log,
     });
     runner = transfers;

@@ -126,13 +126,15 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     return new ReplicaSet(shard, membership.replicas, { peer: this.peer, states, params, shardKey, deactivationTimeoutMs: this.options.deactivationTimeoutMs, localLifecycle: true });
   }
 
-  /** This peer's replica of a collection's shard and its state, or null when the view places none here. */
+  /** This peer's replica of a collection's shard and its state (and, fed by a transfer, since when), or null when the view places none here. */
   localShard(collection: string, shard: number): LocalShard | null {
     const storageId = this.current.collections.get(collection)?.storageId;
     if (storageId === undefined) return null;
     const id = { collection, shard };
     const state = replicaStateIn(this.current, id, storageId, this.peer);
-    return state === undefined ? null : { replica: this.localReplica(id, storageId), state };
+    if (state === undefined) return null;
+    const transfer = this.current.transferTo(collection, shard, this.peer);
+    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { updatesSince: transfer.createRevision } : {}) };
   }
 
   /** Forgets the collection's sets and remote replicas, and removes its local folder. */

@@ -31,6 +31,8 @@ export interface TransferRunnerOptions {
   source: (view: ClusterView, collection: string, shard: number) => TransferProxy | null;
   /** The revision of the first view this process applied: transfers created at or before it are its predecessor's. */
   firstRevision: number;
+  /** Settles once this peer applied `revision` (the apply loop's wait), rejects after `timeoutMs`. */
+  waitApplied: (revision: number, timeoutMs: number) => Promise<void>;
   /** Points per batch (default 100, Qdrant's batch for a stream transfer). */
   batchSize?: number;
   /** Least time between two progress comments (default 1 s). */
@@ -42,6 +44,8 @@ const DEFAULT_BATCH = 100;
 const COMMENT_INTERVAL_MS = 1000;
 /** Batches read and not yet answered by the receiver, at most (the lane holds them in memory). */
 const BATCHES_AHEAD = 4;
+/** How long the clearing waits for this peer to have applied its transfer's start. */
+const START_WAIT_MS = 30_000;
 
 /** Qdrant's progress comment of a stream transfer: done/total, the time since the start, and the estimated time left. */
 export function progressComment(done: number, total: number, elapsedMs: number): string {
@@ -126,12 +130,15 @@ export class TransferRunner {
 
   private async stream(run: Run, proxy: TransferProxy | null): Promise<void> {
     const { transfer } = run;
-    const started = Date.parse(transfer.record.started_at);
+    const startedAt = Date.parse(transfer.record.started_at);
     try {
       if (proxy === null) throw new Error('this peer holds no replica of the shard');
       const tag = transferClock(this.options.peer, transfer.createRevision);
       let tick = 1;
-      const sends: Promise<void>[] = [proxy.clear(transfer.to, tag(tick++))];
+      // Every request carries the revision its sender applied, and the receiver serves it once it
+      // applied that too: sent after this peer applied the start, the receiver is Partial by then.
+      const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
+      const sends: Promise<void>[] = [proxy.clear(transfer.to, tag(tick++), started)];
       const total = await proxy.inner.run({ type: 'count', filter: null }, null);
       let done = 0;
       let from: PointId | null = null;
@@ -145,7 +152,7 @@ export class TransferRunner {
         done += count;
         if (Date.now() - lastComment >= this.commentIntervalMs) {
           lastComment = Date.now();
-          this.comment(run, progressComment(done, total, Date.now() - started));
+          this.comment(run, progressComment(done, total, Date.now() - startedAt));
         }
         if (next === null) break;
         from = next;

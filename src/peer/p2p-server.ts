@@ -19,6 +19,12 @@ import {
 export interface LocalShard {
   replica: ShardReplica;
   state: ReplicaState;
+  /**
+   * A transfer's receiver takes updates only from senders that applied its transfer's start (this
+   * revision): one sent earlier was meant for the replica before it was Dead, and would land among
+   * the transfer's batches.
+   */
+  updatesSince?: number;
 }
 
 /** What the p2p routes need of the peer they run in. */
@@ -100,6 +106,9 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
     if (local === null) throw new ReplicaUnavailable(`no replica of shard ${shard} of collection ${collection} on this peer`);
     const states = use === 'read' ? READABLE : use === 'update' ? UPDATABLE : null;
     if (states && !states.has(local.state)) throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer is ${local.state}`);
+    if (use === 'update' && local.updatesSince !== undefined && revisionOf(request) < local.updatesSince) {
+      throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer takes updates sent from revision ${local.updatesSince} on`);
+    }
     return local.replica;
   }
 

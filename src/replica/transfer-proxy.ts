@@ -95,11 +95,17 @@ export class TransferProxy implements ShardReplica {
     return Promise.all([local, ...relayed]).then(([result]) => result as ReplicaResult<T>);
   }
 
-  /** Queues the clearing of `to`'s copy: every point deleted, before anything else of the transfer reaches it. */
-  clear(to: number, tag: ClockTag): Promise<void> {
+  /**
+   * Queues the clearing of `to`'s copy (every point deleted) before anything else of the transfer
+   * reaches it; it is sent once `ready` resolves (the lane waits meanwhile), so that it leaves
+   * after this peer applied the transfer's start and the receiver waits until it did too.
+   */
+  clear(to: number, tag: ClockTag, ready: Promise<void>): Promise<void> {
     const lane = this.lanes(to);
     if (lane === null) return Promise.reject(new Error(`no lane to peer ${to}`));
-    return lane.run({ type: 'apply', ops: [CLEAR], opId: 0, clock: tag, wait: true, dryRun: false }, null).then(() => undefined);
+    const slot = lane.reserve();
+    ready.then(() => slot.fill({ type: 'apply', ops: [CLEAR], opId: 0, clock: tag, wait: true, dryRun: false }), (err: unknown) => slot.drop(err));
+    return slot.sent;
   }
 
   /**
