@@ -53,10 +53,10 @@ function range(first: number, count: number): number[] {
 }
 
 /** Every replica's state, by peer, as `peer` sees them. */
-async function states(peer: ClusterPeer): Promise<{ byPeer: Map<number, string>; transfers: TransferInfo[] }> {
+async function states(peer: ClusterPeer): Promise<{ byPeer: Map<number, string>; transfers: TransferInfo[]; peerId: number }> {
   const info = await result<ClusterInfo>(peer, 'GET', '/collections/recover/cluster');
   const byPeer = new Map<number, string>([...info.local_shards.map((s): [number, string] => [info.peer_id, s.state]), ...info.remote_shards.map((s): [number, string] => [s.peer_id, s.state])]);
-  return { byPeer, transfers: info.shard_transfers };
+  return { byPeer, transfers: info.shard_transfers, peerId: info.peer_id };
 }
 
 /** [id, v] of every point a scroll through `peer` returns, in id order. */
@@ -108,15 +108,18 @@ t.test('a killed replica is recovered by a stream transfer once its peer is back
   const back = await startPeer({ storage: victim.storage, ports: victim.ports, bootstrap: peers[0].uri, env: ENV });
   t.teardown(() => back.server.stop('SIGKILL'));
   const all = [writer, other, back];
-  const seen: TransferInfo[] = [];
+  const seen: [number, TransferInfo][] = [];
   await until('every replica Active again on every peer, no transfer left', async () => {
     const views = await Promise.all(all.map((p) => states(p)));
-    for (const view of views) seen.push(...view.transfers);
+    for (const view of views) seen.push(...view.transfers.map((transfer): [number, TransferInfo] => [view.peerId, transfer]));
     return views.every((v) => [...v.byPeer.values()].join() === 'Active,Active,Active' && v.transfers.length === 0);
   }, 90_000);
-  for (const transfer of seen) {
+  // Seen while polling if the transfer lasted long enough (it usually does; not asserted to happen).
+  for (const [peerId, transfer] of seen) {
     t.match(transfer, { shard_id: 0, to: victimId, sync: true, method: 'stream_records' }, 'a transfer into the recovered replica, as Qdrant shows it');
     t.not(transfer.from, victimId);
+    if (peerId !== transfer.from) t.equal(transfer.comment, undefined, 'the progress comment only on the source');
+    else if (transfer.comment !== undefined) t.match(transfer.comment, /^Transferring records \(\d+\/\d+\), started \d+s ago, ETA: (\d+\.\d\ds|-)$/, 'Qdrant\'s progress comment');
   }
   const recoveredAt = iteration;
   await until('the writer went on after the recovery', async () => iteration >= recoveredAt + 5, 30_000);
