@@ -28,7 +28,7 @@ t.test('a Partial receiver takes updates sent from its transfer\'s start on', as
   });
 
   const stale = await send(9, 1);
-  t.equal(stale.statusCode, 503);
+  t.equal(stale.statusCode, 500, "a replica failure to the sender");
   t.equal((decode<{ error: { message: string } }>(stale.rawPayload)).error.message, 'Service internal error: the replica of shard 0 of collection c on this peer takes updates sent from revision 10 on');
   t.same([...replica.points.keys()], [], 'nothing applied');
 

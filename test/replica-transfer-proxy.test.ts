@@ -139,13 +139,13 @@ t.test('a replica set: a Partial receiver only through its source; once Active, 
 
   // The source holds the relayed update a while (it waits for the receiver's answer).
   const held = replicas[SOURCE].hold('apply');
-  const relayed = set.update(update(upsert(point(1, 'v1'))));
+  const relayed = set.apply(update(upsert(point(1, 'v1'))));
   await held.arrived;
   t.same(replicas.map((r) => r.tasks('apply').map((u) => u.relay ?? null)), [[null], [[RECEIVER]], []], 'the source is asked to pass it on; the receiver gets nothing directly');
 
   states.states.set(RECEIVER, 'Active');
-  const direct = set.update(update(upsert(point(1, 'v2'))));
-  const behind = set.update(update(upsert(point(1, 'v3'))));
+  const direct = set.apply(update(upsert(point(1, 'v2'))));
+  const behind = set.apply(update(upsert(point(1, 'v3'))));
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.same(replicas[RECEIVER].tasks('apply'), [], 'nothing goes directly to the new target while a relayed update is in flight');
   held.release();
@@ -160,6 +160,6 @@ t.test('a replica set: a source that failed the update is Dead, and so is the re
   const states = new TransferStates(new Map<number, ReplicaState>([[0, 'Active'], [SOURCE, 'Active'], [RECEIVER, 'Partial']]), SOURCE, RECEIVER);
   const set = new ReplicaSet(SHARD, replicas, { peer: 0, states, params: () => ({ writeConsistencyFactor: 1, readFanOutFactor: null }) });
   replicas[SOURCE].failNext('apply', new Error('connection reset'));
-  t.equal(await set.update(update(upsert(point(1, 'v1')))), null, 'the update stands on this peer\'s replica');
+  t.equal(await set.apply(update(upsert(point(1, 'v1')))), null, 'the update stands on this peer\'s replica');
   t.same(states.marked, [{ peer: SOURCE, from: 'Active' }, { peer: RECEIVER, from: 'Partial' }]);
 });
