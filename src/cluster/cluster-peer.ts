@@ -46,8 +46,6 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
   try {
     const initialView = await node.initialView();
     const waitApplied = (revision: number, ms: number) => node.waitApplied(revision, ms);
-    // The placement reports relays that failed to the runner, which needs the placement's replicas.
-    let runner: TransferRunner | null = null;
     const placement = new ClusterPlacement({
       storagePath: config.storage.storage_path,
       workers,
@@ -57,7 +55,8 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       waitApplied,
       client: node.p2pClient,
       view: initialView,
-      onRelayFailed: (shard, peer, err) => runner?.relayFailed(shard, peer, err),
+      // Called once updates flow, after the runner below exists.
+      onRelayFailed: (shard, peer, err) => transfers.relayFailed(shard, peer, err),
     });
     const transfers = new TransferRunner({
       peer: node.peerId,
@@ -67,7 +66,6 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       waitApplied,
       log,
     });
-    runner = transfers;
     const collections = await CollectionManager.openWith(config.storage.storage_path, workers, placement, meta);
     const reconciler = new Reconciler({
       peerId: node.peerId,

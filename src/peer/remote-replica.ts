@@ -5,7 +5,8 @@
 // flight: updates called while a batch is in flight queue and go together as the next batch (the
 // peer logs them with one synced write, as a local worker does), and a task that is not an update
 // (open, drop, an index) goes alone in its turn. Reads change nothing and go at once, one request
-// each. One RemoteReplica must exist per (peer, shard) for the lane to order the shard's updates.
+// each. A turn may be reserved for an update known later (a transfer's batch): the lane waits
+// for it. One RemoteReplica must exist per (peer, shard) for the lane to order the shard's updates.
 
 import { fromWire } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
