@@ -2,8 +2,8 @@
 // replicas, the receiver reached through a real RemoteReplica lane whose p2p client applies each
 // request to an in-memory receiver: the receiver's stale copy is cleared first; an update that
 // races a batch (queued on the source while the batch's read waits) lands after the batch on the
-// receiver, so the receiver ends with the newest value, equal to the source; a relay that fails
-// is reported while the update stands on the source. And the replica set's side: a Partial
+// receiver, so the receiver ends with the newest value, equal to the source; once feeding ends
+// only relayed updates go on; a relay that fails is reported while the update stands on the source. And the replica set's side: a Partial
 // receiver gets updates only through its transfer's source (`relay`), and once it becomes a
 // direct target the next update waits until the relayed ones settled.
 
@@ -67,12 +67,13 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const tag = transferClock(SOURCE, 40);
 
   let ready!: () => void;
+  proxy.feed(RECEIVER);
   const cleared = proxy.clear(RECEIVER, tag(1), new Promise<void>((resolve) => (ready = resolve)));
   // The first batch's read waits in the source's queue; an update of a point it holds is queued behind it.
   const held = source.hold('scroll');
   const first = proxy.batch(RECEIVER, null, 3, tag(2), 0);
   await held.arrived;
-  const racing = proxy.run(update(upsert(point(2, 'v2')), [RECEIVER]), null);
+  const racing = proxy.run(update(upsert(point(2, 'v2'))), null);
   held.release();
   await new Promise((resolve) => setTimeout(resolve, 10));
   t.same(requests, [], 'nothing reaches the receiver before the clearing may go');
@@ -80,8 +81,9 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const read = await first.read;
   t.same(read, { count: 3, next: 4 }, 'the batch holds points 1-3; the next starts at 4');
   // An update of a point of the next batch, and a delete of one, before that batch is read.
+  // One named in `relay` as well (a replica set that saw the transfer running): passed on once.
   const later = proxy.run(update(upsert(point(5, 'v3')), [RECEIVER]), null);
-  const removed = proxy.run(update([{ kind: 'delete', target: { ids: [4] } }], [RECEIVER]), null);
+  const removed = proxy.run(update([{ kind: 'delete', target: { ids: [4] } }]), null);
   const second = proxy.batch(RECEIVER, read.next, 3, tag(3), 0);
   t.same(await second.read, { count: 1, next: null }, 'the last batch: point 5 (4 was deleted before it was read)');
   await Promise.all([cleared, first.sent, second.sent, racing, later, removed]);
@@ -96,6 +98,14 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
     'the batch holds the value read before the racing update');
   t.same(requests.flat().map((u) => u.relay), requests.flat().map(() => undefined), 'the receiver is asked to pass nothing on');
   t.same(failures, []);
+
+  // Once this peer applied the transfer's end, only what a replica set still relays goes on.
+  proxy.stopFeeding(RECEIVER);
+  const sentBefore = requests.flat().length;
+  await proxy.run(update(upsert(point(6, 'direct'))), null);
+  t.equal(requests.flat().length, sentBefore, 'an update no set relays stays here');
+  await proxy.run(update(upsert(point(7, 'relayed')), [RECEIVER]), null);
+  t.same(requests.flat().slice(sentBefore).map((u) => (u.ops[0] as Extract<WriteOp, { kind: 'upsert' }>).points[0].id), [7], 'a relayed one goes on');
 });
 
 t.test('a relay that fails is reported; the update stands on the source', async (t) => {

@@ -7,10 +7,11 @@
 // or a source replica that is no longer there, aborts the transfer (the receiver Dead; its peer's
 // recovery starts another later).
 //
-// `prepare` runs BEFORE the placement takes a view: the clearing of a new transfer's receiver must
-// be first in the receiver's lane, before any update a replica set (this peer's, once it reads
-// the view, or another's, whose requests wait until this peer applied their revision) asks this
-// replica to pass on. A transfer this peer finds already under way when it starts (created at
+// `prepare` runs BEFORE the placement takes a view: it makes this peer's replica feed a new
+// transfer's receiver (every update it applies from then on is passed on, whichever peer's set
+// sent it) in the same step as it queues the clearing of the receiver's copy, first in the
+// receiver's lane; it stops the feeding once the view no longer holds the transfer (updates sent
+// by peers that still saw it running come relayed). A transfer this peer finds already under way when it starts (created at
 // or before the first view it applied) was run by its previous process, which left the receiver
 // missing what it never passed on: it is aborted.
 
@@ -57,6 +58,8 @@ export function progressComment(done: number, total: number, elapsedMs: number):
 /** One transfer this peer streams. */
 interface Run {
   transfer: ShardTransfer;
+  /** This peer's replica feeding the receiver (null: it holds none). */
+  proxy: TransferProxy | null;
   stopped: boolean;
   /** A comment is being stored. */
   commenting: boolean;
@@ -82,6 +85,8 @@ export class TransferRunner {
     for (const [key, run] of this.runs) {
       if (view.transfers.some((t) => transferKey(t) === key && t.createRevision === run.transfer.createRevision)) continue;
       run.stopped = true;
+      // From now on only the updates a replica set still relays (it saw the transfer running) go on.
+      run.proxy?.stopFeeding(run.transfer.to);
       this.runs.delete(key);
     }
     for (const transfer of view.transfers) {
@@ -92,9 +97,11 @@ export class TransferRunner {
         continue;
       }
       const proxy = this.options.source(view, transfer.collection, transfer.shard);
-      const run: Run = { transfer, stopped: false, commenting: false };
+      const run: Run = { transfer, proxy, stopped: false, commenting: false };
       this.runs.set(key, run);
-      void this.stream(run, proxy);
+      // Every update queued here from now on goes to the receiver too, behind the clearing queued in the same step.
+      proxy?.feed(transfer.to);
+      void this.stream(run);
     }
   }
 
@@ -105,7 +112,10 @@ export class TransferRunner {
 
   /** Stops every transfer (the peer stops); the receivers are aborted by their own peers' recovery once this one is gone. */
   stop(): void {
-    for (const run of this.runs.values()) run.stopped = true;
+    for (const run of this.runs.values()) {
+      run.stopped = true;
+      run.proxy?.stopFeeding(run.transfer.to);
+    }
   }
 
   /**
@@ -128,9 +138,10 @@ export class TransferRunner {
     }
   }
 
-  private async stream(run: Run, proxy: TransferProxy | null): Promise<void> {
-    const { transfer } = run;
-    const startedAt = Date.parse(transfer.record.started_at);
+  private async stream(run: Run): Promise<void> {
+    const { transfer, proxy } = run;
+    // When this peer's task started, as Qdrant counts it (not the proposer's clock).
+    const startedAt = Date.now();
     try {
       if (proxy === null) throw new Error('this peer holds no replica of the shard');
       const tag = transferClock(this.options.peer, transfer.createRevision);

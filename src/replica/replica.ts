@@ -34,7 +34,8 @@ export const SOURCE_OF_TRUTH: ReadonlySet<ReplicaState> = new Set<ReplicaState>(
 
 /**
  * States of a replica fed by its transfer's source alone: replica sets send it no update
- * directly, they ask the source to pass each one on (`relay` of an apply task). A stream transfer
+ * directly; the source passes on every update it applies while the transfer runs, and those a
+ * set asks it to (`relay` of an apply task: the set still sees the transfer running). A stream transfer
  * interleaves the source's batches with the updates at the places the source applied them, so
  * that a batch read before an update never lands after it; an update that also came directly
  * could overtake a batch, or be taken twice (a shard skips a clock tag it has seen, so the later

@@ -1,6 +1,8 @@
 // A transfer source's replica (Qdrant's forward proxy): this peer's own replica of a shard, which
-// also passes on to a transfer's receiver every update a replica set asks it to (`relay`), and
-// queues the transfer's batches among them. The receiver takes its updates through here alone
+// also passes on to a transfer's receiver every update it applies while it feeds that receiver
+// (`feed` to `stopFeeding`: from the moment this peer starts the transfer until it applies its
+// end), and any update a replica set asks it to (`relay`: sent by a peer that still sees the
+// transfer running after this one saw it end), and queues the transfer's batches among them. The receiver takes its updates through here alone
 // (FED_BY_TRANSFER), over one lane that keeps the order of what is queued on it
 // (src/peer/remote-replica.ts). Each update is queued to this replica and to the lane in the same
 // synchronous step, and a batch is a scroll queued to this replica with a slot reserved in the
@@ -55,6 +57,9 @@ export interface QueuedBatch {
 }
 
 export class TransferProxy implements ShardReplica {
+  /** Receivers every update applied here is passed on to. */
+  private readonly feeding = new Set<number>();
+
   /**
    * `lanes`: the lane to a peer's replica of this shard (null if the view names no such peer);
    * `onRelayFailed`: an update could not be passed on (the receiver missed it); the update still
@@ -66,6 +71,15 @@ export class TransferProxy implements ShardReplica {
     private readonly onRelayFailed: (peer: number, err: unknown) => void,
   ) {}
 
+  /** Passes every update applied from now on to `to` as well (call it in the step that queues the transfer's first task). */
+  feed(to: number): void {
+    this.feeding.add(to);
+  }
+
+  stopFeeding(to: number): void {
+    this.feeding.delete(to);
+  }
+
   get shard() {
     return this.inner.shard;
   }
@@ -75,16 +89,17 @@ export class TransferProxy implements ShardReplica {
   }
 
   /**
-   * Runs `task` here; an update with `relay` also goes to each receiver, queued in the same step,
-   * and answers once both settled (a receiver's failure is reported, not answered: the update
+   * Runs `task` here; an update also goes to each receiver fed or named in `relay` (once each),
+   * queued in the same step, and answers once all settled (a receiver's failure is reported, not answered: the update
    * stands on this replica).
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
-    if (task.type !== 'apply' || task.relay === undefined) return this.inner.run(task, deadline);
+    if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0)) return this.inner.run(task, deadline);
     const { relay, ...rest } = task as ApplyTask;
     const update: ApplyTask = rest;
     const local = this.inner.run(update, deadline);
-    const relayed = (relay ?? []).map((peer) => {
+    const receivers = new Set([...this.feeding, ...(relay ?? [])]);
+    const relayed = [...receivers].map((peer) => {
       const lane = this.lanes(peer);
       if (lane === null) {
         this.onRelayFailed(peer, new Error(`no lane to peer ${peer}`));
