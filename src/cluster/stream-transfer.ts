@@ -149,7 +149,9 @@ export class TransferRunner {
       // Every request carries the revision its sender applied, and the receiver serves it once it
       // applied that too: sent after this peer applied the start, the receiver is Partial by then.
       const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
-      const sends: Promise<void>[] = [proxy.clear(transfer.to, tag(tick++), started)];
+      const cleared = proxy.clear(transfer.to, tag(tick++), started);
+      cleared.catch(() => undefined); // awaited below; a failure stops the run there
+      const sends: Promise<void>[] = [cleared];
       const total = await proxy.inner.run({ type: 'count', filter: null }, null);
       let done = 0;
       let from: PointId | null = null;
