@@ -12,7 +12,7 @@ import type { P2pClient } from '../peer/p2p-client.js';
 import type { LocalShard } from '../peer/p2p-server.js';
 import { RemoteReplica, type RemoteReplicaOptions } from '../peer/remote-replica.js';
 import { LocalPlacement } from '../replica/local-placement.js';
-import { TransferProxy } from '../replica/transfer-proxy.js';
+import { transferClockId, TransferProxy } from '../replica/transfer-proxy.js';
 import { OperationClock } from '../replica/operation-clock.js';
 import { ReplicaSet, type ReplicaSetParams } from '../replica/replica-set.js';
 import type { ShardReplica } from '../replica/replica.js';
@@ -134,7 +134,7 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     const state = replicaStateIn(this.current, id, storageId, this.peer);
     if (state === undefined) return null;
     const transfer = this.current.transferTo(collection, shard, this.peer);
-    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { updatesSince: transfer.createRevision } : {}) };
+    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { transfer: { source: transfer.from, since: transfer.createRevision, clockId: transferClockId(transfer.createRevision) } } : {}) };
   }
 
   /** Forgets the collection's sets and remote replicas, and removes its local folder. */

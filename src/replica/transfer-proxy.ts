@@ -37,9 +37,14 @@ export interface ReceiverLane {
   reserve(): LaneSlot;
 }
 
-/** The clock of one transfer: the source's peer and, negative so that it never meets an incarnation (>= 1), its key's creation revision. */
+/** The clock id of one transfer: its key's creation revision, negative so that it never meets an incarnation (>= 1). */
+export function transferClockId(createRevision: number): number {
+  return -createRevision;
+}
+
+/** The clock of one transfer's batches: the source's peer and the transfer's clock id. */
 export function transferClock(source: number, createRevision: number): (tick: number) => ClockTag {
-  return (tick) => ({ peer: source, clockId: -createRevision, tick });
+  return (tick) => ({ peer: source, clockId: transferClockId(createRevision), tick });
 }
 
 /** Every point: what clears a receiver's stale copy before the batches come. */
