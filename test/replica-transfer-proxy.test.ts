@@ -2,8 +2,8 @@
 // replicas, the receiver reached through a real RemoteReplica lane whose p2p client applies each
 // request to an in-memory receiver: the receiver's stale copy is cleared first; an update that
 // races a batch (queued on the source while the batch's read waits) lands after the batch on the
-// receiver, so the receiver ends with the newest value, equal to the source; once feeding ends
-// only relayed updates go on; a relay that fails is reported while the update stands on the source. And the replica set's side: a Partial
+// receiver, so the receiver ends with the newest value, equal to the source; once the transfer
+// finished only updates sent from before its end (arriving late) or relayed go on; a relay that fails is reported while the update stands on the source. And the replica set's side: a Partial
 // receiver gets updates only through its transfer's source (`relay`), and once it becomes a
 // direct target the next update waits until the relayed ones settled.
 
@@ -99,13 +99,17 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   t.same(requests.flat().map((u) => u.relay), requests.flat().map(() => undefined), 'the receiver is asked to pass nothing on');
   t.same(failures, []);
 
-  // Once this peer applied the transfer's end, only what a replica set still relays goes on.
-  proxy.stopFeeding(RECEIVER);
+  // The transfer finished at revision 20: only what was sent from an earlier view, or relayed, goes on.
+  proxy.stopFeeding(RECEIVER, 20);
   const sentBefore = requests.flat().length;
-  await proxy.run(update(upsert(point(6, 'direct'))), null);
-  t.equal(requests.flat().length, sentBefore, 'an update no set relays stays here');
-  await proxy.run(update(upsert(point(7, 'relayed')), [RECEIVER]), null);
-  t.same(requests.flat().slice(sentBefore).map((u) => (u.ops[0] as Extract<WriteOp, { kind: 'upsert' }>).points[0].id), [7], 'a relayed one goes on');
+  await proxy.run({ ...update(upsert(point(6, 'direct'))), seen: 20 }, null);
+  t.equal(requests.flat().length, sentBefore, 'an update sent once the receiver was Active stays here (its sender sent it there)');
+  await proxy.run({ ...update(upsert(point(7, 'late'))), seen: 19 }, null);
+  await proxy.run(update(upsert(point(8, 'relayed')), [RECEIVER]), null);
+  t.same(requests.flat().slice(sentBefore).map((u) => (u.ops[0] as Extract<WriteOp, { kind: 'upsert' }>).points[0].id), [7, 8], 'one sent before the end and arriving late, and a relayed one, go on');
+  proxy.stopFeeding(RECEIVER, null);
+  await proxy.run({ ...update(upsert(point(9, 'after an abort'))), seen: 19 }, null);
+  t.equal(requests.flat().length, sentBefore + 2, 'after an abort (the receiver Dead) nothing goes on');
 });
 
 t.test('a relay that fails is reported; the update stands on the source', async (t) => {

@@ -11,7 +11,7 @@
 // transfer's receiver (every update it applies from then on is passed on, whichever peer's set
 // sent it) in the same step as it queues the clearing of the receiver's copy, first in the
 // receiver's lane; it stops the feeding once the view no longer holds the transfer (updates sent
-// by peers that still saw it running come relayed). A transfer this peer finds already under way when it starts (created at
+// from before come relayed or stamped with the view they were sent from). A transfer this peer finds already under way when it starts (created at
 // or before the first view it applied) was run by its previous process, which left the receiver
 // missing what it never passed on: it is aborted.
 
@@ -85,8 +85,9 @@ export class TransferRunner {
     for (const [key, run] of this.runs) {
       if (view.transfers.some((t) => transferKey(t) === key && t.createRevision === run.transfer.createRevision)) continue;
       run.stopped = true;
-      // From now on only the updates a replica set still relays (it saw the transfer running) go on.
-      run.proxy?.stopFeeding(run.transfer.to);
+      // From now on only the updates sent from before this view go on (transfer-proxy.ts), if it finished.
+      const finished = view.replicas(run.transfer.collection, run.transfer.shard)?.get(run.transfer.to) === 'Active';
+      run.proxy?.stopFeeding(run.transfer.to, finished ? view.revision : null);
       this.runs.delete(key);
     }
     for (const transfer of view.transfers) {
@@ -114,7 +115,7 @@ export class TransferRunner {
   stop(): void {
     for (const run of this.runs.values()) {
       run.stopped = true;
-      run.proxy?.stopFeeding(run.transfer.to);
+      run.proxy?.stopFeeding(run.transfer.to, null);
     }
   }
 

@@ -51,6 +51,10 @@ export class ViewReplicaStates implements ReplicaStates {
     return replicaStateIn(this.views.view(), this.shard, this.storageId, peer);
   }
 
+  revision(): number {
+    return this.views.view().revision;
+  }
+
   transferSourceOf(peer: number): number | undefined {
     const view = this.views.view();
     if (view.collections.get(this.shard.collection)?.storageId !== this.storageId) return undefined;

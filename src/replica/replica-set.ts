@@ -236,10 +236,11 @@ export class ReplicaSet {
       const { targets, relays } = this.targets();
       if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
       this.lastTargets = new Set(targets.map((t) => t.replica.peer));
+      const seen = this.states.revision?.();
       const sent = Promise.allSettled(targets.map(({ replica, state }) => {
         let sentTask = task.type === 'apply' && appliesWithoutWait(state) ? { ...task, wait: false } : task;
         const relay = relays.get(replica.peer);
-        if (relay && sentTask.type === 'apply') sentTask = { ...sentTask, relay };
+        if (sentTask.type === 'apply' && (relay || seen !== undefined)) sentTask = { ...sentTask, ...(relay ? { relay } : {}), ...(seen !== undefined ? { seen } : {}) };
         return replica.run(sentTask, null);
       }));
       this.inFlight.add(sent);

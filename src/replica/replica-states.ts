@@ -21,6 +21,8 @@ export interface ReplicaStates {
    * set sends that source the updates to pass on. Absent where no transfer ever runs (a single node).
    */
   transferSourceOf?(peer: number): number | undefined;
+  /** The revision of the states read (a cluster view's), stamped on each update (`seen`). */
+  revision?(): number;
 }
 
 /**

@@ -1,8 +1,10 @@
 // A transfer source's replica (Qdrant's forward proxy): this peer's own replica of a shard, which
 // also passes on to a transfer's receiver every update it applies while it feeds that receiver
 // (`feed` to `stopFeeding`: from the moment this peer starts the transfer until it applies its
-// end), and any update a replica set asks it to (`relay`: sent by a peer that still sees the
-// transfer running after this one saw it end), and queues the transfer's batches among them. The receiver takes its updates through here alone
+// end), any update a replica set asks it to (`relay`: sent by a peer that still sees the
+// transfer running after this one saw it end), and, once the transfer finished, any update sent
+// from a view before that end (`seen`: its sender did not send it to the receiver, which was Dead
+// or Partial there, and it reached this peer only now); it queues the transfer's batches among them. The receiver takes its updates through here alone
 // (FED_BY_TRANSFER), over one lane that keeps the order of what is queued on it
 // (src/peer/remote-replica.ts). Each update is queued to this replica and to the lane in the same
 // synchronous step, and a batch is a scroll queued to this replica with a slot reserved in the
@@ -64,6 +66,8 @@ export interface QueuedBatch {
 export class TransferProxy implements ShardReplica {
   /** Receivers every update applied here is passed on to. */
   private readonly feeding = new Set<number>();
+  /** Receivers whose transfer from here finished, by the revision of the view that ended it. */
+  private readonly finished = new Map<number, number>();
 
   /**
    * `lanes`: the lane to a peer's replica of this shard (null if the view names no such peer);
@@ -81,8 +85,18 @@ export class TransferProxy implements ShardReplica {
     this.feeding.add(to);
   }
 
-  stopFeeding(to: number): void {
+  /** Ends the feeding of `to`; `finishedAt`: the revision that made it Active (null: the transfer was aborted, `to` is Dead). */
+  stopFeeding(to: number, finishedAt: number | null): void {
     this.feeding.delete(to);
+    if (finishedAt === null) this.finished.delete(to);
+    else this.finished.set(to, finishedAt);
+  }
+
+  /** The receivers `update` goes to besides this replica (see the header). */
+  private receiversOf(update: ApplyTask, relay: readonly number[]): Set<number> {
+    const receivers = new Set([...this.feeding, ...relay]);
+    if (update.seen !== undefined) for (const [to, at] of this.finished) if (update.seen < at) receivers.add(to);
+    return receivers;
   }
 
   get shard() {
@@ -99,11 +113,11 @@ export class TransferProxy implements ShardReplica {
    * stands on this replica).
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
-    if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0)) return this.inner.run(task, deadline);
+    if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0 && this.finished.size === 0)) return this.inner.run(task, deadline);
     const { relay, ...rest } = task as ApplyTask;
     const update: ApplyTask = rest;
+    const receivers = this.receiversOf(update, relay ?? []);
     const local = this.inner.run(update, deadline);
-    const receivers = new Set([...this.feeding, ...(relay ?? [])]);
     const relayed = [...receivers].map((peer) => {
       const lane = this.lanes(peer);
       if (lane === null) {

@@ -44,6 +44,11 @@ export type ShardTask =
      * passes it on to them in order. A shard worker ignores it.
      */
     relay?: number[];
+    /**
+     * The control-plane revision of the view the sending replica set chose its targets from (a
+     * cluster's): a transfer's source passes on an update sent from before its transfer ended.
+     */
+    seen?: number;
   }
   /** The shard's clock map and the extent of its log. */
   | { type: 'recovery_point'; shard: string }
