@@ -108,9 +108,9 @@ export class TransferProxy implements ShardReplica {
   }
 
   /**
-   * Runs `task` here; an update also goes to each receiver fed or named in `relay` (once each),
-   * queued in the same step, and answers once all settled (a receiver's failure is reported, not answered: the update
-   * stands on this replica).
+   * Runs `task` here; an update also goes to each of its receivers (`receiversOf`, once each),
+   * queued in the same step, and answers once all settled (a receiver's failure is reported, not
+   * answered: the update stands on this replica).
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
     if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0 && this.finished.size === 0)) return this.inner.run(task, deadline);
