@@ -76,11 +76,11 @@ function update(set: ReplicaSet, task: Extract<ReplicaTask, { type: 'apply' }> =
 
 const applies = (replicas: FakeReplica[]) => replicas.map((r) => r.tasks('apply').length);
 
-t.test('targets: Active, Partial, Initializing and Listener replicas (a Listener without waiting); never Dead or recovering ones', async (t) => {
+t.test('targets: Active, Initializing and Listener replicas (a Listener without waiting); never Dead or recovering ones, nor a Partial one directly', async (t) => {
   const { set, replicas } = replicaSet(['Active', 'Partial', 'Initializing', 'Listener', 'Dead', 'Recovery', 'PartialSnapshot']);
   t.equal(await update(set), null);
-  t.same(applies(replicas), [1, 1, 1, 1, 0, 0, 0]);
-  t.same(replicas.slice(0, 4).map((r) => r.tasks('apply')[0].wait), [true, true, true, false], 'the Listener applies with wait=false');
+  t.same(applies(replicas), [1, 0, 1, 1, 0, 0, 0], 'a Partial replica is fed through its transfer\'s source only');
+  t.same([0, 2, 3].map((i) => replicas[i].tasks('apply')[0].wait), [true, true, false], 'the Listener applies with wait=false');
   const none = replicaSet(['Dead', 'Recovery']);
   await t.rejects(update(none.set), { message: 'Service internal error: The replica set for shard 3 on peer 0 has no active replica', statusCode: 500 }, 'no replica takes updates');
 });
@@ -107,7 +107,7 @@ t.test('write_consistency_factor: successes >= min(wcf, replicas in the set)', a
 });
 
 t.test('an update applied only on replicas that are no source of truth: Qdrant\'s consistency error', async (t) => {
-  const { set, replicas, states } = replicaSet(['Partial', 'Active']);
+  const { set, replicas, states } = replicaSet(['Initializing', 'Active']);
   replicas[1].failNext('apply', new ServiceError('boom'));
   await t.rejects(update(set), {
     message: 'Service internal error: Failed to apply operation to at least one `Active` replica. Consistency of this update is not guaranteed. Please retry. Failed peer: 1, error: Service internal error: boom',
@@ -130,13 +130,13 @@ t.test('which failed replicas are marked Dead', async (t) => {
   await update(refused.set, apply(true, 2));
   t.same(refused.states.proposed, [{ peer: 1, from: 'Active' }], 'wait=true (the update completed elsewhere): any failure means divergence');
 
-  const partial = replicaSet(['Active', 'Partial', 'Initializing']);
+  const partial = replicaSet(['Active', 'Resharding', 'Initializing']);
   partial.replicas[1].failNext('apply', pointNotFound(1));
   partial.replicas[2].failNext('apply', new ServiceError('boom'));
   await update(partial.set);
   t.same(partial.states.proposed, [{ peer: 2, from: 'Initializing' }], 'a missing point on a replica receiving a transfer is no failure');
 
-  const moving = replicaSet(['Active', 'Partial']);
+  const moving = replicaSet(['Active', 'Resharding']);
   moving.replicas[1].failNext('apply', new ServiceError('boom'));
   await update(moving.set);
   t.same(moving.states.proposed, [{ peer: 1, from: null }], 'a receiving replica is proposed Dead from whatever state it is in');

@@ -115,6 +115,7 @@ export class ClusterNode {
       requestTimeoutMs: config.cluster.grpc_timeout_ms,
       apiKey: config.service.api_key,
       appliedRevision: () => node.loop?.appliedRevision ?? 0,
+      peerId: identity.peerId,
     });
     let node: ClusterNode;
     const p2pServer = new P2pServer({

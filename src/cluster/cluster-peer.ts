@@ -15,6 +15,8 @@ import { ClusterPlacement } from './cluster-placement.js';
 import { changesBetween, ClusterView, type ClusterChanges } from './cluster-view.js';
 import { PeerHost, revisionWait } from './p2p-host.js';
 import { Reconciler } from './reconcile.js';
+import { Recovery } from './recovery.js';
+import { TransferRunner } from './stream-transfer.js';
 import { localReplicaFigures } from './telemetry-fan-out.js';
 
 export interface ClusterPeerOptions {
@@ -53,6 +55,16 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       waitApplied,
       client: node.p2pClient,
       view: initialView,
+      // Called once updates flow, after the runner below exists.
+      onRelayFailed: (shard, peer, err) => transfers.relayFailed(shard, peer, err),
+    });
+    const transfers = new TransferRunner({
+      peer: node.peerId,
+      controlPlane: node.controlPlane,
+      source: (view, collection, shard) => placement.transferSource(view, collection, shard),
+      firstRevision: initialView.revision,
+      waitApplied,
+      log,
     });
     const collections = await CollectionManager.openWith(config.storage.storage_path, workers, placement, meta);
     const reconciler = new Reconciler({
@@ -61,15 +73,28 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       controlPlane: node.controlPlane,
       onError: (err, collection) => log.warn(`applying the cluster state${collection === null ? '' : ` to collection ${collection}`}: ${err.message}`),
     });
+    const recovery = new Recovery({
+      peer: node.peerId,
+      controlPlane: node.controlPlane,
+      view: () => reconciler.view,
+      holds: (name) => collections.exists(name),
+      limits: { incoming: config.storage.performance.incoming_shard_transfers_limit, outgoing: config.storage.performance.outgoing_shard_transfers_limit },
+      log,
+    });
     const onApply = async (view: ClusterView, changes: ClusterChanges, revision: number) => {
+      // A new transfer's receiver is cleared before any replica set reads the view (stream-transfer.ts).
+      transfers.prepare(view);
       // The sets take the view's placement first: a collection the reconcile opens gets its replicas from it.
       placement.applyView(view);
       await reconciler.onApply(view, changes, revision);
+      transfers.settle();
+      recovery.check();
     };
     // The collections opened from this peer's own records; the first view reconciles them with
     // the control plane as a later one would: what changed while this peer was down (or was cut
     // short by a crash: a creation whose replicas are still Initializing) converges now, not at
-    // the next change. The loop applies only the views after it.
+    // the next change; transfers this peer's previous process was running are aborted. The loop
+    // applies only the views after it.
     await onApply(initialView, changesBetween(ClusterView.empty(), initialView), initialView.revision);
     await node.follow({
       initialView,
@@ -77,6 +102,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       host: new PeerHost({ placement, collection: (name) => collections.collectionNamed(name), awaitRevision: revisionWait(waitApplied) }),
       replicaFigures: () => localReplicaFigures(collections),
     });
+    recovery.start();
     const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler, collections, peerId: node.peerId });
     return {
       node,
@@ -84,6 +110,8 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       catalog,
       view: () => reconciler.view,
       async stop() {
+        transfers.stop();
+        await recovery.stop();
         await node.stop();
         reconciler.stop();
       },

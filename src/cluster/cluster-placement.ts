@@ -12,7 +12,7 @@ import type { P2pClient } from '../peer/p2p-client.js';
 import type { LocalShard } from '../peer/p2p-server.js';
 import { RemoteReplica, type RemoteReplicaOptions } from '../peer/remote-replica.js';
 import { LocalPlacement } from '../replica/local-placement.js';
-import type { LocalReplica } from '../replica/local-replica.js';
+import { transferClockId, TransferProxy } from '../replica/transfer-proxy.js';
 import { OperationClock } from '../replica/operation-clock.js';
 import { ReplicaSet, type ReplicaSetParams } from '../replica/replica-set.js';
 import type { ShardReplica } from '../replica/replica.js';
@@ -37,6 +37,11 @@ export interface ClusterPlacementOptions {
   client: P2pClient;
   /** The view already applied when the placement starts (default: empty; `applyView` brings the next ones). */
   view?: ClusterView;
+  /**
+   * An update this peer's replica of `shard` was asked to pass on to `peer` (a transfer's
+   * receiver) did not reach it (src/replica/transfer-proxy.ts).
+   */
+  onRelayFailed?: (shard: ShardId, peer: number, err: unknown) => void;
   /** How long a failed replica's mark waits to be applied (default Qdrant's deactivation timeout). */
   deactivationTimeoutMs?: number;
   remoteOptions?: RemoteReplicaOptions;
@@ -62,7 +67,8 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
   private readonly memberships = new Map<string, Membership>();
   /** By storage id, shard and peer. */
   private readonly remotes = new Map<string, RemoteReplica>();
-  private readonly locals = new Map<string, LocalReplica>();
+  /** This peer's replicas, each able to feed a transfer's receiver. */
+  private readonly locals = new Map<string, TransferProxy>();
 
   constructor(private readonly options: ClusterPlacementOptions) {
     this.peer = options.peer;
@@ -120,13 +126,15 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     return new ReplicaSet(shard, membership.replicas, { peer: this.peer, states, params, shardKey, deactivationTimeoutMs: this.options.deactivationTimeoutMs, localLifecycle: true });
   }
 
-  /** This peer's replica of a collection's shard and its state, or null when the view places none here. */
+  /** This peer's replica of a collection's shard and its state (and, fed by a transfer, since when), or null when the view places none here. */
   localShard(collection: string, shard: number): LocalShard | null {
     const storageId = this.current.collections.get(collection)?.storageId;
     if (storageId === undefined) return null;
     const id = { collection, shard };
     const state = replicaStateIn(this.current, id, storageId, this.peer);
-    return state === undefined ? null : { replica: this.localReplica(id, storageId), state };
+    if (state === undefined) return null;
+    const transfer = this.current.transferTo(collection, shard, this.peer);
+    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { transfer: { source: transfer.from, since: transfer.createRevision, clockId: transferClockId(transfer.createRevision) } } : {}) };
   }
 
   /** Forgets the collection's sets and remote replicas, and removes its local folder. */
@@ -159,14 +167,35 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     return replicas;
   }
 
-  private localReplica(shard: ShardId, storageId: string): LocalReplica {
+  private localReplica(shard: ShardId, storageId: string): TransferProxy {
     const key = shardKeyOf(storageId, shard.shard);
     let replica = this.locals.get(key);
     if (!replica) {
-      replica = this.local.replica(shard, storageId);
+      replica = new TransferProxy(
+        this.local.replica(shard, storageId),
+        (peer) => this.laneTo(shard, storageId, peer),
+        (peer, err) => this.options.onRelayFailed?.(shard, peer, err),
+      );
       this.locals.set(key, replica);
     }
     return replica;
+  }
+
+  /** The one lane to `peer`'s replica of a shard, at its URI in the current view. */
+  private laneTo(shard: ShardId, storageId: string, peer: number): RemoteReplica | null {
+    const uri = this.current.peers.get(peer)?.uri;
+    return uri === undefined || peer === this.peer ? null : this.remoteReplica(shard, storageId, peer, uri);
+  }
+
+  /**
+   * This peer's replica of a shard as `view` places it, to feed a transfer from; null when the
+   * view places none here.
+   */
+  transferSource(view: ClusterView, collection: string, shard: number): TransferProxy | null {
+    const storageId = view.collections.get(collection)?.storageId;
+    const id = { collection, shard };
+    if (storageId === undefined || replicaStateIn(view, id, storageId, this.peer) === undefined) return null;
+    return this.localReplica(id, storageId);
   }
 
   /** The one RemoteReplica of (collection, shard, peer); a new one only if the peer's URI changed. */

@@ -10,8 +10,8 @@ import type { CollectionRecord } from '../collection/manager.js';
 import type { JsonValue } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import {
-  decodeAliasTable, decodeClusterInfo, decodeCollectionRecord, decodeLiveInfo, decodePeerInfo, decodeQuota, decodeShardEntry, parseKey, parseValue,
-  type ClusterInfo, type LiveInfo, type PeerId, type PeerInfo, type ShardEntry,
+  decodeAliasTable, decodeClusterInfo, decodeCollectionRecord, decodeLiveInfo, decodePeerInfo, decodeQuota, decodeShardEntry, decodeTransferRecord, parseKey, parseValue,
+  type ClusterInfo, type LiveInfo, type PeerId, type PeerInfo, type ShardEntry, type TransferRecord, type TransferRef,
 } from './keys.js';
 
 /** One key as etcd holds it: its JSON text and the revisions that created and last changed it. */
@@ -47,6 +47,18 @@ export interface ShardRef {
   shard: number;
 }
 
+/** A transfer under way, as the view holds it: its key's parts, its record, and when its key was created. */
+export interface ShardTransfer extends TransferRef {
+  record: TransferRecord;
+  /** The revision that started it: unique to this transfer (a restarted one has another). */
+  createRevision: number;
+}
+
+/** Whether `a` and `b` name the same transfer (the same shard, source and receiver). */
+export function sameTransfer(a: TransferRef, b: TransferRef): boolean {
+  return a.collection === b.collection && a.shard === b.shard && a.from === b.from && a.to === b.to;
+}
+
 export class ClusterView {
   readonly cluster: ClusterInfo | null = null;
   readonly peers: ReadonlyMap<PeerId, PeerInfo>;
@@ -58,6 +70,8 @@ export class ClusterView {
   readonly quota: QuotaConfig | null = null;
   /** Cluster metadata keys; a deleted key holds null (Qdrant's DELETE stores null). */
   readonly metadata: ReadonlyMap<string, JsonValue>;
+  /** Transfers under way, by collection, shard, source and receiver. */
+  readonly transfers: readonly ShardTransfer[];
 
   /** `entries`: every key under the prefix (relative to it) at `revision`. */
   constructor(readonly revision: number, readonly entries: ReadonlyMap<string, StoredValue>) {
@@ -67,7 +81,8 @@ export class ClusterView {
     const shards = new Map<string, [number, ShardEntry][]>();
     const aliases = new Map<string, string>();
     const metadata = new Map<string, JsonValue>();
-    for (const [key, { text }] of entries) {
+    const transfers: ShardTransfer[] = [];
+    for (const [key, { text, createRevision }] of entries) {
       const parsed = parseKey(key);
       switch (parsed.kind) {
         case 'cluster': this.cluster = decodeClusterInfo(key, text); break;
@@ -83,7 +98,12 @@ export class ClusterView {
         case 'aliases': for (const [alias, target] of Object.entries(decodeAliasTable(key, text))) aliases.set(alias, target); break;
         case 'quota': this.quota = decodeQuota(key, text); break;
         case 'metadata': metadata.set(parsed.key, parseValue(text)); break;
-        case 'transfer': case 'unknown': break; // kept in `entries`, not interpreted by this version
+        case 'transfer': {
+          const { kind: _kind, ...ref } = parsed;
+          transfers.push({ ...ref, record: decodeTransferRecord(key, text), createRevision });
+          break;
+        }
+        case 'unknown': break; // kept in `entries`, not interpreted by this version
       }
     }
     this.peers = sortedMap(peers, (a, b) => a - b);
@@ -92,6 +112,7 @@ export class ClusterView {
     this.shards = new Map([...shards].sort(([a], [b]) => byText(a, b)).map(([name, list]) => [name, new Map(list.sort(([a], [b]) => a - b))]));
     this.aliases = sortedMap(aliases, byText);
     this.metadata = sortedMap(metadata, byText);
+    this.transfers = transfers.sort((a, b) => byText(a.collection, b.collection) || a.shard - b.shard || a.from - b.from || a.to - b.to);
   }
 
   static empty(): ClusterView {
@@ -117,6 +138,11 @@ export class ClusterView {
   revisionsOf(key: string): { create: number; mod: number } {
     const value = this.entries.get(key);
     return { create: value?.createRevision ?? 0, mod: value?.modRevision ?? 0 };
+  }
+
+  /** The transfer feeding `peer`'s replica of a shard, if one runs. */
+  transferTo(collection: string, shard: number, peer: PeerId): ShardTransfer | undefined {
+    return this.transfers.find((t) => t.collection === collection && t.shard === shard && t.to === peer);
   }
 
   /** The replica states of a shard by peer, or null when the shard is not in the view. */
@@ -153,6 +179,8 @@ export interface ClusterChanges {
   /** Metadata keys put (a delete puts null) or removed. */
   metadataChanged: string[];
   clusterChanged: boolean;
+  /** A transfer started, ended or reported progress. */
+  transfersChanged: boolean;
 }
 
 /** The changes from `before` to `after` (keys compared by value and creation, so a re-created key is a change). */
@@ -160,7 +188,7 @@ export function changesBetween(before: ClusterView, after: ClusterView): Cluster
   const changes: ClusterChanges = {
     collectionsAdded: [], collectionsRemoved: [], collectionsChanged: [],
     shardsAdded: [], shardsRemoved: [], shardsChanged: [],
-    peersChanged: false, liveChanged: false, aliasesChanged: false, quotaChanged: false, metadataChanged: [], clusterChanged: false,
+    peersChanged: false, liveChanged: false, aliasesChanged: false, quotaChanged: false, metadataChanged: [], clusterChanged: false, transfersChanged: false,
   };
   const keys = new Set([...before.entries.keys(), ...after.entries.keys()]);
   for (const key of [...keys].sort()) {
@@ -188,7 +216,8 @@ export function changesBetween(before: ClusterView, after: ClusterView): Cluster
       case 'quota': changes.quotaChanged = true; break;
       case 'metadata': changes.metadataChanged.push(parsed.key); break;
       case 'cluster': changes.clusterChanged = true; break;
-      case 'transfer': case 'unknown': break;
+      case 'transfer': changes.transfersChanged = true; break;
+      case 'unknown': break;
     }
   }
   return changes;

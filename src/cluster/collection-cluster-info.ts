@@ -1,7 +1,9 @@
 // `GET /collections/{name}/cluster`: the collection's shards as this peer sees them, in Qdrant's
 // CollectionClusterInfo shape. On a single node every shard is local and Active; on a cluster
 // peer the control plane's view says which replicas are here (`local_shards`, with points counted
-// by this peer's own replica) and which are on other peers (`remote_shards`).
+// by this peer's own replica) and which are on other peers (`remote_shards`), and the transfers
+// under way (`shard_transfers`; the progress `comment` only on the source, as Qdrant shows it:
+// there its transfer task runs).
 
 import type { Collection } from '../collection/collection.js';
 import type { ShardKey } from '../model.js';
@@ -11,7 +13,7 @@ import type { ShardStats } from '../shard/stats.js';
 /** A single node's one replica: always Active. */
 const REPLICA_STATE: ReplicaState = 'Active';
 import type { ClusterView } from './cluster-view.js';
-import type { ShardEntry } from './keys.js';
+import type { ShardEntry, TransferMethod } from './keys.js';
 
 interface LocalShardInfo {
   shard_id: number;
@@ -27,13 +29,22 @@ interface RemoteShardInfo {
   state: ReplicaState;
 }
 
+/** Qdrant's ShardTransferInfo. */
+interface ShardTransferInfo {
+  shard_id: number;
+  from: number;
+  to: number;
+  sync: boolean;
+  method: TransferMethod;
+  comment?: string;
+}
+
 export interface CollectionClusterInfo {
   peer_id: number;
   shard_count: number;
   local_shards: LocalShardInfo[];
   remote_shards: RemoteShardInfo[];
-  /** Transfers come with issue 18: none runs yet. */
-  shard_transfers: never[];
+  shard_transfers: ShardTransferInfo[];
 }
 
 /** Points of each shard this peer holds a replica of, counted by that replica (shard id -> stats). */
@@ -72,5 +83,9 @@ export function collectionClusterInfo(view: ClusterView, peerId: number, collect
       else remote.push({ shard_id: shard, ...keyOf(entry.shard_key), peer_id: Number(peer), state });
     }
   }
-  return { peer_id: peerId, shard_count: entries.size, local_shards: local, remote_shards: remote, shard_transfers: [] };
+  const transfers = view.transfers.filter((t) => t.collection === collection.name).map((t): ShardTransferInfo => ({
+    shard_id: t.shard, from: t.from, to: t.to, sync: t.record.sync, method: t.record.method,
+    ...(t.from === peerId && t.record.comment !== undefined ? { comment: t.record.comment } : {}),
+  }));
+  return { peer_id: peerId, shard_count: entries.size, local_shards: local, remote_shards: remote, shard_transfers: transfers };
 }

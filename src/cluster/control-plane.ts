@@ -24,8 +24,8 @@ import type { QuotaConfig } from '../quota/config.js';
 import type { ReplicaState } from '../replica/replica.js';
 import { CALL_TIMEOUT_MS, callDeadline, readClusterView, type ClusterView } from './cluster-view.js';
 import {
-  ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, encodeValue, metadataKey, peerKey, shardEntryKey,
-  type AliasTable, type PeerId, type PeerInfo, type ShardEntry,
+  ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, collectionTransfersPrefix, encodeValue, metadataKey, peerKey, shardEntryKey, shardTransfersPrefix, transferKey,
+  type AliasTable, type PeerId, type PeerInfo, type ShardEntry, type TransferRecord, type TransferRef,
 } from './keys.js';
 import { distributeShards, type RandomSource, type ShardPlacement } from './placement.js';
 
@@ -59,6 +59,23 @@ export interface ReplicaStateChange extends Committed {
   changed: boolean;
   /** The replica's state before the change (null: the peer holds no replica of the shard). */
   previous: ReplicaState | null;
+}
+
+/** Qdrant's `storage.performance` transfer limits, per peer (null: no limit). */
+export interface TransferLimits {
+  incoming: number | null;
+  outgoing: number | null;
+}
+
+/** Whether a transfer started, and if not why (the receiver is not Dead, a limit is reached, ...). */
+export interface TransferStart extends Committed {
+  started: boolean;
+  reason: string | null;
+}
+
+/** Whether a transfer's end was written: false when the transfer was no longer under way. */
+export interface TransferEnd extends Committed {
+  ended: boolean;
 }
 
 const DEFAULT_MAX_TRIES = 20;
@@ -295,6 +312,7 @@ export class ControlPlane {
       const aliases = p.aliases();
       p.delete(collectionKey(name));
       p.deletePrefix(collectionShardsPrefix(name));
+      p.deletePrefix(collectionTransfersPrefix(name));
       if ([...aliases.values()].includes(name)) p.put(ALIASES_KEY, aliasTable(new Map([...aliases].filter(([, target]) => target !== name))));
       return { deleted: true };
     });
@@ -341,8 +359,87 @@ export class ControlPlane {
       const dropped = keys.find((e) => e.key === key);
       if (!dropped) throw shardKeyDoesNotExist(key, name);
       p.put(collectionKey(name), { ...record, shardKeys: keys.filter((e) => e !== dropped) } satisfies CollectionRecord);
-      for (const shard of dropped.shards) p.delete(shardEntryKey(name, shard));
+      for (const shard of dropped.shards) {
+        p.delete(shardEntryKey(name, shard));
+        p.deletePrefix(shardTransfersPrefix(name, shard));
+      }
       return {};
+    });
+  }
+
+  /**
+   * Starts a `stream_records` transfer of a shard into `ref.to`'s Dead replica from `ref.from`'s
+   * Active one, as one transaction: the receiver's state Dead -> Partial (the shard entry as read)
+   * and the transfer key created (it must not exist). Not started, with the reason, when the
+   * states are not so, a transfer already feeds the receiver, or a peer is at its limit (the
+   * proposing peer's `storage.performance` limits, counted in the view read, as Qdrant counts
+   * them before it proposes).
+   */
+  startTransfer(ref: TransferRef, sync: boolean, limits: TransferLimits): Promise<TransferStart> {
+    return this.change((p) => {
+      const refused = (reason: string) => ({ started: false, reason });
+      if (!p.collectionNames().has(ref.collection)) return refused('the collection does not exist');
+      const entryKey = shardEntryKey(ref.collection, ref.shard);
+      p.unchanged(entryKey);
+      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      if (!entry) return refused('the shard does not exist');
+      if (entry.replicas[String(ref.to)] !== 'Dead') return refused(`the receiver's replica is ${entry.replicas[String(ref.to)] ?? 'absent'}`);
+      if (entry.replicas[String(ref.from)] !== 'Active') return refused(`the source's replica is ${entry.replicas[String(ref.from)] ?? 'absent'}`);
+      const key = transferKey(ref);
+      p.sameIncarnation(key);
+      if (p.view.transferTo(ref.collection, ref.shard, ref.to)) return refused('a transfer already feeds the receiver');
+      const incoming = p.view.transfers.filter((t) => t.to === ref.to).length;
+      const outgoing = p.view.transfers.filter((t) => t.from === ref.from).length;
+      if (limits.incoming !== null && incoming >= limits.incoming) return refused(`peer ${ref.to} has ${incoming} incoming transfers (limit ${limits.incoming})`);
+      if (limits.outgoing !== null && outgoing >= limits.outgoing) return refused(`peer ${ref.from} has ${outgoing} outgoing transfers (limit ${limits.outgoing})`);
+      p.put(entryKey, withState(entry, ref.to, 'Partial'));
+      p.put(key, { method: 'stream_records', sync, started_at: new Date().toISOString() } satisfies TransferRecord);
+      return { started: true, reason: null };
+    });
+  }
+
+  /**
+   * Ends a transfer that streamed everything: the receiver Partial -> Active and the key deleted,
+   * in one transaction; not ended while the source's replica is not Active (it is aborted then).
+   * `createRevision`: only that run of the transfer (not one started again since).
+   */
+  finishTransfer(ref: TransferRef, createRevision?: number): Promise<TransferEnd> {
+    return this.endTransfer(ref, 'Active', createRevision);
+  }
+
+  /** Ends a transfer that failed: the receiver (still Partial) -> Dead and the key deleted; recovery starts another later. */
+  abortTransfer(ref: TransferRef, createRevision?: number): Promise<TransferEnd> {
+    return this.endTransfer(ref, 'Dead', createRevision);
+  }
+
+  private endTransfer(ref: TransferRef, state: ReplicaState, createRevision: number | undefined): Promise<TransferEnd> {
+    return this.change((p) => {
+      const key = transferKey(ref);
+      p.unchanged(key);
+      const created = p.view.revisionsOf(key).create;
+      if (created === 0 || (createRevision !== undefined && created !== createRevision)) return { ended: false };
+      const entryKey = shardEntryKey(ref.collection, ref.shard);
+      p.unchanged(entryKey);
+      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      // A source no longer Active may have missed updates the receiver then missed too: no finish.
+      if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
+      // The receiver is Partial while its transfer runs (both change in one transaction), unless
+      // a failed update marked it Dead meanwhile: it stays so.
+      if (entry?.replicas[String(ref.to)] === 'Partial') p.put(entryKey, withState(entry, ref.to, state));
+      p.delete(key);
+      return { ended: true };
+    });
+  }
+
+  /** Stores a transfer's progress comment, if the same transfer (not one started again since) still runs. */
+  setTransferComment(ref: TransferRef, createRevision: number, comment: string): Promise<Committed & { stored: boolean }> {
+    return this.change((p) => {
+      const key = transferKey(ref);
+      p.sameIncarnation(key);
+      const transfer = p.view.transferTo(ref.collection, ref.shard, ref.to);
+      if (!transfer || transfer.from !== ref.from || transfer.createRevision !== createRevision) return { stored: false };
+      p.put(key, { ...transfer.record, comment } satisfies TransferRecord);
+      return { stored: true };
     });
   }
 
@@ -368,6 +465,10 @@ export class ControlPlane {
     const answer = await this.namespace.put(key).value(encodeValue(value)).options(callDeadline(this.callTimeoutMs)).exec();
     return { revision: Number(answer.header.revision) };
   }
+}
+
+function withState(entry: ShardEntry, peer: PeerId, state: ReplicaState): ShardEntry {
+  return { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } };
 }
 
 function shardEntry(peers: readonly PeerId[], state: ReplicaState): ShardEntry {

@@ -32,7 +32,7 @@ export const LIVE_PREFIX = 'live/';
 export const COLLECTIONS_PREFIX = 'collections/';
 export const SHARDS_PREFIX = 'shards/';
 export const METADATA_PREFIX = 'metadata/';
-/** Reserved for shard transfers (issue 18): `transfers/<name>/<shard>/<from>-<to>`. */
+/** Shard transfers: `transfers/<name>/<shard>/<from>-<to>`. */
 export const TRANSFERS_PREFIX = 'transfers/';
 
 export function peerKey(id: PeerId): string {
@@ -54,6 +54,28 @@ export function collectionShardsPrefix(name: string): string {
 
 export function shardEntryKey(name: string, shard: number): string {
   return collectionShardsPrefix(name) + String(shard);
+}
+
+/** The prefix of every transfer of collection `name`. */
+export function collectionTransfersPrefix(name: string): string {
+  return `${TRANSFERS_PREFIX}${encodeURIComponent(name)}/`;
+}
+
+/** The prefix of every transfer of one shard (the trailing `/` keeps shard 1 from matching 12). */
+export function shardTransfersPrefix(name: string, shard: number): string {
+  return `${collectionTransfersPrefix(name)}${shard}/`;
+}
+
+/** Which replica of which shard feeds which: what names a transfer. */
+export interface TransferRef {
+  collection: string;
+  shard: number;
+  from: PeerId;
+  to: PeerId;
+}
+
+export function transferKey(ref: TransferRef): string {
+  return `${shardTransfersPrefix(ref.collection, ref.shard)}${ref.from}-${ref.to}`;
 }
 
 export function metadataKey(key: string): string {
@@ -90,6 +112,19 @@ export interface ShardEntry {
   replicas: Record<string, ReplicaState>;
 }
 
+/** Transfer methods: Quiver streams records only (Qdrant's `snapshot` and `wal_delta` are not built). */
+export type TransferMethod = 'stream_records';
+
+/** `quiver/transfers/<name>/<shard>/<from>-<to>`: a shard transfer under way (Qdrant's ShardTransfer). */
+export interface TransferRecord {
+  method: TransferMethod;
+  /** Whether the source keeps its replica (a synchronisation); false would be a move. */
+  sync: boolean;
+  /** Progress as the source reports it (Qdrant's `comment`), updated at a bounded rate. */
+  comment?: string;
+  started_at: string;
+}
+
 /** `quiver/aliases`: every alias and its collection, in one key so alias actions are all or nothing. */
 export type AliasTable = Record<string, string>;
 
@@ -103,7 +138,7 @@ export type ClusterKey =
   | { kind: 'aliases' }
   | { kind: 'quota' }
   | { kind: 'metadata'; key: string }
-  | { kind: 'transfer' }
+  | ({ kind: 'transfer' } & TransferRef)
   | { kind: 'unknown' };
 
 /** Reads a key of the layout (relative to the prefix); keys this version does not know are `unknown`. */
@@ -115,12 +150,19 @@ export function parseKey(key: string): ClusterKey {
   if (key.startsWith(LIVE_PREFIX)) return peerOf(key.slice(LIVE_PREFIX.length), 'live');
   if (key.startsWith(COLLECTIONS_PREFIX)) return { kind: 'collection', name: decodeURIComponent(key.slice(COLLECTIONS_PREFIX.length)) };
   if (key.startsWith(METADATA_PREFIX)) return { kind: 'metadata', key: decodeURIComponent(key.slice(METADATA_PREFIX.length)) };
-  if (key.startsWith(TRANSFERS_PREFIX)) return { kind: 'transfer' };
+  if (key.startsWith(TRANSFERS_PREFIX)) return transferOf(key.slice(TRANSFERS_PREFIX.length));
   if (key.startsWith(SHARDS_PREFIX)) {
     const [name, shard, ...rest] = key.slice(SHARDS_PREFIX.length).split('/');
     if (rest.length === 0 && shard !== undefined && /^\d+$/.test(shard)) return { kind: 'shard', collection: decodeURIComponent(name!), shard: Number(shard) };
   }
   return { kind: 'unknown' };
+}
+
+function transferOf(rest: string): ClusterKey {
+  const [name, shard, peers, ...more] = rest.split('/');
+  const pair = /^(\d+)-(\d+)$/.exec(peers ?? '');
+  if (more.length > 0 || name === undefined || shard === undefined || !/^\d+$/.test(shard) || !pair) return { kind: 'unknown' };
+  return { kind: 'transfer', collection: decodeURIComponent(name), shard: Number(shard), from: Number(pair[1]), to: Number(pair[2]) };
 }
 
 function peerOf(id: string, kind: 'peer' | 'live'): ClusterKey {
@@ -194,4 +236,11 @@ export function decodeAliasTable(key: string, text: string): AliasTable {
 
 export function decodeQuota(key: string, text: string): QuotaConfig {
   return objectValue<QuotaConfig>(key, text, { enabled: 'boolean' });
+}
+
+export function decodeTransferRecord(key: string, text: string): TransferRecord {
+  const record = objectValue<TransferRecord>(key, text, { method: 'string', sync: 'boolean', started_at: 'string' });
+  if (record.method !== 'stream_records') throw new ClusterValueError(key, `unknown transfer method ${record.method}`);
+  if (record.comment !== undefined && typeof record.comment !== 'string') throw new ClusterValueError(key, 'member comment is not a string');
+  return record;
 }

@@ -51,6 +51,16 @@ export class ViewReplicaStates implements ReplicaStates {
     return replicaStateIn(this.views.view(), this.shard, this.storageId, peer);
   }
 
+  revision(): number {
+    return this.views.view().revision;
+  }
+
+  transferSourceOf(peer: number): number | undefined {
+    const view = this.views.view();
+    if (view.collections.get(this.shard.collection)?.storageId !== this.storageId) return undefined;
+    return view.transferTo(this.shard.collection, this.shard.shard, peer)?.from;
+  }
+
   /**
    * Proposes `peer`'s replica Dead if it is still in `from` (any state when null), and resolves
    * once this peer applied the revision that decided it: the change, or the state another change

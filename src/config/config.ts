@@ -46,6 +46,8 @@ export interface QuiverConfig {
     quotas: QuotaConfig;
     /** Quiver's own bounds on a snapshot download for recovery (Qdrant has only a fixed 60 s read timeout). */
     snapshot_download: DownloadLimits;
+    /** Qdrant's `storage.performance` shard transfer limits per peer (null: no limit); its other keys are not read. */
+    performance: { incoming_shard_transfers_limit: number | null; outgoing_shard_transfers_limit: number | null };
   };
   tls: {
     cert: string | null;
@@ -88,6 +90,8 @@ export function defaultConfig(): QuiverConfig {
       quotas: { enabled: false, max_resident_memory_percent: null, max_disk_usage_percent: null, release_margin_percent: null },
       // Qdrant gives up on a body that sends nothing for 60 s; the same bound serves the wait for the answer.
       snapshot_download: { connect_timeout_sec: 10, response_timeout_sec: 60, read_timeout_sec: 60 },
+      // Qdrant's defaults: one transfer into and one out of each peer at a time.
+      performance: { incoming_shard_transfers_limit: 1, outgoing_shard_transfers_limit: 1 },
     },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
@@ -180,6 +184,9 @@ function validate(config: QuiverConfig): void {
   checkPositiveInteger('workers', config.workers);
   for (const [key, value] of Object.entries(config.storage.snapshot_download)) checkSeconds(`storage.snapshot_download.${key}`, value);
   checkSeconds('service.shutdown_timeout_sec', config.service.shutdown_timeout_sec);
+  for (const [key, value] of Object.entries(config.storage.performance)) {
+    if (value !== null && !(Number.isInteger(value) && value >= 0)) throw new ConfigError(`invalid storage.performance.${key}: ${String(value)} (a whole number of transfers, or null)`);
+  }
   checkBoolean('service.hardware_reporting', config.service.hardware_reporting);
   const limits = config.worker_limits;
   checkSeconds('worker_limits.task_timeout_sec', limits.task_timeout_sec);

@@ -13,7 +13,7 @@ import type { DeadlineBudget } from '../shard/deadline.js';
 import type { ForwardedUpdate, ReplicaResult, ReplicaTask } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 import {
-  CONTENT_TYPE, decode, encode, encodeFrames, REVISION_HEADER, shardRoute, WIRE_FORMAT, WIRE_FORMAT_HEADER,
+  CONTENT_TYPE, decode, encode, encodeFrames, PEER_HEADER, REVISION_HEADER, shardRoute, WIRE_FORMAT, WIRE_FORMAT_HEADER,
   type Answer, type ApplyAnswer, type RunRequest,
 } from './wire.js';
 
@@ -26,6 +26,8 @@ export interface P2pClientOptions {
   apiKey: string | null;
   /** The control-plane revision this peer has applied, sent with each request. */
   appliedRevision: () => number;
+  /** This peer's id, sent with each request (absent: not sent). */
+  peerId?: number;
 }
 
 /** Qdrant's `MessageSendErrors` of one peer URI, as `/cluster` shows it. */
@@ -90,6 +92,7 @@ export class P2pClient {
     const timeout = request.timeoutMs ?? this.options.requestTimeoutMs;
     const headers: Record<string, string> = { [WIRE_FORMAT_HEADER]: WIRE_FORMAT, [REVISION_HEADER]: String(this.options.appliedRevision()) };
     if (this.options.apiKey) headers['api-key'] = this.options.apiKey;
+    if (this.options.peerId !== undefined) headers[PEER_HEADER] = String(this.options.peerId);
     if (request.contentType) headers['content-type'] = request.contentType;
     try {
       const answer = await this.poolOf(uri).request({ method: request.method, path: request.path, headers, body: request.body, headersTimeout: timeout, bodyTimeout: timeout });

@@ -11,7 +11,7 @@ import { INVALID_KEY, keyOf, sameKey } from '../key-compare.js';
 import { isReadTask } from '../worker/tasks.js';
 import { READABLE, UPDATABLE, type ForwardedUpdate, type ReplicaState, type ShardReplica } from '../replica/replica.js';
 import {
-  CONTENT_TYPE, decode, decodeFrames, encode, REVISION_HEADER, ReplicaUnavailable, wireErrorOf, WIRE_FORMAT, WIRE_FORMAT_HEADER, wireFormatMismatch,
+  CONTENT_TYPE, decode, decodeFrames, encode, PEER_HEADER, REVISION_HEADER, ReplicaUnavailable, wireErrorOf, WIRE_FORMAT, WIRE_FORMAT_HEADER, wireFormatMismatch,
   type Answer, type ApplyAnswer, type ReplicaUpdate, type RunRequest,
 } from './wire.js';
 
@@ -19,6 +19,14 @@ import {
 export interface LocalShard {
   replica: ShardReplica;
   state: ReplicaState;
+  /**
+   * The transfer feeding this replica, if one does. Its receiver takes updates only from the
+   * transfer's source (`source`), sent once the source applied the transfer's start (`since`), and
+   * no batch of another transfer (a batch carries its transfer's clock, `clockId`): anything else
+   * is left over from before (an update meant for the replica before it was Dead, a transfer
+   * aborted since) and would land among this transfer's batches.
+   */
+  transfer?: { source: number; since: number; clockId: number };
 }
 
 /** What the p2p routes need of the peer they run in. */
@@ -100,6 +108,10 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
     if (local === null) throw new ReplicaUnavailable(`no replica of shard ${shard} of collection ${collection} on this peer`);
     const states = use === 'read' ? READABLE : use === 'update' ? UPDATABLE : null;
     if (states && !states.has(local.state)) throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer is ${local.state}`);
+    const transfer = local.transfer;
+    if (use === 'update' && transfer !== undefined && (revisionOf(request) < transfer.since || request.headers[PEER_HEADER] !== String(transfer.source))) {
+      throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer takes updates from peer ${transfer.source} sent from revision ${transfer.since} on`);
+    }
     return local.replica;
   }
 
@@ -121,6 +133,9 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
     app.post('/p2p/shards/:collection/:shard/apply', async (request: ShardRequest, reply) => {
       const updates = decodeFrames(request.body).map((frame) => decode<ReplicaUpdate>(frame));
       const replica = replicaFor(request, 'update');
+      // A transfer's batch (a negative clock id) only into the receiver of that very transfer.
+      const transfer = host.localReplica(request.params.collection, shardOf(request))?.transfer;
+      if (updates.some((u) => u.clock.clockId < 0 && u.clock.clockId !== transfer?.clockId)) throw new ReplicaUnavailable('a batch of a transfer that no longer runs');
       // Started in the batch's order, not awaited one by one: the replica keeps the order of the
       // calls and logs a run of queued updates with one synced write.
       const outcomes = await Promise.allSettled(updates.map((update) => replica.run(update, null)));

@@ -5,7 +5,8 @@
 // flight: updates called while a batch is in flight queue and go together as the next batch (the
 // peer logs them with one synced write, as a local worker does), and a task that is not an update
 // (open, drop, an index) goes alone in its turn. Reads change nothing and go at once, one request
-// each. One RemoteReplica must exist per (peer, shard) for the lane to order the shard's updates.
+// each. A turn may be reserved for an update known later (a transfer's batch): the lane waits
+// for it. One RemoteReplica must exist per (peer, shard) for the lane to order the shard's updates.
 
 import { fromWire } from '../errors.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
@@ -13,11 +14,13 @@ import { isReadTask } from '../worker/tasks.js';
 import type { P2pClient } from './p2p-client.js';
 import { encode, type ReplicaUpdate } from './wire.js';
 import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../replica/replica.js';
+import type { ApplyTask, LaneSlot, ReceiverLane } from '../replica/transfer-proxy.js';
 import type { ShardId } from '../replica/shard-id.js';
 
 /** A task waiting in the lane for its turn, with its caller's answer. */
 interface Queued {
-  task: ReplicaTask;
+  /** Null while a reserved turn waits for its update (`reserve`): the lane waits with it. */
+  task: ReplicaTask | null;
   deadline: DeadlineBudget | null;
   /** An update's wire form, encoded as it queues (so a batch's size is known before it goes). */
   frame: Buffer | null;
@@ -42,7 +45,7 @@ function onlyReads(task: ReplicaTask): boolean {
   return isReadTask(task) || (task.type === 'apply' && task.dryRun);
 }
 
-export class RemoteReplica implements ShardReplica {
+export class RemoteReplica implements ShardReplica, ReceiverLane {
   private readonly lane: Queued[] = [];
   private sending = false;
   private readonly batchBytes: number;
@@ -60,6 +63,33 @@ export class RemoteReplica implements ShardReplica {
     });
   }
 
+  /**
+   * Keeps the lane's next turn for an update known later (a transfer's batch, read while the
+   * updates behind it queue): nothing behind it is sent before it is filled or dropped.
+   */
+  reserve(): LaneSlot {
+    let settle!: { resolve: (result: unknown) => void; reject: (err: unknown) => void };
+    const sent = new Promise<void>((resolve, reject) => {
+      settle = { resolve: () => resolve(), reject };
+    });
+    const queued: Queued = { task: null, deadline: null, frame: null, ...settle };
+    this.lane.push(queued);
+    return {
+      sent,
+      fill: (update: ApplyTask) => {
+        queued.task = update;
+        queued.frame = encode(update);
+        this.pump();
+      },
+      drop: (err?: unknown) => {
+        this.lane.splice(this.lane.indexOf(queued), 1);
+        if (err === undefined) queued.resolve(null);
+        else queued.reject(err);
+        this.pump();
+      },
+    };
+  }
+
   /** Hands an update to this peer as the leader of the shard's replicas (medium/strong ordering); answers its operation id. */
   forward(update: ForwardedUpdate): Promise<number> {
     return this.client.forward(this.uri, this.shard, update);
@@ -72,7 +102,7 @@ export class RemoteReplica implements ShardReplica {
 
   /** Sends the lane's next request, unless one is in flight; sends the one after once it is answered. */
   private pump(): void {
-    if (this.sending || this.lane.length === 0) return;
+    if (this.sending || this.lane.length === 0 || this.lane[0].task === null) return;
     this.sending = true;
     const sent = this.lane[0].frame === null ? this.sendAlone() : this.sendBatch();
     void sent.finally(() => {
@@ -85,7 +115,7 @@ export class RemoteReplica implements ShardReplica {
   private async sendBatch(): Promise<void> {
     let size = 0;
     let count = 0;
-    while (count < this.lane.length && this.lane[count].frame !== null && (count === 0 || size + this.lane[count].frame!.length <= this.batchBytes)) {
+    while (count < this.lane.length && this.lane[count].task !== null && this.lane[count].frame !== null && (count === 0 || size + this.lane[count].frame!.length <= this.batchBytes)) {
       size += this.lane[count].frame!.length;
       count++;
     }
@@ -104,7 +134,7 @@ export class RemoteReplica implements ShardReplica {
   private async sendAlone(): Promise<void> {
     const queued = this.lane[0];
     try {
-      queued.resolve(await this.client.run(this.uri, this.shard, queued.task, queued.deadline));
+      queued.resolve(await this.client.run(this.uri, this.shard, queued.task!, queued.deadline));
     } catch (err) {
       queued.reject(err);
     } finally {

@@ -14,6 +14,8 @@ import type { ReplicaTask } from '../replica/replica.js';
 export const CONTENT_TYPE = 'application/octet-stream';
 /** The control-plane revision the sender had applied when it sent the request. */
 export const REVISION_HEADER = 'x-quiver-revision';
+/** The sender's peer id (a transfer's receiver takes updates from its transfer's source only). */
+export const PEER_HEADER = 'x-quiver-peer';
 /** The sender's wire format (WIRE_FORMAT). */
 export const WIRE_FORMAT_HEADER = 'x-quiver-wire';
 /** V8's serialisation is only promised to read back in the Node major that wrote it. */

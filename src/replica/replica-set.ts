@@ -12,7 +12,7 @@ import { activeConsistency, activeOrdering } from './request-scope.js';
 import { WriteQueue } from '../write-queue.js';
 import { answersReads, countReplicas, fanOut, gatherAnswers, notEnoughReplicas, readOrder, readRequirement, ReadsFailed, type ReplicaStanding } from './read-consistency.js';
 import { resolveAnswers, resolves } from './read-resolution.js';
-import type { ReplicaResult, ReplicaState, ReplicaTask, ShardReplica, WriteOrdering } from './replica.js';
+import { FED_BY_TRANSFER, type ReplicaResult, type ReplicaState, type ReplicaTask, type ShardReplica, type WriteOrdering } from './replica.js';
 import { isTransient } from './replica-errors.js';
 import type { ReplicaStates } from './replica-states.js';
 import type { ShardId } from './shard-id.js';
@@ -45,9 +45,21 @@ export interface ReplicaSetOptions {
   localLifecycle?: boolean;
 }
 
+/** A replica an update goes to, with its state when it was sent. */
+interface Target {
+  replica: ShardReplica;
+  state: ReplicaState;
+}
+
 export class ReplicaSet {
   private readonly writes = new WriteQueue();
   private updating = 0;
+  /** Updates sent and not settled on every target yet. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** The replicas the last update went to directly (null before the first). */
+  private lastTargets: Set<number> | null = null;
+  /** Set while updates wait for earlier ones to settle (`dispatch`); each sends after the one before. */
+  private gate: Promise<unknown> | null = null;
   /** Peers whose replica failed an update, skipped until the states show them Dead (Qdrant's locally disabled peers). */
   private readonly disabled = new Set<number>();
   readonly peer: number;
@@ -174,28 +186,86 @@ export class ReplicaSet {
    * Applies an update on every replica that takes updates, and judges the outcome
    * (write-outcome.ts): it stands once `min(write_consistency_factor, replicas)` applied it, one
    * of them a source of truth; the replicas that failed it meanwhile are marked Dead (with
-   * `wait`, the answer waits until they are). Otherwise the first failure answers.
+   * `wait`, the answer waits until they are). Otherwise the first failure answers. A replica
+   * fed by a transfer gets it through the transfer's source (`relay`).
    */
   private async applyHere<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
-    const targets = this.replicas.map((r) => ({ replica: r, state: this.stateOf(r) })).filter((t): t is { replica: ShardReplica; state: ReplicaState } => takesUpdates(t.state, this.disabled.has(t.replica.peer)));
-    if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
     const waits = task.type !== 'apply' || task.wait;
     const queued = task.type === 'apply' ? 1 : 0;
     this.updating += queued;
-    const settled = await Promise.allSettled(targets.map(({ replica, state }) => replica.run(task.type === 'apply' && appliesWithoutWait(state) ? { ...task, wait: false } : task, null)));
+    const { targets, relays, settled } = await this.dispatch(task);
     this.updating -= queued;
     const outcomes: TargetOutcome[] = settled.map((s, i) => {
       const { replica, state } = targets[i];
       return s.status === 'fulfilled' ? { peer: replica.peer, state, ok: true, completed: waits && !appliesWithoutWait(state) } : { peer: replica.peer, state, ok: false, error: s.reason };
     });
     const verdict = judgeUpdate(outcomes, this.replicas.length, this.params().writeConsistencyFactor);
-    const marked = this.deactivate(verdict.deactivate);
+    // A source marked Dead did not pass the update on either: its receivers missed it too.
+    const missed = verdict.deactivate.flatMap(({ peer }) => (relays.get(peer) ?? []).map((receiver): Deactivation => ({ peer: receiver, from: 'Partial' })));
+    const marked = this.deactivate([...verdict.deactivate, ...missed]);
     if (verdict.accepted && waits && verdict.waitForDeactivation && !(await this.shownWithin(marked))) {
       throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
     }
     if (verdict.error !== null) throw verdict.error;
     const answer = settled[targets.findIndex((t) => t.replica.peer === verdict.answerFrom)];
     return (answer as PromiseFulfilledResult<ReplicaResult<T>>).value;
+  }
+
+  /** The replicas that take an update now, and the receivers each transfer source passes it on to. */
+  private targets(): { targets: Target[]; relays: Map<number, number[]> } {
+    const targets: Target[] = [];
+    const relays = new Map<number, number[]>();
+    for (const replica of this.replicas) {
+      const state = this.stateOf(replica);
+      if (takesUpdates(state, this.disabled.has(replica.peer))) targets.push({ replica, state: state! });
+      const source = state !== undefined && FED_BY_TRANSFER.has(state) ? this.states.transferSourceOf?.(replica.peer) : undefined;
+      if (source !== undefined) relays.set(source, [...(relays.get(source) ?? []), replica.peer]);
+    }
+    return { targets, relays };
+  }
+
+  /**
+   * Sends an update to its targets, in the order of the calls. When a replica becomes a direct
+   * target (a transfer just ended, its receiver is Active), the update waits until every update
+   * sent before it settled: those reached that replica through the transfer's source, and a
+   * direct one must not overtake them (the replica would skip the older clock tags it then meets).
+   * Updates called while one waits queue behind it, so the order of the calls holds.
+   */
+  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; settled: PromiseSettledResult<unknown>[] }> {
+    const send = () => {
+      const { targets, relays } = this.targets();
+      if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
+      this.lastTargets = new Set(targets.map((t) => t.replica.peer));
+      const seen = this.states.revision?.();
+      const sent = Promise.allSettled(targets.map(({ replica, state }) => {
+        let sentTask = task.type === 'apply' && appliesWithoutWait(state) ? { ...task, wait: false } : task;
+        const relay = relays.get(replica.peer);
+        if (sentTask.type === 'apply' && (relay || seen !== undefined)) sentTask = { ...sentTask, ...(relay ? { relay } : {}), ...(seen !== undefined ? { seen } : {}) };
+        return replica.run(sentTask, null);
+      }));
+      this.inFlight.add(sent);
+      void sent.finally(() => this.inFlight.delete(sent));
+      return sent.then((settled) => ({ targets, relays, settled }));
+    };
+    const last = this.lastTargets;
+    if (this.gate === null && this.inFlight.size > 0 && last !== null && this.targets().targets.some((t) => !last.has(t.replica.peer))) {
+      this.gate = Promise.allSettled([...this.inFlight]);
+    }
+    if (this.gate === null) {
+      try {
+        return send();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const turn = this.gate.then(send);
+    const gate = turn.then(() => undefined, () => undefined);
+    this.gate = gate;
+    // The last one queued behind the gate lifts it once sent.
+    void gate.then(() => {
+      if (this.gate === gate) this.gate = null;
+    });
+    return turn;
   }
 
   /** Whether `marked` resolves within the deactivation timeout (a mark that failed never shows). */

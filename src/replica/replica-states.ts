@@ -16,6 +16,13 @@ export interface ReplicaStates {
    * this peer applied the change proposed through etcd.
    */
   markFailed(peer: number, from: ReplicaState | null): Promise<void>;
+  /**
+   * The peer whose replica feeds `peer`'s through a transfer (FED_BY_TRANSFER), if one does: the
+   * set sends that source the updates to pass on. Absent where no transfer ever runs (a single node).
+   */
+  transferSourceOf?(peer: number): number | undefined;
+  /** The revision of the states read (a cluster view's), stamped on each update (`seen`). */
+  revision?(): number;
 }
 
 /**

@@ -32,6 +32,18 @@ export const UPDATABLE: ReadonlySet<ReplicaState> = new Set<ReplicaState>([...RE
  */
 export const SOURCE_OF_TRUTH: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Active', 'ActiveRead', 'Resharding', 'ReshardingScaleDown']);
 
+/**
+ * States of a replica fed by its transfer's source alone: replica sets send it no update
+ * directly; the source passes on every update it applies while the transfer runs, and those a
+ * set asks it to (`relay` of an apply task: the set still sees the transfer running). A stream transfer
+ * interleaves the source's batches with the updates at the places the source applied them, so
+ * that a batch read before an update never lands after it; an update that also came directly
+ * could overtake a batch, or be taken twice (a shard skips a clock tag it has seen, so the later
+ * copy of two would be lost rather than replayed). Quiver's Partial replicas only ever come from
+ * a stream transfer.
+ */
+export const FED_BY_TRANSFER: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial']);
+
 /** States of a replica that is receiving the shard from another (Qdrant's `is_partial_or_recovery`). */
 export const RECEIVING: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead']);
 

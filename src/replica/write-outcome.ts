@@ -3,20 +3,21 @@
 // lib/collection/src/shards/replica_set/update.rs), as pure rules over the replicas' answers.
 
 import { ServiceError } from '../errors.js';
-import { RECEIVING, SOURCE_OF_TRUTH, UPDATABLE, type ReplicaState } from './replica.js';
+import { FED_BY_TRANSFER, RECEIVING, SOURCE_OF_TRUTH, UPDATABLE, type ReplicaState } from './replica.js';
 import { errorText, isMissingPoint, isTransient } from './replica-errors.js';
 
 /** How long a `wait=true` update waits for failed replicas to show as no longer Active (Qdrant's `DEFAULT_SHARD_DEACTIVATION_TIMEOUT`). */
 export const DEACTIVATION_TIMEOUT_MS = 30_000;
 
 /**
- * Whether a replica in `state` takes updates: Active, Partial, Initializing and Listener ones
- * (and the resharding states); Recovery and PartialSnapshot only with a forced clock tag, which
- * no update of this path carries; Dead never. A replica this peer disabled after a failure
- * takes none until its new state is applied.
+ * Whether a replica in `state` takes updates directly from a replica set: Active, Initializing
+ * and Listener ones (and the resharding states); a Partial one through its transfer's source only
+ * (FED_BY_TRANSFER); Recovery and PartialSnapshot only with a forced clock tag, which no update
+ * of this path carries; Dead never. A replica this peer disabled after a failure takes none
+ * until its new state is applied.
  */
 export function takesUpdates(state: ReplicaState | undefined, disabled: boolean): boolean {
-  return state !== undefined && UPDATABLE.has(state) && !disabled;
+  return state !== undefined && UPDATABLE.has(state) && !FED_BY_TRANSFER.has(state) && !disabled;
 }
 
 /**

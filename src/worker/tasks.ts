@@ -36,7 +36,20 @@ export type ShardTask =
    * reply comes once it is applied with `wait`, once it is durable in the log without. Sent in
    * an UpdateBatch unless it is a dry run.
    */
-  | { type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean }
+  | {
+    type: 'apply'; shard: string; ops: WriteOp[]; opId: number; clock: ClockTag; wait: boolean; dryRun: boolean;
+    /**
+     * Receivers of shard transfers that the replica taking this update feeds: set by a replica set
+     * on the update it sends to a transfer's source, whose TransferProxy (src/replica/transfer-proxy.ts)
+     * passes it on to them in order. A shard worker ignores it.
+     */
+    relay?: number[];
+    /**
+     * The control-plane revision of the view the sending replica set chose its targets from (a
+     * cluster's): a transfer's source passes on an update sent from before its transfer ended.
+     */
+    seen?: number;
+  }
   /** The shard's clock map and the extent of its log. */
   | { type: 'recovery_point'; shard: string }
   /** Up to `limit` log entries after sequence number `after`: what a replica that has `after` misses. */

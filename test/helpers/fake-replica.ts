@@ -117,17 +117,24 @@ export class FakeReplica implements ShardReplica {
       case 'count':
         if (task.filter) throw unsupported('a filter');
         return this.points.size;
+      case 'scroll': {
+        // Every point from `from` on, in id order, whole (a transfer's read): numeric ids only.
+        if (task.filter || task.orderBy) throw unsupported('a filtered or ordered scroll');
+        const ids = [...this.points.keys()].map(Number).sort((a, b) => a - b).filter((id) => task.from === null || id >= Number(task.from));
+        return ids.slice(0, task.limit).map((id) => ({ id, vectors: this.points.get(id)!.vectors, payload: this.points.get(id)!.payload ?? {} }));
+      }
       default:
         throw unsupported(`task ${task.type}`);
     }
   }
 
-  /** Upserts and deletes by id, and set_payload, which fails on a missing point: all checked before any applies. */
+  /** Upserts, deletes by id or of every point (an empty filter), and set_payload, which fails on a missing point: all checked before any applies. */
   private apply(ops: WriteOp[], opId: number, dryRun: boolean): void {
     const staged = new Map(this.points);
     for (const op of ops) {
       if (op.kind === 'upsert') for (const p of op.points) staged.set(p.id, { ...p, version: opId });
       else if (op.kind === 'delete' && 'ids' in op.target) for (const id of op.target.ids) staged.delete(id);
+      else if (op.kind === 'delete' && 'filter' in op.target && Object.keys(op.target.filter).length === 0) staged.clear();
       else if (op.kind === 'set_payload' && 'ids' in op.target) {
         for (const id of op.target.ids) {
           const point = staged.get(id);

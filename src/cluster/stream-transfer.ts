@@ -1,0 +1,216 @@
+// The source side of `stream_records` transfers: for every transfer of the view whose source is
+// this peer, its replica of the shard (a TransferProxy) clears the receiver's copy, then streams
+// its points in id order, batch by batch, among the updates it passes on meanwhile
+// (src/replica/transfer-proxy.ts says why the receiver ends equal to the source); progress goes
+// to the transfer's `comment` at most once a second; at the end the source proposes the finish
+// (the receiver Active, the key gone). A batch that does not reach the receiver, or a receiver
+// or a source replica that is no longer there, aborts the transfer (the receiver Dead; its peer's
+// recovery starts another later).
+//
+// `prepare` runs BEFORE the placement takes a view: it makes this peer's replica feed a new
+// transfer's receiver (every update it applies from then on is passed on, whichever peer's set
+// sent it) in the same step as it queues the clearing of the receiver's copy, first in the
+// receiver's lane; it stops the feeding once the view no longer holds the transfer (updates sent
+// from before come relayed or stamped with the view they were sent from). A transfer this peer finds already under way when it starts (created at
+// or before the first view it applied) was run by its previous process, which left the receiver
+// missing what it never passed on: it is aborted.
+
+import type { PointId } from '../model.js';
+import type { ShardId } from '../replica/shard-id.js';
+import { transferClock, type TransferProxy } from '../replica/transfer-proxy.js';
+import { sameTransfer, type ClusterView, type ShardTransfer } from './cluster-view.js';
+import type { ControlPlane } from './control-plane.js';
+import { transferKey, type PeerId } from './keys.js';
+
+/** What the runner proposes. */
+export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'abortTransfer' | 'setTransferComment' | 'setReplicaState'>;
+
+export interface TransferRunnerOptions {
+  peer: PeerId;
+  controlPlane: TransferProposer;
+  /** This peer's replica of a shard as a view places it (ClusterPlacement.transferSource). */
+  source: (view: ClusterView, collection: string, shard: number) => TransferProxy | null;
+  /** The revision of the first view this process applied: transfers created at or before it are its predecessor's. */
+  firstRevision: number;
+  /** Settles once this peer applied `revision` (the apply loop's wait), rejects after `timeoutMs`. */
+  waitApplied: (revision: number, timeoutMs: number) => Promise<void>;
+  /** Points per batch (default 100, Qdrant's batch for a stream transfer). */
+  batchSize?: number;
+  /** Least time between two progress comments (default 1 s). */
+  commentIntervalMs?: number;
+  log: { warn(message: string): void };
+}
+
+const DEFAULT_BATCH = 100;
+const COMMENT_INTERVAL_MS = 1000;
+/** Batches read and not yet answered by the receiver, at most (the lane holds them in memory). */
+const BATCHES_AHEAD = 4;
+/** How long the clearing waits for this peer to have applied its transfer's start. */
+const START_WAIT_MS = 30_000;
+
+/** Qdrant's progress comment of a stream transfer: done/total, the time since the start, and the estimated time left. */
+export function progressComment(done: number, total: number, elapsedMs: number): string {
+  const all = Math.max(done, total);
+  const eta = done > 0 ? `${((elapsedMs / done) * (all - done) / 1000).toFixed(2)}s` : '-';
+  return `Transferring records (${done}/${all}), started ${Math.floor(elapsedMs / 1000)}s ago, ETA: ${eta}`;
+}
+
+/** One transfer this peer streams. */
+interface Run {
+  transfer: ShardTransfer;
+  /** This peer's replica feeding the receiver (null: it holds none). */
+  proxy: TransferProxy | null;
+  stopped: boolean;
+  /** A comment is being stored. */
+  commenting: boolean;
+}
+
+export class TransferRunner {
+  private readonly runs = new Map<string, Run>();
+  /** Transfers of a previous process, to abort once the view is applied. */
+  private readonly orphans: ShardTransfer[] = [];
+  private view: ClusterView | null = null;
+  private readonly batchSize: number;
+  private readonly commentIntervalMs: number;
+
+  constructor(private readonly options: TransferRunnerOptions) {
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH;
+    this.commentIntervalMs = options.commentIntervalMs ?? COMMENT_INTERVAL_MS;
+  }
+
+  /** Before the placement takes `view`: starts the view's new transfers from this peer (their clearing queued at once), stops those gone. */
+  prepare(view: ClusterView): void {
+    this.view = view;
+    // A run is kept until its transfer leaves the view: one that ended is not started again by a view from before its end.
+    for (const [key, run] of this.runs) {
+      if (view.transfers.some((t) => transferKey(t) === key && t.createRevision === run.transfer.createRevision)) continue;
+      run.stopped = true;
+      // From now on only the updates sent from before this view go on (transfer-proxy.ts), if it finished.
+      const finished = view.replicas(run.transfer.collection, run.transfer.shard)?.get(run.transfer.to) === 'Active';
+      run.proxy?.stopFeeding(run.transfer.to, finished ? view.revision : null);
+      this.runs.delete(key);
+    }
+    for (const transfer of view.transfers) {
+      const key = transferKey(transfer);
+      if (transfer.from !== this.options.peer || this.runs.get(key)?.transfer.createRevision === transfer.createRevision) continue;
+      if (transfer.createRevision <= this.options.firstRevision) {
+        if (!this.orphans.some((o) => sameTransfer(o, transfer))) this.orphans.push(transfer);
+        continue;
+      }
+      const proxy = this.options.source(view, transfer.collection, transfer.shard);
+      const run: Run = { transfer, proxy, stopped: false, commenting: false };
+      this.runs.set(key, run);
+      // Every update queued here from now on goes to the receiver too, behind the clearing queued in the same step.
+      proxy?.feed(transfer.to);
+      void this.stream(run);
+    }
+  }
+
+  /** After the view is applied: aborts the transfers a previous process of this peer left. */
+  settle(): void {
+    for (const orphan of this.orphans.splice(0)) void this.abort(orphan, 'its source restarted');
+  }
+
+  /** Stops every transfer (the peer stops); the receivers are aborted by their own peers' recovery once this one is gone. */
+  stop(): void {
+    for (const run of this.runs.values()) {
+      run.stopped = true;
+      run.proxy?.stopFeeding(run.transfer.to, null);
+    }
+  }
+
+  /**
+   * An update this peer was to pass on to `peer` did not reach it: the transfer feeding it is
+   * aborted; a receiver already Active (its transfer just ended) missed an update, so it is Dead.
+   */
+  relayFailed(shard: ShardId, peer: number, err: unknown): void {
+    const view = this.view;
+    if (view === null) return;
+    const transfer = view.transferTo(shard.collection, shard.shard, peer);
+    if (transfer && transfer.from === this.options.peer) {
+      const run = this.runs.get(transferKey(transfer));
+      if (run) run.stopped = true;
+      void this.abort(transfer, `an update did not reach the receiver: ${message(err)}`);
+      return;
+    }
+    if (view.replicas(shard.collection, shard.shard)?.get(peer) === 'Active') {
+      this.options.controlPlane.setReplicaState(shard.collection, shard.shard, peer, 'Dead', ['Active'])
+        .catch((e: unknown) => this.options.log.warn(`marking peer ${peer}'s replica of ${shard.collection}:${shard.shard} Dead: ${message(e)}`));
+    }
+  }
+
+  private async stream(run: Run): Promise<void> {
+    const { transfer, proxy } = run;
+    // When this peer's task started, as Qdrant counts it (not the proposer's clock).
+    const startedAt = Date.now();
+    try {
+      if (proxy === null) throw new Error('this peer holds no replica of the shard');
+      const tag = transferClock(this.options.peer, transfer.createRevision);
+      let tick = 1;
+      // Every request carries the revision its sender applied, and the receiver serves it once it
+      // applied that too: sent after this peer applied the start, the receiver is Partial by then.
+      const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
+      const cleared = proxy.clear(transfer.to, tag(tick++), started);
+      cleared.catch(() => undefined); // awaited below; a failure stops the run there
+      const sends: Promise<void>[] = [cleared];
+      const total = await proxy.inner.run({ type: 'count', filter: null }, null);
+      let done = 0;
+      let from: PointId | null = null;
+      let lastComment = 0;
+      for (;;) {
+        if (run.stopped) return;
+        const batch = proxy.batch(transfer.to, from, this.batchSize, tag(tick++), 0);
+        sends.push(batch.sent);
+        batch.sent.catch(() => undefined); // awaited below; a failure stops the run there
+        const { count, next } = await batch.read;
+        done += count;
+        if (Date.now() - lastComment >= this.commentIntervalMs) {
+          lastComment = Date.now();
+          this.comment(run, progressComment(done, total, Date.now() - startedAt));
+        }
+        if (next === null) break;
+        from = next;
+        if (sends.length > BATCHES_AHEAD) await sends[sends.length - 1 - BATCHES_AHEAD];
+      }
+      await Promise.all(sends);
+      if (run.stopped) return;
+      const { ended } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
+      // Gone already (aborted), or this peer's replica is no longer Active: aborted, if still there.
+      if (!ended) throw new Error('the transfer could not be finished');
+    } catch (err) {
+      if (run.stopped) return;
+      run.stopped = true;
+      await this.abort(transfer, message(err));
+    }
+  }
+
+  /** Stores progress unless the previous comment is still being stored (comments are a display, not a log). */
+  private comment(run: Run, text: string): void {
+    if (run.commenting) return;
+    run.commenting = true;
+    const { transfer } = run;
+    void this.options.controlPlane.setTransferComment(transfer, transfer.createRevision, text)
+      .catch((err: unknown) => this.options.log.warn(`storing the progress of ${describe(transfer)}: ${message(err)}`))
+      .finally(() => {
+        run.commenting = false;
+      });
+  }
+
+  private async abort(transfer: ShardTransfer, reason: string): Promise<void> {
+    this.options.log.warn(`aborting the transfer of ${describe(transfer)}: ${reason}`);
+    try {
+      await this.options.controlPlane.abortTransfer(transfer, transfer.createRevision);
+    } catch (err) {
+      // The receiver's recovery aborts it too once this peer's replica is gone or not Active.
+      this.options.log.warn(`the transfer of ${describe(transfer)} could not be aborted: ${message(err)}`);
+    }
+  }
+}
+
+function describe(transfer: ShardTransfer): string {
+  return `shard ${transfer.collection}:${transfer.shard} from peer ${transfer.from} to peer ${transfer.to}`;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,46 @@
+// A transfer's receiver on the p2p routes (src/peer/p2p-server.ts): while Partial it takes updates
+// from its transfer's source only, sent once the source applied the transfer's start, and no
+// batch of another transfer; anything else is left over from before (an update meant for the
+// replica before it was Dead, a transfer aborted since) and is refused as a replica failure.
+
+import t from 'tap';
+import { buildP2pApp, type LocalShard } from '../src/peer/p2p-server.js';
+import { CONTENT_TYPE, decode, encode, encodeFrames, PEER_HEADER, REVISION_HEADER, shardRoute, WIRE_FORMAT, WIRE_FORMAT_HEADER, type ApplyAnswer, type ReplicaUpdate } from '../src/peer/wire.js';
+import { transferClockId } from '../src/replica/transfer-proxy.js';
+import { FakeReplica } from './helpers/fake-replica.js';
+
+const SHARD = { collection: 'c', shard: 0 };
+const SOURCE = 1;
+const START = 10;
+
+t.test('a Partial receiver takes updates from its source, sent from its transfer\'s start on, and its own batches only', async (t) => {
+  const replica = new FakeReplica(SHARD, 2);
+  const local: LocalShard = { replica, state: 'Partial', transfer: { source: SOURCE, since: START, clockId: transferClockId(START) } };
+  const app = buildP2pApp({
+    host: { localReplica: () => local, forward: () => Promise.reject(new Error('no leader here')), awaitRevision: async () => true },
+    apiKey: null,
+    revisionWaitMs: 1000,
+  });
+  t.teardown(() => app.close());
+  const update = (id: number, clockId = 1): ReplicaUpdate => ({ type: 'apply', ops: [{ kind: 'upsert', points: [{ id, vectors: {}, payload: null }], mode: 'upsert', updateFilter: null }], opId: id, clock: { peer: SOURCE, clockId, tick: id }, wait: true, dryRun: false });
+  const send = (revision: number, peer: number, body: ReplicaUpdate) => app.inject({
+    method: 'POST',
+    url: shardRoute('c', 0, 'apply'),
+    headers: { 'content-type': CONTENT_TYPE, [WIRE_FORMAT_HEADER]: WIRE_FORMAT, [REVISION_HEADER]: String(revision), [PEER_HEADER]: String(peer) },
+    payload: encodeFrames([encode(body)]),
+  });
+  const refusal = (answer: { statusCode: number; rawPayload: Buffer }) => [answer.statusCode, decode<{ error: { message: string } }>(answer.rawPayload).error.message];
+  const refused = 'Service internal error: the replica of shard 0 of collection c on this peer takes updates from peer 1 sent from revision 10 on';
+
+  t.same(refusal(await send(START - 1, SOURCE, update(1))), [500, refused], 'sent before the source applied the start');
+  t.same(refusal(await send(START, 3, update(2))), [500, refused], 'sent by another peer');
+  t.same(refusal(await send(START, SOURCE, update(3, transferClockId(START - 3)))), [500, 'Service internal error: a batch of a transfer that no longer runs'], 'a batch of an earlier transfer');
+  t.same([...replica.points.keys()], [], 'nothing applied');
+
+  for (const [id, clockId] of [[4, 1], [5, transferClockId(START)]]) {
+    const answer = await send(START, SOURCE, update(id, clockId));
+    t.equal(answer.statusCode, 200);
+    t.same(decode<ApplyAnswer>(answer.rawPayload), { replies: [{ ok: null }] });
+  }
+  t.same([...replica.points.keys()], [4, 5], 'an update passed on and a batch of this transfer');
+});

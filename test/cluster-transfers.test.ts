@@ -1,0 +1,202 @@
+// Shard transfers in the control plane, against a real one-member etcd: the key layout, the start
+// (receiver Dead -> Partial and the key created in one transaction, refused by states, by an
+// existing transfer and by the per-peer limits), the finish (Partial -> Active, key gone), the
+// abort (Partial -> Dead, key gone), progress comments, concurrent starts (one winner), and the
+// transfers' removal with their collection.
+
+import { Etcd3 } from 'etcd3';
+import t, { type Test } from 'tap';
+import { fromCreateRequest } from '../src/api/collection-config.js';
+import { ApplyLoop } from '../src/cluster/apply-loop.js';
+import { changesBetween, type ClusterView } from '../src/cluster/cluster-view.js';
+import { ControlPlane, type TransferLimits } from '../src/cluster/control-plane.js';
+import { clusterNamespace, decodeTransferRecord, parseKey, transferKey, ClusterValueError, type PeerInfo } from '../src/cluster/keys.js';
+import { registerPeer } from '../src/cluster/peer-registry.js';
+import { progressComment } from '../src/cluster/stream-transfer.js';
+import { loadConfig } from '../src/config/config.js';
+import { startTestEtcd } from './helpers/etcd-member.js';
+
+const WAIT_MS = 10_000;
+const ONE_EACH: TransferLimits = { incoming: 1, outgoing: 1 };
+const NO_LIMIT: TransferLimits = { incoming: null, outgoing: null };
+
+function client(t: Test, url: string): Etcd3 {
+  const c = new Etcd3({ hosts: url });
+  t.teardown(() => c.close());
+  return c;
+}
+
+function peer(id: number): PeerInfo {
+  return { uri: `http://127.0.0.1:${6000 + id}/`, etcd_member_id: String(1000 + id), etcd_peer_url: `http://127.0.0.1:${7000 + id}`, version: '0.1.0' };
+}
+
+/** Four peers, two proposers, an observer's apply loop, and collection `c` of `shards` shards with three replicas each, all Active. */
+async function cluster(t: Test, shards = 2) {
+  const member = await startTestEtcd(t);
+  const a = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
+  const b = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
+  const registrar = client(t, member.clientUrl);
+  for (let id = 1; id <= 4; id++) await registerPeer(registrar, id, peer(id));
+  const loop = new ApplyLoop({ namespace: clusterNamespace(client(t, member.clientUrl)), onApply: async () => {} });
+  t.teardown(() => loop.stop());
+  await loop.start();
+  const seen = async (revision: number): Promise<ClusterView> => {
+    await loop.waitApplied(revision, WAIT_MS);
+    return loop.current;
+  };
+  const config = fromCreateRequest({ vectors: { size: 4, distance: 'Cosine' }, shard_number: shards, replication_factor: 3 } as Parameters<typeof fromCreateRequest>[0], 4);
+  const { placement } = await a.createCollection('c', config);
+  for (const [shard, peers] of placement) for (const p of peers) await a.setReplicaState('c', shard, p, 'Active', ['Initializing']);
+  return { a, b, seen, placement };
+}
+
+t.test('transfer keys: encoded under transfers/, parsed back with their parts, records checked', async (t) => {
+  const ref = { collection: 'a/b c', shard: 12, from: 7, to: 9007199254740991 };
+  const key = transferKey(ref);
+  t.equal(key, 'transfers/a%2Fb%20c/12/7-9007199254740991');
+  t.same(parseKey(key), { kind: 'transfer', ...ref });
+  t.same(parseKey('transfers/c/1/7'), { kind: 'unknown' });
+  t.same(parseKey('transfers/c/x/1-2'), { kind: 'unknown' });
+  t.same(parseKey('transfers/c/1/1-2/more'), { kind: 'unknown' });
+  t.same(decodeTransferRecord(key, '{"method":"stream_records","sync":true,"started_at":"2026-01-01T00:00:00Z","comment":"x"}'),
+    { method: 'stream_records', sync: true, started_at: '2026-01-01T00:00:00Z', comment: 'x' });
+  const failure = (text: string) => {
+    try {
+      decodeTransferRecord(key, text);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  };
+  const method = failure('{"method":"snapshot","sync":true,"started_at":"x"}');
+  t.type(method, ClusterValueError);
+  t.equal((method as Error).message, `cluster state key quiver/${key}: unknown transfer method snapshot`);
+  const sync = failure('{"method":"stream_records","sync":"yes","started_at":"x"}');
+  t.type(sync, ClusterValueError);
+  t.equal((sync as Error).message, `cluster state key quiver/${key}: member sync is not a boolean`);
+});
+
+t.test('storage.performance transfer limits: Qdrant\'s defaults (1 each), the environment, refusals', async (t) => {
+  t.same(loadConfig([], {}).storage.performance, { incoming_shard_transfers_limit: 1, outgoing_shard_transfers_limit: 1 });
+  const env = { QDRANT__STORAGE__PERFORMANCE__INCOMING_SHARD_TRANSFERS_LIMIT: '3', QDRANT__STORAGE__PERFORMANCE__OUTGOING_SHARD_TRANSFERS_LIMIT: '0', QDRANT__STORAGE__PERFORMANCE__MAX_SEARCH_THREADS: '2' };
+  t.same(loadConfig([], env).storage.performance, { incoming_shard_transfers_limit: 3, outgoing_shard_transfers_limit: 0 }, 'other performance keys are ignored');
+  t.throws(() => loadConfig([], { QDRANT__STORAGE__PERFORMANCE__INCOMING_SHARD_TRANSFERS_LIMIT: '-1' }), /invalid storage\.performance\.incoming_shard_transfers_limit: -1 \(a whole number of transfers, or null\)/);
+});
+
+t.test('progress comment: Qdrant\'s shape, the total never below what was done', async (t) => {
+  t.equal(progressComment(0, 5000, 400), 'Transferring records (0/5000), started 0s ago, ETA: -');
+  t.equal(progressComment(1200, 5000, 3000), 'Transferring records (1200/5000), started 3s ago, ETA: 9.50s');
+  t.equal(progressComment(120, 100, 2500), 'Transferring records (120/120), started 2s ago, ETA: 0.00s');
+});
+
+t.test('start, comment and finish: each one transaction, every peer sees states and key change together', async (t) => {
+  const { a, seen, placement } = await cluster(t);
+  const [from, to] = placement.get(0)!;
+  const ref = { collection: 'c', shard: 0, from, to };
+
+  const notDead = await a.startTransfer(ref, true, ONE_EACH);
+  t.same([notDead.started, notDead.reason], [false, `the receiver's replica is Active`], 'only a Dead replica is recovered');
+  const before = await seen((await a.setReplicaState('c', 0, to, 'Dead', ['Active'])).revision);
+
+  const started = await a.startTransfer(ref, true, ONE_EACH);
+  t.equal(started.started, true);
+  const view = await seen(started.revision);
+  t.equal(view.replicas('c', 0)!.get(to), 'Partial');
+  t.equal(view.transfers.length, 1);
+  const transfer = view.transfers[0];
+  t.match(transfer, { collection: 'c', shard: 0, from, to, record: { method: 'stream_records', sync: true }, createRevision: started.revision });
+  t.equal(view.transferTo('c', 0, to), transfer);
+  t.ok(changesBetween(before, view).transfersChanged);
+  t.same(changesBetween(before, view).shardsChanged, [{ collection: 'c', shard: 0 }]);
+
+  const again = await a.startTransfer(ref, true, NO_LIMIT);
+  t.equal(again.started, false, 'a second start of the same transfer changes nothing');
+
+  const commented = await a.setTransferComment(ref, transfer.createRevision, 'Transferring records (1/2), started 0s ago, ETA: -');
+  t.equal(commented.stored, true);
+  t.equal((await seen(commented.revision)).transferTo('c', 0, to)!.record.comment, 'Transferring records (1/2), started 0s ago, ETA: -');
+  t.equal((await a.setTransferComment(ref, transfer.createRevision + 1000, 'stale')).stored, false, 'another run of the transfer is not commented');
+
+  t.equal((await a.finishTransfer(ref, transfer.createRevision + 1000)).ended, false, 'another run of the transfer is not finished');
+  const finished = await a.finishTransfer(ref, transfer.createRevision);
+  t.equal(finished.ended, true);
+  const after = await seen(finished.revision);
+  t.equal(after.replicas('c', 0)!.get(to), 'Active');
+  t.same(after.transfers, []);
+  t.equal((await a.finishTransfer(ref)).ended, false, 'a finished transfer ends once');
+  t.equal((await a.abortTransfer(ref)).ended, false, 'nor is it aborted after');
+  t.equal((await seen((await a.abortTransfer(ref)).revision)).replicas('c', 0)!.get(to), 'Active');
+});
+
+t.test('abort: the receiver back to Dead, the key gone; the source must be Active to start and to finish', async (t) => {
+  const { a, seen, placement } = await cluster(t);
+  const [from, to, third] = placement.get(0)!;
+  await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
+  await a.setReplicaState('c', 0, third, 'Dead', ['Active']);
+  const deadSource = await a.startTransfer({ collection: 'c', shard: 0, from: third, to }, true, NO_LIMIT);
+  t.same([deadSource.started, deadSource.reason], [false, `the source's replica is Dead`]);
+  const ref = { collection: 'c', shard: 0, from, to };
+  t.equal((await a.startTransfer(ref, true, NO_LIMIT)).started, true);
+  // The source failed an update meanwhile: the receiver may have missed it, so no finish.
+  const sourceDead = await a.setReplicaState('c', 0, from, 'Dead', ['Active']);
+  t.equal((await a.finishTransfer(ref)).ended, false, 'no finish from a source that is not Active');
+  t.equal((await seen(sourceDead.revision)).replicas('c', 0)!.get(to), 'Partial');
+  const aborted = await a.abortTransfer(ref);
+  t.equal(aborted.ended, true);
+  const view = await seen(aborted.revision);
+  t.equal(view.replicas('c', 0)!.get(to), 'Dead');
+  t.equal(view.replicas('c', 0)!.get(from), 'Dead');
+  t.same(view.transfers, []);
+});
+
+t.test('limits: one incoming and one outgoing transfer per peer by default; null is no limit', async (t) => {
+  const { a, seen, placement } = await cluster(t, 4);
+  // Two shards that share a peer to receive in and another to send from.
+  const shards = [...placement];
+  const pick = () => {
+    for (const [s1, p1] of shards) for (const [s2, p2] of shards) {
+      if (s1 >= s2) continue;
+      const receivers = p1.filter((p) => p2.includes(p));
+      for (const to of receivers) {
+        const from = p1.find((p) => p !== to && p2.includes(p));
+        if (from !== undefined) return { s1, s2, to, from };
+      }
+    }
+    return null;
+  };
+  const chosen = pick();
+  if (!chosen) throw new Error('two shards of three replicas over four peers share two peers');
+  const { s1, s2, to, from } = chosen;
+  await a.setReplicaState('c', s1, to, 'Dead', ['Active']);
+  await a.setReplicaState('c', s2, to, 'Dead', ['Active']);
+  t.equal((await a.startTransfer({ collection: 'c', shard: s1, from, to }, true, ONE_EACH)).started, true);
+  const incoming = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: 1, outgoing: null });
+  t.same([incoming.started, incoming.reason], [false, `peer ${to} has 1 incoming transfers (limit 1)`]);
+  const outgoing = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: null, outgoing: 1 });
+  t.same([outgoing.started, outgoing.reason], [false, `peer ${from} has 1 outgoing transfers (limit 1)`]);
+  const unlimited = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, NO_LIMIT);
+  t.equal(unlimited.started, true);
+  t.equal((await seen(unlimited.revision)).transfers.length, 2);
+});
+
+t.test('two peers start the same recovery at once: one transaction wins', async (t) => {
+  const { a, b, seen, placement } = await cluster(t);
+  const [from, to, other] = placement.get(1)!;
+  await a.setReplicaState('c', 1, to, 'Dead', ['Active']);
+  const answers = await Promise.all([a.startTransfer({ collection: 'c', shard: 1, from, to }, true, NO_LIMIT), b.startTransfer({ collection: 'c', shard: 1, from: other, to }, true, NO_LIMIT)]);
+  t.equal(answers.filter((x) => x.started).length, 1, 'exactly one started');
+  const view = await seen(Math.max(...answers.map((x) => x.revision)));
+  t.equal(view.transfers.length, 1);
+  t.equal(view.replicas('c', 1)!.get(to), 'Partial');
+});
+
+t.test('deleting the collection deletes its transfers', async (t) => {
+  const { a, seen, placement } = await cluster(t);
+  const [from, to] = placement.get(0)!;
+  await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
+  t.equal((await a.startTransfer({ collection: 'c', shard: 0, from, to }, true, NO_LIMIT)).started, true);
+  const deleted = await a.deleteCollection('c');
+  const view = await seen(deleted.revision);
+  t.same(view.transfers, []);
+  t.same([...view.entries.keys()].filter((k) => k.startsWith('transfers/')), []);
+});
