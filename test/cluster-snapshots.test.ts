@@ -5,7 +5,7 @@
 // default) the restored one's, `no_sync` none (both replicas then answer their own data); a shard
 // recovery does the same for its one shard.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, until, type ClusterPeer } from './helpers/cluster.js';
 
@@ -38,8 +38,11 @@ async function pointsThrough(peer: ClusterPeer, name: string): Promise<Point[]> 
   return (await result<{ points: Point[] }>(peer, 'POST', `/collections/${name}/points/scroll`, { limit: 1000, with_payload: true, with_vector: true })).points;
 }
 
-/** Whether a replica was marked for resynchronization: Dead, or already being resynchronized by a recovery transfer. */
-const markedForResync = (state: string | undefined): boolean => state === 'Dead' || state === 'Partial' || state === 'Recovery';
+/**
+ * Whether a replica was marked for resynchronization: Dead, being resynchronized by a recovery
+ * transfer, or Active again once it finished (whose data `resynced` then checks).
+ */
+const markedForResync = (state: string | undefined): boolean => state === 'Dead' || state === 'Partial' || state === 'Recovery' || state === 'Active';
 
 t.test('snapshot recovery on one peer of a replicated two-peer cluster', async (t) => {
   const peers = await startCluster(t, 2);
@@ -54,6 +57,18 @@ t.test('snapshot recovery on one peer of a replicated two-peer cluster', async (
   t.same(original.map((p) => p.id), range(1, 30), 'the source collection holds its points');
   const created = await result<{ name: string }>(first, 'POST', '/collections/src/snapshots?wait=true');
   const archive = new Uint8Array(await (await fetch(`${first.url}/collections/src/snapshots/${created.name}`)).arrayBuffer());
+
+  /**
+   * Once the recovery transfers ran, every replica is Active and holds `expected`: `consistency=all`
+   * through each peer asks both replicas of every shard and keeps only what both return.
+   */
+  const resynced = async (t: Test, name: string, expected: Point[]): Promise<void> => {
+    await until(`every replica of ${name} Active`, async () => [...(await statesOf(first, name)).values()].every((byPeer) => [...byPeer.values()].every((s) => s === 'Active')), 60_000);
+    for (const peer of peers) {
+      const read = await result<{ points: Point[] }>(peer, 'POST', `/collections/${name}/points/scroll?consistency=all`, { limit: 1000, with_payload: true, with_vector: true });
+      t.same(read.points, expected, `${name}: both replicas hold the recovered points (consistency=all through ${peer.url})`);
+    }
+  };
 
   /** The replica states of every shard of `name`, by peer id, as `peer` applied them. */
   const statesOf = async (peer: ClusterPeer, name: string): Promise<Map<number, Map<number, string>>> => {
@@ -79,6 +94,7 @@ t.test('snapshot recovery on one peer of a replicated two-peer cluster', async (
     }
     t.same(await pointsThrough(first, 'copy'), original, 'the recovering peer serves the snapshot\'s points');
     t.same(await pointsThrough(second, 'copy'), original, 'the other peer serves them too (read from the Active replica)');
+    await resynced(t, 'copy', original);
   });
 
   await t.test('a custom-sharded collection is created with the snapshot\'s shard keys and their shards', async (t) => {
