@@ -2,50 +2,23 @@
 // second, independent peer's apply loop sees it, Qdrant's answers for refused changes, and races
 // between peers (one winner; the loser answered for the state that won).
 
-import { Etcd3 } from 'etcd3';
 import t, { type Test } from 'tap';
 import { fromCreateRequest } from '../src/api/collection-config.js';
-import { ApplyLoop } from '../src/cluster/apply-loop.js';
-import { changesBetween, isUnchanged, type ClusterView } from '../src/cluster/cluster-view.js';
+import { changesBetween, isUnchanged } from '../src/cluster/cluster-view.js';
 import { ControlPlane } from '../src/cluster/control-plane.js';
-import { clusterNamespace, type PeerInfo } from '../src/cluster/keys.js';
 import { registerPeer } from '../src/cluster/peer-registry.js';
 import type { CollectionConfig } from '../src/collection/config-model.js';
 import { AlreadyExists, BadInput, BadRequest, NotFound, QuiverError } from '../src/errors.js';
-import { startTestEtcd } from './helpers/etcd-member.js';
-
-const WAIT_MS = 10_000;
-
-function client(t: Test, url: string): Etcd3 {
-  const c = new Etcd3({ hosts: url });
-  t.teardown(() => c.close());
-  return c;
-}
-
-function peer(id: number): PeerInfo {
-  return { uri: `http://127.0.0.1:${6000 + id}/`, etcd_member_id: String(1000 + id), etcd_peer_url: `http://127.0.0.1:${7000 + id}`, version: '0.1.0' };
-}
+import { controlPlaneCluster } from './helpers/control-plane-cluster.js';
+import { testPeerInfo as peer } from './helpers/etcd-member.js';
 
 function config(body: Record<string, unknown>, peers = 3): CollectionConfig {
   return fromCreateRequest({ vectors: { size: 4, distance: 'Cosine' }, ...body } as Parameters<typeof fromCreateRequest>[0], peers);
 }
 
 /** A cluster of `peers` registered peers, a control plane for each of two proposers, and an observer peer's apply loop. */
-async function cluster(t: Test, peers = 3) {
-  const member = await startTestEtcd(t);
-  const a = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  const b = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  const registrar = client(t, member.clientUrl);
-  for (let id = 1; id <= peers; id++) await registerPeer(registrar, id, peer(id));
-  const loop = new ApplyLoop({ namespace: clusterNamespace(client(t, member.clientUrl)), onApply: async () => {} });
-  t.teardown(() => loop.stop());
-  await loop.start();
-  /** The observer's view once it applied `revision`. */
-  const seen = async (revision: number): Promise<ClusterView> => {
-    await loop.waitApplied(revision, WAIT_MS);
-    return loop.current;
-  };
-  return { a, b, seen, member, registrar };
+function cluster(t: Test, peers = 3) {
+  return controlPlaneCluster(t, peers);
 }
 
 /** The error a refused change throws: its class, status and Qdrant's message. */

@@ -4,46 +4,21 @@
 // abort (Partial -> Dead, key gone), progress comments, concurrent starts (one winner), and the
 // transfers' removal with their collection.
 
-import { Etcd3 } from 'etcd3';
 import t, { type Test } from 'tap';
 import { fromCreateRequest } from '../src/api/collection-config.js';
-import { ApplyLoop } from '../src/cluster/apply-loop.js';
-import { changesBetween, type ClusterView } from '../src/cluster/cluster-view.js';
-import { ControlPlane, type TransferLimits } from '../src/cluster/control-plane.js';
-import { clusterNamespace, decodeTransferRecord, parseKey, transferKey, ClusterValueError, type PeerInfo } from '../src/cluster/keys.js';
-import { registerPeer } from '../src/cluster/peer-registry.js';
+import { changesBetween } from '../src/cluster/cluster-view.js';
+import type { TransferLimits } from '../src/cluster/control-plane.js';
+import { decodeTransferRecord, parseKey, transferKey, ClusterValueError } from '../src/cluster/keys.js';
 import { progressComment } from '../src/cluster/stream-transfer.js';
 import { loadConfig } from '../src/config/config.js';
-import { startTestEtcd } from './helpers/etcd-member.js';
+import { controlPlaneCluster } from './helpers/control-plane-cluster.js';
 
-const WAIT_MS = 10_000;
 const ONE_EACH: TransferLimits = { incoming: 1, outgoing: 1 };
 const NO_LIMIT: TransferLimits = { incoming: null, outgoing: null };
 
-function client(t: Test, url: string): Etcd3 {
-  const c = new Etcd3({ hosts: url });
-  t.teardown(() => c.close());
-  return c;
-}
-
-function peer(id: number): PeerInfo {
-  return { uri: `http://127.0.0.1:${6000 + id}/`, etcd_member_id: String(1000 + id), etcd_peer_url: `http://127.0.0.1:${7000 + id}`, version: '0.1.0' };
-}
-
 /** Four peers, two proposers, an observer's apply loop, and collection `c` of `shards` shards with three replicas each, all Active. */
 async function cluster(t: Test, shards = 2) {
-  const member = await startTestEtcd(t);
-  const a = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  const b = new ControlPlane(clusterNamespace(client(t, member.clientUrl)));
-  const registrar = client(t, member.clientUrl);
-  for (let id = 1; id <= 4; id++) await registerPeer(registrar, id, peer(id));
-  const loop = new ApplyLoop({ namespace: clusterNamespace(client(t, member.clientUrl)), onApply: async () => {} });
-  t.teardown(() => loop.stop());
-  await loop.start();
-  const seen = async (revision: number): Promise<ClusterView> => {
-    await loop.waitApplied(revision, WAIT_MS);
-    return loop.current;
-  };
+  const { a, b, seen } = await controlPlaneCluster(t, 4);
   const config = fromCreateRequest({ vectors: { size: 4, distance: 'Cosine' }, shard_number: shards, replication_factor: 3 } as Parameters<typeof fromCreateRequest>[0], 4);
   const { placement } = await a.createCollection('c', config);
   for (const [shard, peers] of placement) for (const p of peers) await a.setReplicaState('c', shard, p, 'Active', ['Initializing']);

@@ -5,12 +5,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { Etcd3 } from 'etcd3';
 import { EtcdMember } from '../../src/cluster/etcd-process.js';
-import { freePort } from './server.js';
+import type { PeerInfo } from '../../src/cluster/keys.js';
+import { freePorts } from './server.js';
 
 export async function startTestEtcd(t: Test, name = '1'): Promise<EtcdMember> {
   const dir = await mkdtemp(join(tmpdir(), 'quiver-etcd-'));
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const [clientPort, peerPort] = await freePorts(2);
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const member = await EtcdMember.start({
     name,
@@ -28,4 +30,16 @@ export async function startTestEtcd(t: Test, name = '1'): Promise<EtcdMember> {
     await rm(dir, { recursive: true, force: true });
   });
   return member;
+}
+
+/** A client of `url`, closed by the test's teardown. */
+export function etcdClient(t: Test, url: string): Etcd3 {
+  const client = new Etcd3({ hosts: url });
+  t.teardown(() => client.close());
+  return client;
+}
+
+/** A registered peer's record for peer `id` (made-up addresses: nothing is reached at them). */
+export function testPeerInfo(id: number): PeerInfo {
+  return { uri: `http://127.0.0.1:${6000 + id}/`, etcd_member_id: String(1000 + id), etcd_peer_url: `http://127.0.0.1:${7000 + id}`, version: '0.1.0' };
 }
