@@ -16,11 +16,6 @@ function config(body: Record<string, unknown>, peers = 3): CollectionConfig {
   return fromCreateRequest({ vectors: { size: 4, distance: 'Cosine' }, ...body } as Parameters<typeof fromCreateRequest>[0], peers);
 }
 
-/** A cluster of `peers` registered peers, a control plane for each of two proposers, and an observer peer's apply loop. */
-function cluster(t: Test, peers = 3) {
-  return controlPlaneCluster(t, peers);
-}
-
 /** The error a refused change throws: its class, status and Qdrant's message. */
 async function refused(t: Test, change: Promise<unknown>, type: new (...args: never[]) => QuiverError, message: string): Promise<void> {
   const err = await change.then(() => null, (e: unknown) => e);
@@ -29,7 +24,7 @@ async function refused(t: Test, change: Promise<unknown>, type: new (...args: ne
 }
 
 t.test('two concurrent creates of one name: exactly one wins, the other gets 409', async (t) => {
-  const { a, b, seen } = await cluster(t);
+  const { a, b, seen } = await controlPlaneCluster(t, 3);
   for (let round = 0; round < 5; round++) {
     const name = `race-${round}`;
     const results = await Promise.allSettled([a.createCollection(name, config({ shard_number: 2 })), b.createCollection(name, config({ shard_number: 3 }))]);
@@ -48,7 +43,7 @@ t.test('two concurrent creates of one name: exactly one wins, the other gets 409
 });
 
 t.test('create places shards over the peers with Initializing replicas; activation and Dead compare the state', async (t) => {
-  const { a, seen } = await cluster(t);
+  const { a, seen } = await controlPlaneCluster(t, 3);
   const created = await a.createCollection('c', config({ shard_number: 3, replication_factor: 2 }));
   let view = await seen(created.revision);
   const record = view.collections.get('c')!;
@@ -89,7 +84,7 @@ t.test('create places shards over the peers with Initializing replicas; activati
 });
 
 t.test('update, delete and aliases as a second peer sees them, with Qdrant\'s refusals', async (t) => {
-  const { a, b, seen } = await cluster(t);
+  const { a, b, seen } = await controlPlaneCluster(t, 3);
   await a.createCollection('one', config({ shard_number: 1 }));
   const two = await a.createCollection('two', config({ shard_number: 2 }));
   let view = await seen(two.revision);
@@ -126,7 +121,7 @@ t.test('update, delete and aliases as a second peer sees them, with Qdrant\'s re
 });
 
 t.test('a delete racing an alias to it never leaves an alias to a missing collection', async (t) => {
-  const { a, b } = await cluster(t);
+  const { a, b } = await controlPlaneCluster(t, 3);
   for (let round = 0; round < 4; round++) {
     const name = `col-${round}`;
     await a.createCollection(name, config({ shard_number: 1 }));
@@ -138,7 +133,7 @@ t.test('a delete racing an alias to it never leaves an alias to a missing collec
 });
 
 t.test('shard keys: placement, replication, initial state; refusals', async (t) => {
-  const { a, b, seen } = await cluster(t);
+  const { a, b, seen } = await controlPlaneCluster(t, 3);
   await refused(t, a.createShardKey('nope', 'k'), NotFound, 'Not found: Collection `nope` doesn\'t exist!');
   await a.createCollection('auto', config({ shard_number: 1 }));
   await refused(t, a.createShardKey('auto', 'k'), BadRequest, 'Bad request: Shard Key cannot be created with Auto sharding method');
@@ -173,7 +168,7 @@ t.test('shard keys: placement, replication, initial state; refusals', async (t) 
 });
 
 t.test('two concurrent shard keys of one collection both land, on distinct ids', async (t) => {
-  const { a, b, seen } = await cluster(t);
+  const { a, b, seen } = await controlPlaneCluster(t, 3);
   await a.createCollection('c', config({ sharding_method: 'custom' }));
   const [x, y] = await Promise.all([a.createShardKey('c', 'x'), b.createShardKey('c', 'y')]);
   const view = await seen(Math.max(x.revision, y.revision));
@@ -182,7 +177,7 @@ t.test('two concurrent shard keys of one collection both land, on distinct ids',
 });
 
 t.test('quota, metadata (a delete stores null) and a peer registered later', async (t) => {
-  const { a, b, seen, registrar } = await cluster(t, 2);
+  const { a, b, seen, registrar } = await controlPlaneCluster(t, 2);
   const quota = await a.putQuota({ enabled: true, max_resident_memory_percent: 80, max_disk_usage_percent: null, release_margin_percent: null });
   let view = await seen(quota.revision);
   t.same(view.quota, { enabled: true, max_resident_memory_percent: 80, max_disk_usage_percent: null, release_margin_percent: null });
@@ -202,7 +197,7 @@ t.test('quota, metadata (a delete stores null) and a peer registered later', asy
 });
 
 t.test('names holding `/` stay apart; a collection re-created between two views is removed and added', async (t) => {
-  const { a } = await cluster(t);
+  const { a } = await controlPlaneCluster(t, 3);
   await a.createCollection('a', config({ shard_number: 1 }));
   await a.createCollection('a/b', config({ shard_number: 2 }));
   const before = await a.read();

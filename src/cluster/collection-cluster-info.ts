@@ -9,11 +9,11 @@ import type { Collection } from '../collection/collection.js';
 import type { ShardKey } from '../model.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { ShardStats } from '../shard/stats.js';
+import type { ClusterView } from './cluster-view.js';
+import type { ShardEntry, TransferMethod } from './keys.js';
 
 /** A single node's one replica: always Active. */
 const REPLICA_STATE: ReplicaState = 'Active';
-import type { ClusterView } from './cluster-view.js';
-import type { ShardEntry, TransferMethod } from './keys.js';
 
 interface LocalShardInfo {
   shard_id: number;
