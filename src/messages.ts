@@ -110,6 +110,64 @@ export function peerDoesNotExist(peer: number): BadRequest {
   return new BadRequest(`Peer ${peer} does not exist`);
 }
 
+/** src/common/collections.rs do_update_collection_cluster: a shard the collection does not have. */
+export function shardDoesNotExist(shard: number, collection: string): BadRequest {
+  return new BadRequest(`Shard ${shard} of ${collection} does not exist`);
+}
+
+/** lib/collection/src/shards/transfer/helpers.rs validate_transfer: the source must serve the shard. */
+export function shardNotActiveOn(shard: number, peer: number): BadRequest {
+  return new BadRequest(`Shard ${shard} is not active on peer ${peer}`);
+}
+
+/** validate_transfer: a shard transfers to or from a peer once at a time. */
+export function shardInTransfer(shard: number, from: number, to: number): BadRequest {
+  return new BadRequest(`Shard ${shard} is already involved in transfer ${from} -> ${to}`);
+}
+
+/** src/common/collections.rs: `abort_transfer` of a transfer that does not run. */
+export function transferDoesNotExist(ref: { collection: string; shard: number; from: number; to: number }): NotFound {
+  return new NotFound(`Shard transfer ${ref.from} -> ${ref.to} for collection ${ref.collection}:${ref.shard} does not exist`);
+}
+
+/** `restart_transfer` asking for the method the transfer already has. */
+export function transferUnchanged(shard: number, from: number, to: number): BadRequest {
+  return new BadRequest(`Cannot restart transfer for shard ${shard} from ${from} to ${to}, its configuration did not change`);
+}
+
+/** Collection::handle_replica_changes: `drop_replica` of a peer holding none. */
+export function noReplicaOn(shard: number, peer: number): BadRequest {
+  return new BadRequest(`Peer ${peer} has no replica of shard ${shard}`);
+}
+
+/** handle_replica_changes: a shard keeps at least one replica that serves. */
+export function lastActiveReplica(shard: number, peer: number): BadRequest {
+  return new BadRequest(`Shard ${shard} must have at least one active replica after removing ${peer}`);
+}
+
+/**
+ * Quiver's: a transfer method it does not have. Qdrant's `snapshot` and `wal_delta` move the
+ * same data as `stream_records`, which is the one Quiver runs (and Qdrant's default).
+ */
+export function transferMethodNotSupported(method: string): BadRequest {
+  return new BadRequest(`Shard transfer method ${method} is not supported by Quiver: use stream_records`);
+}
+
+/** Quiver's: a cluster operation it does not have (resharding, replicate_points). */
+export function clusterOperationNotSupported(operation: string): BadRequest {
+  return new BadRequest(`Cluster operation ${operation} is not supported by Quiver`);
+}
+
+/** validate_transfer: a target shard belongs to resharding and filtered transfers, which Quiver does not run. */
+export function targetShardNotAllowed(shard: number): BadRequest {
+  return new BadRequest(`Target shard ${shard} can only be set for ReshardingStreamRecords or filtered streaming records transfers`);
+}
+
+/** Any cluster operation on a node outside a cluster. */
+export function distributedModeDisabled(): BadRequest {
+  return new BadRequest('Distributed mode disabled');
+}
+
 export function pointNotFound(id: PointId): NotFound {
   return new NotFound(`No point with id ${id} found`);
 }

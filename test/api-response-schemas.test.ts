@@ -118,16 +118,16 @@ function client(base: string) {
 
   /**
    * A route a single node can only refuse (the cluster metadata keys: Qdrant answers 500 outside
-   * distributed mode), driven with its refusal; its success shape is driven in cluster mode.
+   * distributed mode; the collection cluster operations 400), driven with its refusal; its
+   * success shape is driven in cluster mode.
    */
-  /** A route a single node refuses (500, as Qdrant outside distributed mode) and a cluster peer serves. */
-  async function standaloneOnlyRefuses(t: Test, method: string, pattern: string, path: string, body?: unknown): Promise<void> {
+  async function standaloneOnlyRefuses(t: Test, method: string, pattern: string, path: string, body?: unknown, status = 500): Promise<void> {
     if (ONE_PEER_CLUSTER) {
       await send(t, method, pattern, path, body);
       return;
     }
     driven.add(`${method} ${pattern}`);
-    await fail(t, method, path, 500, body);
+    await fail(t, method, path, status, body);
   }
 
   return { send, fail, standaloneOnlyRefuses, driven };
@@ -255,6 +255,8 @@ t.test('every route answers in its schema', async (t) => {
     await send(t, 'DELETE', `${C}/vectors/:vector`, path('mixed', '/vectors/extra?wait=true'));
     await send(t, 'PUT', `${C}/shards`, path('keyed', '/shards'), { shard_key: 'gone' });
     await send(t, 'POST', `${C}/shards/delete`, path('keyed', '/shards/delete'), { shard_key: 'gone' });
+    await standaloneOnlyRefuses(t, 'POST', `${C}/cluster`, path('keyed', '/cluster'), { create_sharding_key: { shard_key: 'op' } }, 400);
+    await standaloneOnlyRefuses(t, 'POST', `${C}/cluster`, path('keyed', '/cluster'), { drop_sharding_key: { shard_key: 'op' } }, 400);
   });
 
   await t.test('retrieve, scroll, count and facet', async (t) => {

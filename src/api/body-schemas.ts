@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Options, SchemaObject } from 'ajv';
 import { CHANGE_ALIASES } from './schemas/aliases.js';
+import { CLUSTER_OPERATIONS } from './schemas/cluster-operations.js';
 import { CREATE_COLLECTION, UPDATE_COLLECTION, VECTOR_NAME_CONFIG } from './schemas/collection.js';
 import { rulesOf, shapeOf } from './schemas/derive.js';
 import { CREATE_FIELD_INDEX } from './schemas/payload-index.js';
@@ -33,6 +34,7 @@ import type {
   WireCountRequest,
   WireCreateCollection,
   WireCreateFieldIndex,
+  WireClusterOperations,
   WireCreateShardingKey,
   WireDropShardingKey,
   WireVectorNameConfig,
@@ -95,6 +97,7 @@ export interface BodyTypes {
   QuotaConfig: WireQuotaConfig;
   CreateShardingKey: WireCreateShardingKey;
   DropShardingKey: WireDropShardingKey;
+  ClusterOperations: WireClusterOperations;
   VectorNameConfig: WireVectorNameConfig;
 }
 
@@ -134,6 +137,7 @@ export const BODY_SCHEMAS: Readonly<Record<BodyName, SchemaObject>> = {
   QuotaConfig: QUOTA_CONFIG,
   CreateShardingKey: CREATE_SHARDING_KEY,
   DropShardingKey: DROP_SHARDING_KEY,
+  ClusterOperations: CLUSTER_OPERATIONS,
   VectorNameConfig: VECTOR_NAME_CONFIG,
 };
 

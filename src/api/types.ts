@@ -36,6 +36,29 @@ export interface WireDropShardingKey {
   shard_key: WireShardKey;
 }
 
+export type WireShardTransferMethod = 'stream_records' | 'snapshot' | 'wal_delta' | 'resharding_stream_records';
+
+export interface WireShardTransfer {
+  shard_id: number;
+  to_shard_id?: Opt<number>;
+  to_peer_id: number;
+  from_peer_id: number;
+  method?: Opt<WireShardTransferMethod>;
+}
+
+/** ClusterOperations: exactly one key, as the schema's untagged variants take it. */
+export type WireClusterOperations =
+  | { move_shard: WireShardTransfer }
+  | { replicate_shard: WireShardTransfer }
+  | { abort_transfer: Omit<WireShardTransfer, 'method'> }
+  | { drop_replica: { shard_id: number; peer_id: number } }
+  | { create_sharding_key: WireCreateShardingKey }
+  | { drop_sharding_key: WireDropShardingKey }
+  | { restart_transfer: WireShardTransfer & { method: WireShardTransferMethod } }
+  | { start_resharding: { direction: 'up' | 'down'; peer_id?: Opt<number>; shard_key?: Opt<WireShardKey> } }
+  | { abort_resharding: Record<string, never> }
+  | { replicate_points: { filter?: unknown; from_shard_key: WireShardKey; to_shard_key: WireShardKey } };
+
 export interface WireHnswConfigDiff {
   m?: Opt<number>;
   ef_construct?: Opt<number>;

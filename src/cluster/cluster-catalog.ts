@@ -11,7 +11,7 @@
 // blocks it (risk R5). The one exception is a snapshot recovery's own data: only the peer the
 // snapshot was given to holds it, so that peer restores its replicas itself, between two waits.
 
-import type { Catalog, CollectionSnapshotContent, ShardKeyRequest, ShardPart, SnapshotPriority } from '../collection/catalog.js';
+import type { Catalog, CollectionSnapshotContent, ReplicaChange, ShardKeyRequest, ShardPart, SnapshotPriority } from '../collection/catalog.js';
 import type { Collection, UpdateResult } from '../collection/collection.js';
 import type { CollectionConfig } from '../collection/config-model.js';
 import type { CollectionManager } from '../collection/manager.js';
@@ -19,7 +19,7 @@ import type { AliasAction } from '../collection/name-rules.js';
 import { checkCollectionSnapshotFits } from '../collection/snapshot-compatibility.js';
 import { StrictMode } from '../collection/strict-mode.js';
 import { BadInput, ServiceError } from '../errors.js';
-import { collectionNotFound } from '../messages.js';
+import { collectionNotFound, transferDoesNotExist, transferMethodNotSupported, transferUnchanged } from '../messages.js';
 import type { ShardKey } from '../model.js';
 import type { IndexSpec } from '../shard/shard.js';
 import type { ClusterView } from './cluster-view.js';
@@ -154,6 +154,39 @@ export class ClusterCatalog implements Catalog {
   async changeAliases(actions: AliasAction[], timeout?: number): Promise<void> {
     const { revision } = await this.controlPlane.changeAliases(actions);
     await this.applied(revision, timeout);
+  }
+
+  /**
+   * Proposes the change and waits until this peer applied it; a transfer it starts runs on its
+   * source peer from then on, as Qdrant's runs after its consensus operation committed.
+   */
+  async changeReplicas(nameOrAlias: string, change: ReplicaChange, timeout?: number): Promise<void> {
+    const { name } = this.collections.get(nameOrAlias);
+    const committed = await this.proposeReplicaChange(name, change);
+    await this.applied(committed.revision, timeout);
+  }
+
+  private async proposeReplicaChange(collection: string, change: ReplicaChange): Promise<{ revision: number }> {
+    switch (change.kind) {
+      case 'transfer':
+        return this.controlPlane.startOperatorTransfer({ collection, shard: change.shard, from: change.from, to: change.to }, !change.move);
+      case 'drop_replica':
+        return this.controlPlane.dropReplica(collection, change.shard, change.peer);
+      case 'abort_transfer': {
+        const ref = { collection, shard: change.shard, from: change.from, to: change.to };
+        const { ended, revision } = await this.controlPlane.abortTransfer(ref);
+        if (!ended) throw transferDoesNotExist(ref);
+        return { revision };
+      }
+      case 'restart_transfer': {
+        // Restarting with the method it has is refused; stream_records is the only method there is.
+        const ref = { collection, shard: change.shard, from: change.from, to: change.to };
+        const transfer = this.reconciler.view.transferTo(collection, change.shard, change.to);
+        if (!transfer || transfer.from !== change.from) throw transferDoesNotExist(ref);
+        if (change.method === transfer.record.method) throw transferUnchanged(change.shard, change.from, change.to);
+        throw transferMethodNotSupported(change.method);
+      }
+    }
   }
 
   /**

@@ -57,6 +57,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       view: initialView,
       // Called once updates flow, after the runner below exists.
       onRelayFailed: (shard, peer, err) => transfers.relayFailed(shard, peer, err),
+      onDropFailed: (shard, err) => log.warn(`dropping this peer's copy of ${shard.collection}:${shard.shard}: ${err instanceof Error ? err.message : String(err)}`),
     });
     const transfers = new TransferRunner({
       peer: node.peerId,

@@ -42,6 +42,8 @@ export interface ClusterPlacementOptions {
    * receiver) did not reach it (src/replica/transfer-proxy.ts).
    */
   onRelayFailed?: (shard: ShardId, peer: number, err: unknown) => void;
+  /** Dropping this peer's copy of a shard it no longer holds failed (its folder stays). */
+  onDropFailed?: (shard: ShardId, err: unknown) => void;
   /** How long a failed replica's mark waits to be applied (default Qdrant's deactivation timeout). */
   deactivationTimeoutMs?: number;
   remoteOptions?: RemoteReplicaOptions;
@@ -101,8 +103,21 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
       // keeps its replicas: the reconcile's drop of it must still reach this peer's copy.
       if (!this.placedIn(view, membership.shard, membership.storageId)) continue;
       const replicas = this.replicasIn(view, membership.shard, membership.storageId);
+      const local = membership.replicas.find((r) => r.peer === this.peer);
       membership.replicas.splice(0, membership.replicas.length, ...replicas);
+      if (local && !replicas.includes(local)) this.dropLeft(membership, local);
     }
+  }
+
+  /**
+   * This peer's replica of a shard that still exists left it (moved away, or dropped by an
+   * operator): its worker closes it and its folder goes. The set no longer sends it anything, and
+   * a task already queued on the worker runs before the drop. Should it come back here later, it
+   * comes back empty, filled by its transfer.
+   */
+  private dropLeft(membership: Membership, local: ShardReplica): void {
+    this.locals.delete(shardKeyOf(membership.storageId, membership.shard.shard));
+    local.run({ type: 'drop' }, null).catch((err: unknown) => this.options.onDropFailed?.(membership.shard, err));
   }
 
   private placedIn(view: ClusterView, shard: ShardId, storageId: string): boolean {

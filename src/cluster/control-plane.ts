@@ -18,7 +18,10 @@ import type { CollectionRecord } from '../collection/manager.js';
 import { shardCountOf, type CollectionConfig } from '../collection/config-model.js';
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction, type CollectionNames } from '../collection/name-rules.js';
 import { ServiceError } from '../errors.js';
-import { collectionNotFound, peerDoesNotExist, shardKeyAlreadyExists, shardKeyDoesNotExist, shardKeysNeedCustomSharding, shardNotFound } from '../messages.js';
+import {
+  collectionNotFound, lastActiveReplica, noReplicaOn, peerDoesNotExist, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
+  shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
+} from '../messages.js';
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import type { ReplicaState } from '../replica/replica.js';
@@ -399,6 +402,89 @@ export class ControlPlane {
   }
 
   /**
+   * Starts a transfer an operator asked for (`replicate_shard`; `move_shard` with `sync` false):
+   * a new replica of the shard on `ref.to`, Partial, and the transfer key, in one transaction;
+   * `ref.from`'s Active replica streams into it (stream-transfer.ts); a replica the receiver
+   * already held is Partial again and streamed anew, as Qdrant does. Refused as Qdrant refuses it,
+   * in its order: an unknown collection, shard or peer (the receiver first), a source without an
+   * Active replica, a shard already in a transfer with either peer. Operator transfers are not
+   * bound by the `storage.performance` limits (Qdrant counts those for automatic ones only).
+   */
+  startOperatorTransfer(ref: TransferRef, sync: boolean): Promise<Committed> {
+    return this.change((p) => {
+      const { name } = p.collection(ref.collection);
+      const entryKey = shardEntryKey(name, ref.shard);
+      p.unchanged(entryKey);
+      const entry = p.view.shards.get(name)?.get(ref.shard);
+      if (!entry) throw shardDoesNotExist(ref.shard, name);
+      this.peersExist(p, [ref.to, ref.from]);
+      if (entry.replicas[String(ref.from)] !== 'Active') throw shardNotActiveOn(ref.shard, ref.from);
+      const under = p.view.transfers.find((t) => t.collection === name && t.shard === ref.shard && [t.from, t.to].some((peer) => peer === ref.from || peer === ref.to));
+      if (under) throw shardInTransfer(ref.shard, under.from, under.to);
+      const key = transferKey({ ...ref, collection: name });
+      p.sameIncarnation(key);
+      for (const t of p.view.transfers) if (t.collection === name && t.shard === ref.shard) p.sameIncarnation(transferKey(t));
+      p.put(entryKey, withState(entry, ref.to, 'Partial'));
+      p.put(key, { method: 'stream_records', sync, started_at: new Date().toISOString() } satisfies TransferRecord);
+      return {};
+    });
+  }
+
+  /** Refuses the first of `peers` the cluster does not know, noting each one looked up. */
+  private peersExist(p: Proposal, peers: readonly PeerId[]): void {
+    for (const peer of peers) {
+      p.sameIncarnation(peerKey(peer));
+      if (!p.view.peers.has(peer)) throw peerDoesNotExist(peer);
+    }
+  }
+
+  /**
+   * The second half of a move, once its receiver is Active: the source's replica leaves the
+   * shard (its peer drops its copy when it applies that). Not in the finish's transaction, so
+   * that a peer still routing by the view before the finish, which sends to the source alone,
+   * finds it there until every replica is Active. Nothing is written unless the receiver is Active
+   * and the source still holds a replica (`removed` says whether it left).
+   */
+  completeMove(ref: TransferRef): Promise<Committed & { removed: boolean }> {
+    return this.change((p) => {
+      if (!p.collectionNames().has(ref.collection)) return { removed: false };
+      const entryKey = shardEntryKey(ref.collection, ref.shard);
+      p.unchanged(entryKey);
+      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      if (entry?.replicas[String(ref.to)] !== 'Active' || entry.replicas[String(ref.from)] === undefined) return { removed: false };
+      p.put(entryKey, withoutPeer(entry, ref.from));
+      return { removed: true };
+    });
+  }
+
+  /**
+   * `drop_replica`: `peer`'s replica leaves the shard, with the transfers it took part in (a
+   * receiver it was feeding is then Dead). Refused for an unknown collection or shard, a peer
+   * holding no replica of it, and the shard's last replica that can serve (Qdrant keeps one).
+   */
+  dropReplica(nameOrAlias: string, shard: number, peer: PeerId): Promise<Committed> {
+    return this.change((p) => {
+      const { name } = p.collection(nameOrAlias);
+      const entryKey = shardEntryKey(name, shard);
+      p.unchanged(entryKey);
+      const entry = p.view.shards.get(name)?.get(shard);
+      if (!entry) throw shardDoesNotExist(shard, name);
+      this.peersExist(p, [peer]);
+      if (entry.replicas[String(peer)] === undefined) throw noReplicaOn(shard, peer);
+      let remaining = withoutPeer(entry, peer);
+      if (!Object.values(remaining.replicas).some((state) => state === 'Active')) throw lastActiveReplica(shard, peer);
+      for (const t of p.view.transfers) {
+        if (t.collection !== name || t.shard !== shard || (t.from !== peer && t.to !== peer)) continue;
+        p.unchanged(transferKey(t));
+        p.delete(transferKey(t));
+        if (t.from === peer && remaining.replicas[String(t.to)] === 'Partial') remaining = withState(remaining, t.to, 'Dead');
+      }
+      p.put(entryKey, remaining);
+      return {};
+    });
+  }
+
+  /**
    * Ends a transfer that streamed everything: the receiver Partial -> Active and the key deleted,
    * in one transaction; not ended while the source's replica is not Active (it is aborted then).
    * `createRevision`: only that run of the transfer (not one started again since).
@@ -407,7 +493,10 @@ export class ControlPlane {
     return this.endTransfer(ref, 'Active', createRevision);
   }
 
-  /** Ends a transfer that failed: the receiver (still Partial) -> Dead and the key deleted; recovery starts another later. */
+  /**
+   * Ends a transfer that failed or was aborted: the receiver (still Partial) -> Dead, or out of
+   * the shard for a move, and the key deleted; a Dead receiver's recovery starts another later.
+   */
   abortTransfer(ref: TransferRef, createRevision?: number): Promise<TransferEnd> {
     return this.endTransfer(ref, 'Dead', createRevision);
   }
@@ -424,8 +513,11 @@ export class ControlPlane {
       // A source no longer Active may have missed updates the receiver then missed too: no finish.
       if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
       // The receiver is Partial while its transfer runs (both change in one transaction), unless
-      // a failed update marked it Dead meanwhile: it stays so.
-      if (entry?.replicas[String(ref.to)] === 'Partial') p.put(entryKey, withState(entry, ref.to, state));
+      // a failed update marked it Dead meanwhile: it stays so. An aborted move's receiver leaves
+      // the shard instead (Qdrant's abort_shard_transfer): the move never happened.
+      const move = p.view.transferTo(ref.collection, ref.shard, ref.to)?.record.sync === false;
+      if (entry && state === 'Dead' && move) p.put(entryKey, withoutPeer(entry, ref.to));
+      else if (entry?.replicas[String(ref.to)] === 'Partial') p.put(entryKey, withState(entry, ref.to, state));
       p.delete(key);
       return { ended: true };
     });
@@ -469,6 +561,10 @@ export class ControlPlane {
 
 function withState(entry: ShardEntry, peer: PeerId, state: ReplicaState): ShardEntry {
   return { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } };
+}
+
+function withoutPeer(entry: ShardEntry, peer: PeerId): ShardEntry {
+  return { ...entry, replicas: Object.fromEntries(Object.entries(entry.replicas).filter(([p]) => p !== String(peer))) };
 }
 
 function shardEntry(peers: readonly PeerId[], state: ReplicaState): ShardEntry {

@@ -97,6 +97,8 @@ export class Reconciler {
     }
     // Its shards were placed before the view placed them (a restart opens before etcd answers).
     if (!this.placedAsViewSays(this.collections.get(record.name), view)) await this.collections.adopt(held, true);
+    // Before this view is applied, so that a transfer's first batch, sent once it is, finds its receiver open.
+    await this.collections.get(record.name).openJoinedReplicas();
     if (JSON.stringify(held) !== JSON.stringify(record)) await this.collections.applyRecord(record);
   }
 

@@ -3,9 +3,10 @@
 // its points in id order, batch by batch, among the updates it passes on meanwhile
 // (src/replica/transfer-proxy.ts says why the receiver ends equal to the source); progress goes
 // to the transfer's `comment` at most once a second; at the end the source proposes the finish
-// (the receiver Active, the key gone). A batch that does not reach the receiver, or a receiver
-// or a source replica that is no longer there, aborts the transfer (the receiver Dead; its peer's
-// recovery starts another later).
+// (the receiver Active, the key gone), and for a move then its own replica leaving the shard. A
+// batch that does not reach the receiver, or a receiver or a source replica that is no longer
+// there, aborts the transfer (the receiver Dead, or gone for a move; a Dead one's peer's recovery
+// starts another later).
 //
 // `prepare` runs BEFORE the placement takes a view: it makes this peer's replica feed a new
 // transfer's receiver (every update it applies from then on is passed on, whichever peer's set
@@ -23,7 +24,7 @@ import type { ControlPlane } from './control-plane.js';
 import { transferKey, type PeerId } from './keys.js';
 
 /** What the runner proposes. */
-export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'abortTransfer' | 'setTransferComment' | 'setReplicaState'>;
+export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'completeMove' | 'abortTransfer' | 'setTransferComment' | 'setReplicaState'>;
 
 export interface TransferRunnerOptions {
   peer: PeerId;
@@ -177,10 +178,23 @@ export class TransferRunner {
       const { ended } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
       // Gone already (aborted), or this peer's replica is no longer Active: aborted, if still there.
       if (!ended) throw new Error('the transfer could not be finished');
+      if (!transfer.record.sync) await this.completeMove(transfer);
     } catch (err) {
       if (run.stopped) return;
       run.stopped = true;
       await this.abort(transfer, message(err));
+    }
+  }
+
+  /**
+   * A move's source leaves the shard once its receiver is Active. If that fails, the shard keeps
+   * both replicas (as a replication would): nothing is lost, and a `drop_replica` ends the move.
+   */
+  private async completeMove(transfer: ShardTransfer): Promise<void> {
+    try {
+      await this.options.controlPlane.completeMove(transfer);
+    } catch (err) {
+      this.options.log.warn(`the move of ${describe(transfer)} ended with both replicas Active: ${message(err)}`);
     }
   }
 

@@ -26,6 +26,17 @@ export interface ShardKeyRequest {
 }
 
 /**
+ * An operator's change of where a shard's replicas are (`POST /collections/{name}/cluster`):
+ * `replicate_shard` / `move_shard` (a new replica on `to`, streamed from `from`'s; a move then
+ * removes `from`'s), `abort_transfer`, `restart_transfer` (with another method), `drop_replica`.
+ */
+export type ReplicaChange =
+  | { kind: 'transfer'; shard: number; from: number; to: number; move: boolean }
+  | { kind: 'abort_transfer'; shard: number; from: number; to: number }
+  | { kind: 'restart_transfer'; shard: number; from: number; to: number; method: string }
+  | { kind: 'drop_replica'; shard: number; peer: number };
+
+/**
  * Qdrant's source of truth of a snapshot recovery where a shard has other replicas: `replica` (its
  * default) the existing replicas, `snapshot` the snapshot's data, `no_sync` neither (no
  * synchronization at all). Every replica of a single node is its own, so there it changes nothing.
@@ -71,6 +82,8 @@ export interface Catalog {
   delete(name: string, timeout?: number): Promise<boolean>;
   /** Applies alias actions in order, all or nothing. */
   changeAliases(actions: AliasAction[], timeout?: number): Promise<void>;
+  /** Changes where a shard's replicas are; answers once the change is committed (a transfer then runs in the background). */
+  changeReplicas(nameOrAlias: string, change: ReplicaChange, timeout?: number): Promise<void>;
   /** Recovers collection `name` (its own name, created if missing) from a collection snapshot. */
   recoverCollection(name: string, snapshot: CollectionSnapshotContent, priority: SnapshotPriority): Promise<void>;
   /** Replaces one shard's data of `collection` with a shard snapshot's part (checked against the collection). */

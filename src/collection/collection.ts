@@ -157,6 +157,25 @@ export class Collection implements ReaderSource {
     for (const { lastOp } of opened) this.clock.observe(lastOp);
   }
 
+  /**
+   * Opens this peer's replicas that joined their shards since the collection opened (an operator's
+   * transfer placed them here), each from an empty folder: whatever a replica that left this peer
+   * before left there is dropped first. The transfer then fills it. Shared with writes, not
+   * exclusive: a write under way may be waiting for this peer to apply the very view that placed
+   * the replica (a transfer's source relays it here once this peer applied that view), and
+   * nothing writes to the replica before then.
+   */
+  openJoinedReplicas(): Promise<void> {
+    return this.gate.shared(async () => {
+      if (this.ended) throw collectionNotFound(this.name);
+      for (const set of this.shards.filter((s) => s.localNeedsOpening)) {
+        await set.each({ type: 'drop' });
+        const { lastOp } = await set.update({ type: 'open', spec: this.content() });
+        this.clock.observe(lastOp);
+      }
+    });
+  }
+
   private content(): ShardContent {
     return { vectors: this.vectorSpecs, sparseVectors: this.sparseSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
   }

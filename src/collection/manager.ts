@@ -18,7 +18,7 @@
 
 import { v4 as randomUUID } from 'uuid';
 import { BadRequest } from '../errors.js';
-import { collectionNameIsAlias, collectionNotFound, peerDoesNotExist, shardKeysNeedCustomSharding } from '../messages.js';
+import { collectionNameIsAlias, collectionNotFound, distributedModeDisabled, peerDoesNotExist, shardKeysNeedCustomSharding } from '../messages.js';
 import type { Catalog, CollectionSnapshotContent, ShardKeyRequest, ShardPart, SnapshotPriority } from './catalog.js';
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction } from './name-rules.js';
 import type { IndexSpec } from '../shard/shard.js';
@@ -381,6 +381,11 @@ export class CollectionManager implements Catalog {
     const { record, collection } = this.entry(nameOrAlias);
     if (record.config.params.shardingMethod !== 'custom') throw shardKeysNeedCustomSharding();
     await collection.dropShardKey(key, (shardKeys) => this.updateRecord(collection, (r) => ({ ...r, shardKeys })).then(() => undefined));
+  }
+
+  /** A node outside a cluster has one replica of each shard, which no operator moves (Qdrant's answer). */
+  changeReplicas(): Promise<void> {
+    return Promise.reject(distributedModeDisabled());
   }
 
   /** Creates (or replaces) a payload index and stores the collection's new index list. */

@@ -69,6 +69,8 @@ export class ReplicaSet {
   private readonly random: () => number;
   private readonly deactivationTimeoutMs: number;
   private readonly localLifecycle: boolean;
+  /** This peer's replica as the set last opened it (`localNeedsOpening`). */
+  private opened: ShardReplica | undefined;
 
   constructor(readonly shard: ShardId, readonly replicas: readonly ShardReplica[], options: ReplicaSetOptions) {
     this.peer = options.peer;
@@ -167,7 +169,18 @@ export class ReplicaSet {
   private async lifecycleHere<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>> {
     const [local] = this.lifecycleTargets();
     if (!local) return (task.type === 'open' || task.type === 'reopen' || task.type === 'restore' ? { lastOp: 0 } : null) as ReplicaResult<T>;
-    return local.run(task, null);
+    const result = await local.run(task, null);
+    if (task.type === 'open') this.opened = local;
+    return result;
+  }
+
+  /**
+   * Whether this peer's replica joined the set after the set was opened (a transfer's new
+   * receiver): it is opened apart, before anything is sent to it (Collection.openJoinedReplicas).
+   */
+  get localNeedsOpening(): boolean {
+    const local = this.localLifecycle ? this.localReplica : undefined;
+    return local !== undefined && local !== this.opened;
   }
 
   private async forward(leader: number, ordering: WriteOrdering, task: Extract<ReplicaTask, { type: 'apply' }>): Promise<number> {

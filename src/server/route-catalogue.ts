@@ -75,6 +75,8 @@ const ROUTES: Readonly<Record<string, RouteSpec>> = {
   [`GET ${C}/aliases`]: route(NO_PARAMS, collection(READ), result(ALIASES_RESPONSE)),
   [`GET ${C}/optimizations`]: route(OPTIMIZATIONS_PARAMS, collection(READ), result(OPTIMIZATIONS_RESPONSE)),
   [`GET ${C}/cluster`]: route(NO_PARAMS, collection(EXTRAS), result(COLLECTION_CLUSTER_INFO)),
+  // Qdrant asks write, manage and extras of the collection (only a node-wide manage grant has manage).
+  [`POST ${C}/cluster`]: route(COMMIT_PARAMS, collection({ write: true, extras: true, manage: true }), TRUE),
   [`PUT ${C}/index`]: route(WRITE_PARAMS, collection(WRITE_EXTRAS), UPDATE),
   [`DELETE ${C}/index/:field`]: route(WRITE_PARAMS, collection(WRITE_EXTRAS), UPDATE),
   [`PUT ${C}/vectors/:vector`]: route(WRITE_PARAMS, collection(WRITE_EXTRAS), UPDATE),

@@ -32,6 +32,8 @@ export type RuleSpec = (
    * steps, so a stored payload stays within a few times the nesting a body may have. Quiver's rule.
    */
   | { maxPathSteps: number }
+  /** A shard transfer's two peers differ (validate_shard_different_peers), unless it goes to another shard. */
+  | { differentPeers: true }
   /** A memory placement the storage cannot serve: `pinned` (Qdrant's unsupported_memory_placement). */
   | { notPinned: string }
 ) & {
@@ -63,8 +65,15 @@ export function violation(rule: RuleSpec, value: unknown): string | null {
     return steps > rule.maxPathSteps ? `key path of ${steps} steps invalid, must be at most ${rule.maxPathSteps} steps` : null;
   }
   if ('notPinned' in rule) return value === 'pinned' ? `\`pinned\` memory placement is not supported for ${rule.notPinned}` : null;
+  if ('differentPeers' in rule) return differentPeersViolation(value);
   if ('newName' in rule) return typeof value === 'string' ? (nameViolations(value, 'create', rule.newName)[0] ?? null) : null;
   return batchLengthViolation(value);
+}
+
+function differentPeersViolation(value: unknown): string | null {
+  const { from_peer_id: from, to_peer_id: to, shard_id: shard, to_shard_id: toShard } = value as Record<string, unknown>;
+  if (from !== to || (typeof toShard === 'number' && toShard !== shard)) return null;
+  return `cannot transfer shard to itself, "to_peer_id" must be different than ${String(from)} in "from_peer_id"`;
 }
 
 function rangeViolation(range: { min?: number; max?: number }, float: 'f32' | 'f64' | undefined, value: unknown): string | null {

@@ -3,8 +3,10 @@
 
 import type { FastifyInstance } from 'fastify';
 import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
+import { clusterOperationNotSupported, distributedModeDisabled, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
-import type { ShardKeyRequest } from '../../collection/catalog.js';
+import type { ReplicaChange, ShardKeyRequest } from '../../collection/catalog.js';
+import type { WireClusterOperations, WireCreateShardingKey } from '../../api/types.js';
 import type { ReplicaState } from '../../replica/replica.js';
 import { collectionClusterInfo, localStats, singleNodeClusterInfo } from '../../cluster/collection-cluster-info.js';
 import { withCommitTimeout } from '../deadline.js';
@@ -13,10 +15,7 @@ import type { ServerContext } from '../app.js';
 import { collectionName, query } from './params.js';
 
 export function registerShardRoutes(app: FastifyInstance, { collections, catalog, node, clusterView }: ServerContext): void {
-  app.put('/collections/:name/shards', async (request) => {
-    const { timeout } = query(request, COMMIT_PARAMS);
-    const body = validateBody('CreateShardingKey', request.body);
-    const name = collectionName(request);
+  const createShardKey = async (name: string, body: WireCreateShardingKey, timeout: number | undefined): Promise<void> => {
     collections.resolve(name);
     const { initial_state: state, placement } = body;
     if (state && state !== 'Active' && state !== 'Partial') throw initialStateNotAllowed(state);
@@ -28,6 +27,11 @@ export function registerShardRoutes(app: FastifyInstance, { collections, catalog
       initialState: (state ?? null) as ReplicaState | null, // one of REPLICA_STATES: the schema checked it
     };
     await withCommitTimeout(catalog.createShardKey(name, body.shard_key, shardKey, timeout), timeout);
+  };
+
+  app.put('/collections/:name/shards', async (request) => {
+    const { timeout } = query(request, COMMIT_PARAMS);
+    await createShardKey(collectionName(request), validateBody('CreateShardingKey', request.body), timeout);
     return ok(request, true);
   });
 
@@ -43,9 +47,42 @@ export function registerShardRoutes(app: FastifyInstance, { collections, catalog
     return ok(request, true);
   });
 
+  // Qdrant's update_collection_cluster: shard keys as the routes above, replica changes through the catalogue.
+  app.post('/collections/:name/cluster', async (request) => {
+    const { timeout } = query(request, COMMIT_PARAMS);
+    const body = validateBody('ClusterOperations', request.body);
+    if (!clusterView) throw distributedModeDisabled();
+    const name = collectionName(request);
+    if ('create_sharding_key' in body) await createShardKey(name, body.create_sharding_key, timeout);
+    else if ('drop_sharding_key' in body) await withCommitTimeout(catalog.dropShardKey(name, body.drop_sharding_key.shard_key, timeout), timeout);
+    else await withCommitTimeout(catalog.changeReplicas(name, replicaChangeOf(body), timeout), timeout);
+    return ok(request, true);
+  });
+
   app.get('/collections/:name/cluster', async (request) => {
     const collection = collections.get(collectionName(request));
     const stats = await localStats(collection);
     return ok(request, clusterView ? collectionClusterInfo(clusterView(), node.peerId, collection, stats) : singleNodeClusterInfo(node.peerId, collection, stats));
   });
+}
+
+/** The replica change a body asks for; what Quiver does not do is refused, never accepted and ignored. */
+function replicaChangeOf(body: Exclude<WireClusterOperations, { create_sharding_key: unknown } | { drop_sharding_key: unknown }>): ReplicaChange {
+  if ('move_shard' in body || 'replicate_shard' in body) {
+    const move = 'move_shard' in body;
+    const op = move ? body.move_shard : body.replicate_shard;
+    if (op.method && op.method !== 'stream_records') throw transferMethodNotSupported(op.method);
+    if (op.to_shard_id !== undefined && op.to_shard_id !== null) throw targetShardNotAllowed(op.to_shard_id);
+    return { kind: 'transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, move };
+  }
+  if ('restart_transfer' in body) {
+    const op = body.restart_transfer;
+    return { kind: 'restart_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, method: op.method };
+  }
+  if ('abort_transfer' in body) {
+    const op = body.abort_transfer;
+    return { kind: 'abort_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id };
+  }
+  if ('drop_replica' in body) return { kind: 'drop_replica', shard: body.drop_replica.shard_id, peer: body.drop_replica.peer_id };
+  throw clusterOperationNotSupported(Object.keys(body)[0]);
 }
