@@ -163,6 +163,11 @@ export function targetShardNotAllowed(shard: number): BadRequest {
   return new BadRequest(`Target shard ${shard} can only be set for ReshardingStreamRecords or filtered streaming records transfers`);
 }
 
+/** src/actix/api/cluster_api.rs: `DELETE /cluster/peer/{id}` without `force` of a peer holding replicas. */
+export function peerHoldsShards(peer: number): BadRequest {
+  return new BadRequest(`Cannot remove peer ${peer} as there are shards on it`);
+}
+
 /** Any cluster operation on a node outside a cluster. */
 export function distributedModeDisabled(): BadRequest {
   return new BadRequest('Distributed mode disabled');

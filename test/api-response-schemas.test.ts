@@ -159,6 +159,10 @@ t.test('every route answers in its schema', async (t) => {
   await standaloneOnlyRefuses(t, 'GET', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k');
   await standaloneOnlyRefuses(t, 'PUT', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k?wait=true', { any: 'json' });
   await standaloneOnlyRefuses(t, 'DELETE', '/cluster/metadata/keys/:key', '/cluster/metadata/keys/k?wait=true');
+  await standaloneOnlyRefuses(t, 'POST', '/cluster/recover', '/cluster/recover');
+  // Removing the one peer there is would end the run: its success is test/cluster-operator-actions.test.ts's.
+  driven.add('DELETE /cluster/peer/:peer_id');
+  await fail(t, 'DELETE', '/cluster/peer/12345', 400);
   await send(t, 'GET', '/quotas', '/quotas');
   await send(t, 'PUT', '/quotas', '/quotas', { enabled: true, max_disk_usage_percent: 100, max_resident_memory_percent: 100, release_margin_percent: 0 });
   await send(t, 'GET', '/quotas', '/quotas');

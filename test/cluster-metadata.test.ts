@@ -78,6 +78,14 @@ class RecordingMetadata implements ClusterService {
     throw new Error('not asked in this test');
   }
 
+  async removePeer(): Promise<void> {
+    throw new Error('not asked in this test');
+  }
+
+  async recover(): Promise<void> {
+    throw new Error('not asked in this test');
+  }
+
   async quotaPeers(): Promise<undefined> {
     return undefined;
   }

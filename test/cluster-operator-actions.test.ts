@@ -6,7 +6,7 @@
 
 import t, { type Test } from 'tap';
 import { call, type RawResponse } from './helpers/api-http.js';
-import { startCluster, until, type ClusterPeer } from './helpers/cluster.js';
+import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
 import { SINGLE_NODE_ENV, startServer } from './helpers/server.js';
 
 type Envelope<T> = { result: T; status: unknown };
@@ -186,4 +186,53 @@ t.test('a single node refuses every cluster operation as Qdrant does, after read
   }
   const malformed = await call(server.url, 'POST', '/collections/one/cluster', { drop_replica: { shard_id: -1, peer_id: 1 } });
   t.equal(malformed.status, 400, 'a malformed body is refused first');
+});
+
+t.test('DELETE /cluster/peer: refused while the peer holds replicas, forced it drops them; the removed peer does not start again with its storage', async (t) => {
+  const peers = await startCluster(t, 3, { env: ENV });
+  const ids = await until('three peers with one leader', async () => {
+    const all = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object; raft_info: { leader: number | null } }>(p, 'GET', '/cluster')));
+    return all.every((b) => Object.keys(b.peers).length === 3 && b.raft_info.leader !== null) && all.map((b) => b.peer_id);
+  }, 60_000);
+  t.equal(await result(peers[0], 'PUT', '/collections/rm?timeout=30', { vectors: { size: DIM, distance: 'Cosine' }, shard_number: 3, replication_factor: 2 }), true);
+  const points = range(1, 300).map((id) => ({ id, vector: vector(id), payload: { v: id } }));
+  t.equal((await call(peers[0].url, 'PUT', '/collections/rm/points?wait=true', { points })).status, 200);
+  const [victim, asker, other] = [peers[2], peers[0], peers[1]];
+  const victimId = ids[2];
+
+  assertError(t, await call(asker.url, 'DELETE', `/cluster/peer/${victimId}`), 400, `Bad request: Cannot remove peer ${victimId} as there are shards on it`, 'a peer holding replicas');
+  assertError(t, await call(asker.url, 'DELETE', '/cluster/peer/12345'), 400, 'Bad request: Peer 12345 does not exist', 'an unknown peer');
+  assertError(t, await call(asker.url, 'DELETE', '/cluster/peer/x'), 400, 'Deserialize error in path parameters: can not parse "x" to a u64', 'a peer id that is not one');
+  t.equal(await result(asker, 'DELETE', `/cluster/peer/${victimId}?force=true&timeout=30`), true, 'forced, the peer is removed');
+
+  for (const peer of [asker, other]) {
+    const status = await until(`${peer.url} no longer lists the removed peer`, async () => {
+      const body = await result<{ peers: Record<string, unknown> }>(peer, 'GET', '/cluster');
+      return !(String(victimId) in body.peers) && body;
+    });
+    t.same(Object.keys(status.peers).map(Number).sort(), ids.slice(0, 2).sort(), 'two peers left');
+    const info = await result<ClusterInfo>(peer, 'GET', '/collections/rm/cluster');
+    t.notOk(info.remote_shards.some((s) => s.peer_id === victimId), 'no replica on the removed peer');
+    const counted = await result<{ count: number }>(peer, 'POST', '/collections/rm/points/count', { exact: true });
+    t.equal(counted.count, 300, 'every point still served: each shard kept a replica');
+  }
+  t.equal((await call(other.url, 'PUT', '/collections/rm/points?wait=true', { points: [{ id: 301, vector: vector(301) }] })).status, 200, 'writes go on without the removed peer');
+  await until('the removed peer no longer ready', async () => (await call(victim.url, 'GET', '/readyz')).status !== 200);
+
+  await victim.server.stop('SIGKILL');
+  await t.rejects(startPeer({ storage: victim.storage, ports: victim.ports, env: ENV }), /was removed from the cluster/, 'restarted with its old storage, the removed peer refuses to start');
+
+  t.equal(await result(other, 'POST', '/cluster/recover'), true, 'POST /cluster/recover reads the control plane again');
+  t.equal((await result<{ count: number }>(other, 'POST', '/collections/rm/points/count', { exact: true })).count, 301, 'and the peer serves as before');
+});
+
+t.test('a single node: DELETE /cluster/peer and POST /cluster/recover answer as Qdrant outside distributed mode', async (t) => {
+  const server = await startServer({ env: SINGLE_NODE_ENV });
+  t.teardown(() => server.stop());
+  assertError(t, await call(server.url, 'DELETE', '/cluster/peer/1'), 400, 'Bad request: Distributed mode disabled.', 'removing a peer');
+  assertError(t, await call(server.url, 'POST', '/cluster/recover'), 500, 'Service internal error: Qdrant is running in standalone mode', 'recover');
+  t.equal((await call(server.url, 'PUT', '/collections/one', { vectors: { size: DIM, distance: 'Dot' } })).status, 200);
+  const own = ((await call(server.url, 'GET', '/collections/one/cluster')).body as Envelope<{ peer_id: number }>).result.peer_id;
+  assertError(t, await call(server.url, 'DELETE', `/cluster/peer/${own}`), 400, `Bad request: Cannot remove peer ${own} as there are shards on it`, 'the node itself, holding a collection');
+  assertError(t, await call(server.url, 'DELETE', `/cluster/peer/${own}?force=true`), 400, 'Bad request: Distributed mode disabled.', 'forced');
 });

@@ -73,6 +73,7 @@ const PATH_VALUES: PathValues = {
   vector: ['fresh', 'img', 'txt'],
   snapshot: [...snapshots, 'missing.snapshot'],
   key: ['team', 'a b/c'],
+  peer_id: ['1', '18446744073709551615'],
 };
 
 /** The message of Qdrant's error envelope, or null when `answer` is not one. */
@@ -149,13 +150,13 @@ function isDownloadFailure(request: FuzzRequest, answer: Answer, message: string
 const NO_INFERENCE_SERVICE = 'Service internal error: InferenceService URL not configured - please provide valid address in config';
 
 /**
- * Qdrant's answer to every cluster metadata-key request on a node outside distributed mode: a
- * 500 by design (README, Cluster mode). Nothing is stored.
+ * Qdrant's answer to every cluster metadata-key request and to `POST /cluster/recover` on a node
+ * outside distributed mode: a 500 by design (README, Cluster mode). Nothing is stored.
  */
 const STANDALONE = 'Service internal error: Qdrant is running in standalone mode';
 
 function isDesignedServerError(request: FuzzRequest, answer: Answer, message: string | null): boolean {
-  return isDownloadFailure(request, answer, message) || (answer.status === 500 && (message === NO_INFERENCE_SERVICE || (message === STANDALONE && request.route.includes('/cluster/metadata/keys'))));
+  return isDownloadFailure(request, answer, message) || (answer.status === 500 && (message === NO_INFERENCE_SERVICE || (message === STANDALONE && (request.route.includes('/cluster/metadata/keys') || request.route === 'POST /cluster/recover'))));
 }
 
 function describe(request: FuzzRequest, answer: Answer): string {

@@ -128,6 +128,41 @@ export class ApplyLoop {
     });
   }
 
+  /**
+   * Reads the whole control plane again and applies it even if nothing changed since the last
+   * view (the reconcile compares it with what this peer holds), then watches from there; settles
+   * once that view is applied, rejects after `timeoutMs`.
+   */
+  async resynchronize(timeoutMs: number): Promise<void> {
+    if (this.stopped) throw stoppedError();
+    this.generation++;
+    this.pending = 0;
+    await this.closeWatch();
+    const generation = this.generation;
+    let settle!: { resolve: () => void; reject: (err: Error) => void };
+    const applied = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    this.enqueue(generation, async () => {
+      try {
+        await this.resync(true);
+        settle.resolve();
+      } catch (err) {
+        settle.reject(err instanceof Error ? err : new Error(String(err)));
+        throw err;
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceError(`the control plane was not read again within ${timeoutMs / 1000} seconds`)), timeoutMs);
+    });
+    try {
+      await Promise.race([applied, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Stops watching, waits for the apply under way, rejects every waiter; leaves no timer behind. */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -157,14 +192,17 @@ export class ApplyLoop {
     });
   }
 
-  /** Reads everything, applies it with the changes since the last view, and watches from the next revision. */
-  private async resync(): Promise<void> {
+  /**
+   * Reads everything, applies it with the changes since the last view (`always`: even at the
+   * revision already applied), and watches from the next revision.
+   */
+  private async resync(always = false): Promise<void> {
     const generation = this.generation;
     const view = await readClusterView(this.namespace);
     this.lastUpdateAt = new Date();
     // etcd answers again; a failing onApply below sets it again.
     this.lastErrorSeen = null;
-    if (view.revision > this.view.revision) await this.apply(view);
+    if (always || view.revision > this.view.revision) await this.apply(view);
     if (generation !== this.generation) return; // stopped meanwhile: no new watch
     this.retryMs = this.retryInitialMs;
     this.watch(view.revision + 1);

@@ -29,7 +29,8 @@ import { JoinHandler } from './join-handler.js';
 import { localPeerVersion, type JoinAnswer, type JoinBody, type JoinRequest } from './join-protocol.js';
 import { clusterNamespace } from './keys.js';
 import { Liveness } from './liveness.js';
-import { planStart, startMembership, type LocalMembership } from './membership.js';
+import { MembershipError, planStart, removedPeerError, REMOVED_MEMBER, startMembership, type LocalMembership } from './membership.js';
+import { isMemberNotFound, isUnhealthyCluster } from './etcd-gateway.js';
 import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-out.js';
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
 import { clusterStatus, clusterTelemetrySection, type ClusterStatusBody, type ClusterTelemetry, type ConsensusState } from './raft-info.js';
@@ -75,6 +76,8 @@ export interface FollowOptions {
   replicaFigures: () => Promise<PeerReport['replicas']>;
 }
 
+/** Between two tries of a member removal etcd refused for now. */
+const MEMBER_RETRY_MS = 500;
 /** A whole-cluster restart waits this long for a quorum of members to be back. */
 const QUORUM_WAIT_MS = 120_000;
 const READ_RETRY_MS = 250;
@@ -87,6 +90,8 @@ export class ClusterNode {
   private liveness: Liveness | null = null;
   private loop: ApplyLoop | null = null;
   private stopping = false;
+  /** Set once a view this peer applied no longer registers it: another peer removed it (`DELETE /cluster/peer`). */
+  private removed = false;
   readonly controlPlane: ControlPlane;
 
   private constructor(
@@ -184,12 +189,22 @@ export class ClusterNode {
   async initialView(): Promise<ClusterView> {
     const until = Date.now() + QUORUM_WAIT_MS;
     for (;;) {
+      const member = this.membership!.member;
+      // etcd stops a member the cluster removed as soon as it starts: no quorum will ever come.
+      if (!member.running) {
+        const { stderr } = await member.exited;
+        throw REMOVED_MEMBER.test(stderr) ? removedPeerError(this.peerId) : new MembershipError(`the etcd member stopped: ${stderr}`);
+      }
+      let view: ClusterView;
       try {
-        return await this.controlPlane.read();
+        view = await this.controlPlane.read();
       } catch (err) {
         if (this.stopping || Date.now() > until) throw err;
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
+        continue;
       }
+      if (!view.peers.has(this.peerId)) throw removedPeerError(this.peerId);
+      return view;
     }
   }
 
@@ -204,6 +219,10 @@ export class ClusterNode {
       namespace: clusterNamespace(this.etcd),
       initialView: options.initialView,
       onApply: async (view, changes, revision) => {
+        if (!this.removed && changes.peersChanged && !view.peers.has(this.peerId)) {
+          this.removed = true;
+          this.options.log.error(`this peer (id ${this.peerId}) was removed from the cluster: it stops following the control plane once its etcd member stops`);
+        }
         // Every peer persists the cluster's quota configuration too (QuotaGuard.update), so it holds after a restart.
         if (changes.quotaChanged && view.quota) await this.options.quota.update(view.quota);
         await options.onApply(view, changes, revision);
@@ -253,7 +272,9 @@ export class ClusterNode {
   async status(): Promise<ClusterStatusBody> {
     const status = await this.membership!.gateway.status();
     const loop = this.loop!;
-    const consensus: ConsensusState = !this.membership!.member.running
+    const consensus: ConsensusState = this.removed
+      ? { state: 'stopped_with_err', error: 'this peer was removed from the cluster' }
+      : !this.membership!.member.running
       ? { state: 'stopped_with_err', error: 'the etcd member is not running' }
       : loop.lastError && !loop.lastUpdate
         ? { state: 'stopped_with_err', error: loop.lastError.message }
@@ -270,9 +291,47 @@ export class ClusterNode {
     });
   }
 
-  /** Caught up: the etcd member runs and the apply loop follows the control plane without error. */
+  /** Caught up: a member of the cluster whose etcd member runs and whose apply loop follows the control plane without error. */
   ready(): boolean {
-    return this.membership !== null && this.membership.member.running && this.loop !== null && this.loop.lastError === null;
+    return !this.removed && this.membership !== null && this.membership.member.running && this.loop !== null && this.loop.lastError === null;
+  }
+
+  /**
+   * `DELETE /cluster/peer/{id}`: the peer's etcd member leaves etcd, then its record and (with
+   * `force`) its replicas leave the control plane, checked again in that transaction. The member
+   * goes first so that a refusal of etcd's (a member change while a member joined or restarted
+   * less than 5 s ago is refused for a while: retried within the timeout) leaves the cluster as it
+   * was; a peer removing itself goes last instead, since its own member answers the transaction.
+   * The removed peer's etcd member stops, and it refuses to start again with its old storage.
+   */
+  async removePeer(peer: number, force: boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const record = this.controlPlane.checkPeerRemoval(await this.controlPlane.read(), peer, force);
+    if (peer !== this.peerId) await this.removeMember(record.etcd_member_id, deadline);
+    const { revision } = await this.controlPlane.removePeer(peer, force);
+    await this.waitApplied(revision, Math.max(0, deadline - Date.now()));
+    if (peer === this.peerId) await this.removeMember(record.etcd_member_id, deadline);
+  }
+
+  private async removeMember(memberId: string, deadline: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.membership!.gateway.memberRemove(memberId);
+        return;
+      } catch (err) {
+        if (isMemberNotFound(err)) return;
+        if (!isUnhealthyCluster(err) || Date.now() + MEMBER_RETRY_MS > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, MEMBER_RETRY_MS));
+      }
+    }
+  }
+
+  /**
+   * `POST /cluster/recover`: Qdrant's peer asks the leader for a snapshot of the consensus state;
+   * this one reads the whole control plane again and reconciles its local state with it.
+   */
+  recover(timeoutMs: number): Promise<void> {
+    return this.loop!.resynchronize(timeoutMs);
   }
 
   /** The cluster metadata keys (`GET /cluster/metadata/keys`) holding a value, as this peer applied them. */

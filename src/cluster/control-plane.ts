@@ -19,7 +19,7 @@ import { shardCountOf, type CollectionConfig } from '../collection/config-model.
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction, type CollectionNames } from '../collection/name-rules.js';
 import { ServiceError } from '../errors.js';
 import {
-  collectionNotFound, lastActiveReplica, noReplicaOn, peerDoesNotExist, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
+  collectionNotFound, lastActiveReplica, noReplicaOn, peerDoesNotExist, peerHoldsShards, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
   shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
 } from '../messages.js';
 import type { JsonValue, ShardKey } from '../model.js';
@@ -480,6 +480,52 @@ export class ControlPlane {
         if (t.from === peer && remaining.replicas[String(t.to)] === 'Partial') remaining = withState(remaining, t.to, 'Dead');
       }
       p.put(entryKey, remaining);
+      return {};
+    });
+  }
+
+  /**
+   * Whether `peer` may be removed from `view` (`DELETE /cluster/peer/{id}`): it must be registered
+   * and, without `force`, hold no replica (Qdrant's refusal). Answers its record.
+   */
+  checkPeerRemoval(view: ClusterView, peer: PeerId, force: boolean): PeerInfo {
+    const record = view.peers.get(peer);
+    if (!record) throw peerDoesNotExist(peer);
+    const holds = [...view.shards.values()].some((shards) => [...shards.values()].some((entry) => entry.replicas[String(peer)] !== undefined));
+    if (holds && !force) throw peerHoldsShards(peer);
+    return record;
+  }
+
+  /**
+   * The peer's record leaves the control plane, with every replica it holds and every transfer it
+   * takes part in (a receiver it was feeding is then Dead), in one transaction checked as
+   * `checkPeerRemoval` checks it.
+   */
+  removePeer(peer: PeerId, force: boolean): Promise<Committed> {
+    return this.change((p) => {
+      p.unchanged(peerKey(peer));
+      this.checkPeerRemoval(p.view, peer, force);
+      const changed = new Map<string, ShardEntry>();
+      // Every shard entry the check read stays as read (a replica placed on the peer meanwhile is
+      // not dropped unseen); a collection created meanwhile places on the peers it read, which
+      // may still include this one: the orphan replica then has a peer no view lists, and is never
+      // read from or written to.
+      for (const [name, shards] of p.view.shards) {
+        for (const [shard, entry] of shards) {
+          p.unchanged(shardEntryKey(name, shard));
+          if (entry.replicas[String(peer)] !== undefined) changed.set(shardEntryKey(name, shard), withoutPeer(entry, peer));
+        }
+      }
+      for (const t of p.view.transfers) {
+        if (t.from !== peer && t.to !== peer) continue;
+        p.unchanged(transferKey(t));
+        p.delete(transferKey(t));
+        const entryKey = shardEntryKey(t.collection, t.shard);
+        const entry = changed.get(entryKey) ?? p.view.shards.get(t.collection)?.get(t.shard);
+        if (t.from === peer && entry?.replicas[String(t.to)] === 'Partial') changed.set(entryKey, withState(entry, t.to, 'Dead'));
+      }
+      for (const [key, entry] of changed) p.put(key, entry);
+      p.delete(peerKey(peer));
       return {};
     });
   }

@@ -148,6 +148,14 @@ function startMember(options: MembershipOptions, peerUrl: string, initialCluster
   });
 }
 
+/** What etcd says when a member the cluster removed starts with its old data. */
+export const REMOVED_MEMBER = /permanently removed from the cluster/;
+
+/** Why a peer the cluster removed (`DELETE /cluster/peer`) does not start with its old storage. */
+export function removedPeerError(peerId: number): MembershipError {
+  return new MembershipError(`this peer (id ${peerId}) was removed from the cluster; start it with an empty storage, or with --reinit --bootstrap <URI of a peer> to join again as a new member`);
+}
+
 async function startFirstPeer(options: MembershipOptions): Promise<LocalMembership> {
   if (options.uri === undefined) throw new MembershipError(NO_URI);
   const uri = options.uri.replace(/\/+$/, '');
@@ -207,8 +215,10 @@ async function restart(options: MembershipOptions, forceNewCluster: boolean): Pr
   const { clusterToken: token, peerUrl } = options.identity;
   if (token === null || peerUrl === null) throw new MembershipError('the etcd data of this peer has no cluster token beside it in the node metadata; start it with --reinit --bootstrap <URI of a peer>');
   // With its data folder present etcd ignores the initial cluster flags, but they must still
-  // name this member at the URL it listens on.
-  const member = await startMember(options, peerUrl, `${memberName(options)}=${peerUrl}`, 'existing', token, forceNewCluster);
+  // name this member at the URL it listens on. A member the cluster removed stops at once.
+  const member = await startMember(options, peerUrl, `${memberName(options)}=${peerUrl}`, 'existing', token, forceNewCluster).catch((err: Error) => {
+    throw REMOVED_MEMBER.test(err.message) ? removedPeerError(options.identity.peerId) : err;
+  });
   // A member of a stopped cluster has no quorum until the others are back: a peer that had
   // joined does not wait for it here. One that stopped before it was registered finishes that.
   if (options.identity.joined) return { member, gateway: new EtcdGateway(member.clientUrl), clusterToken: token };

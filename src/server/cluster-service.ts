@@ -6,7 +6,8 @@
 import type { ClusterStatusBody, ClusterTelemetry } from '../cluster/raft-info.js';
 import type { PeerQuotaUsage } from '../cluster/quota-fan-out.js';
 import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
-import { ServiceError } from '../errors.js';
+import { BadRequest, ServiceError } from '../errors.js';
+import { peerHoldsShards } from '../messages.js';
 import type { JsonValue } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import type { QuotaGuard } from '../quota/guard.js';
@@ -37,6 +38,10 @@ export interface ClusterService {
   put(key: string, value: JsonValue, wait: boolean): Promise<void>;
   /** Removes `key` (Qdrant stores JSON null through consensus); `wait` as for put. */
   delete(key: string, wait: boolean): Promise<void>;
+  /** `DELETE /cluster/peer/{id}`: refused while the peer holds replicas unless `force`; `timeoutMs` bounds the commit. */
+  removePeer(peer: number, force: boolean, timeoutMs: number): Promise<void>;
+  /** `POST /cluster/recover`: the node's state read again from the cluster's. */
+  recover(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -46,7 +51,8 @@ export interface ClusterService {
  * TableOfContent::update_cluster_metadata).
  */
 export class StandaloneCluster implements ClusterService {
-  constructor(private readonly quota: QuotaGuard) {}
+  /** `peerId`: the node's own id (its replicas'); `holdsShards`: whether it has any collection. */
+  constructor(private readonly quota: QuotaGuard, private readonly peerId: number, private readonly holdsShards: () => boolean) {}
 
   status(): Promise<ClusterStatus> {
     return Promise.resolve({ status: 'disabled' });
@@ -90,6 +96,19 @@ export class StandaloneCluster implements ClusterService {
   }
 
   delete(): Promise<void> {
+    return Promise.reject(standalone());
+  }
+
+  /**
+   * Qdrant checks that the peer holds no replica before it looks for a cluster: the node's own
+   * id with a collection is refused for that, anything else because there is no cluster.
+   */
+  removePeer(peer: number, force: boolean): Promise<void> {
+    if (!force && peer === this.peerId && this.holdsShards()) return Promise.reject(peerHoldsShards(peer));
+    return Promise.reject(new BadRequest('Distributed mode disabled.'));
+  }
+
+  recover(): Promise<void> {
     return Promise.reject(standalone());
   }
 }

@@ -6,7 +6,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import {
-  CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METADATA_PARAMS, METRICS_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS,
+  CLUSTER_TELEMETRY_PARAMS, COMMIT_PARAMS, METADATA_PARAMS, METRICS_PARAMS, PEER_REMOVAL_PARAMS, NO_PARAMS, OPTIMIZATIONS_PARAMS, POINT_READ_PARAMS, QUOTA_PARAMS,
   READ_PARAMS, SNAPSHOT_PARAMS, SNAPSHOT_UPLOAD_PARAMS, TELEMETRY_PARAMS, WRITE_PARAMS,
 } from '../api/validator.js';
 import type { QueryParamSet } from '../api/schemas/query.js';
@@ -61,6 +61,8 @@ const ROUTES: Readonly<Record<string, RouteSpec>> = {
   'GET /cluster/metadata/keys/:key': route(NO_PARAMS, global(READ), result(true)),
   'PUT /cluster/metadata/keys/:key': route(METADATA_PARAMS, global(WRITE), TRUE),
   'DELETE /cluster/metadata/keys/:key': route(METADATA_PARAMS, global(WRITE), TRUE),
+  'DELETE /cluster/peer/:peer_id': route(PEER_REMOVAL_PARAMS, global(MANAGE), TRUE),
+  'POST /cluster/recover': route(NO_PARAMS, global(MANAGE), TRUE),
   'GET /quotas': route(NO_PARAMS, global(READ), result(QUOTA_STATUS)),
   'PUT /quotas': route(QUOTA_PARAMS, global(MANAGE), TRUE),
 

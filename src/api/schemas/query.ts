@@ -65,6 +65,8 @@ export const CLUSTER_TELEMETRY_PARAMS = { details_level: parseU64, timeout: pars
 export const QUOTA_PARAMS = { wait: parseBool };
 /** PUT and DELETE /cluster/metadata/keys/{key}. */
 export const METADATA_PARAMS = { wait: parseBool };
+/** DELETE /cluster/peer/{id}. */
+export const PEER_REMOVAL_PARAMS = { timeout: parseNonZeroU64, force: parseBool };
 export const SNAPSHOT_PARAMS = { wait: parseBool };
 const parsePriority: Parser<SnapshotPriority> = (raw) => {
   const priority = SNAPSHOT_PRIORITIES.find((p) => p === raw);
