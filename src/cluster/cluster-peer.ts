@@ -72,6 +72,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       peerId: node.peerId,
       collections,
       controlPlane: node.controlPlane,
+      listener: config.storage.node_type === 'Listener',
       onError: (err, collection) => log.warn(`applying the cluster state${collection === null ? '' : ` to collection ${collection}`}: ${err.message}`),
     });
     const recovery = new Recovery({

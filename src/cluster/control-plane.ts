@@ -249,6 +249,24 @@ export class ControlPlane {
   }
 
   /**
+   * A Listener peer's replica leaves the readers (`storage.node_type: Listener`): Active ->
+   * Listener, only while another replica of the shard is Active, checked in the same transaction
+   * (two Listener peers converting at once cannot leave a shard without an Active replica).
+   */
+  becomeListener(collection: string, shard: number, peer: PeerId): Promise<Committed & { changed: boolean }> {
+    return this.change((p) => {
+      if (!p.collectionNames().has(collection)) return { changed: false };
+      const key = shardEntryKey(collection, shard);
+      p.unchanged(key);
+      const entry = p.view.shards.get(collection)?.get(shard);
+      const othersActive = Object.entries(entry?.replicas ?? {}).some(([other, state]) => other !== String(peer) && state === 'Active');
+      if (!entry || entry.replicas[String(peer)] !== 'Active' || !othersActive) return { changed: false };
+      p.put(key, withState(entry, peer, 'Listener'));
+      return { changed: true };
+    });
+  }
+
+  /**
    * Rewrites the replica states of a shard of collection `collection` as created under
    * `storageId`: `change` answers the new states from the current ones (null: no change, nothing
    * written). 404 if the collection (that incarnation of it) or the shard does not exist.

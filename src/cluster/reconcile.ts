@@ -19,15 +19,21 @@ import { ClusterView, type ClusterChanges } from './cluster-view.js';
 import type { ReplicaStateChange } from './control-plane.js';
 import type { PeerId } from './keys.js';
 
-/** The one control-plane change a reconcile proposes: its replicas becoming Active once open. */
+/** The control-plane changes a reconcile proposes: its replicas becoming Active once open, and Listener on a Listener peer. */
 export interface ReplicaActivation {
   setReplicaState(collection: string, shard: number, peer: PeerId, state: ReplicaState, from: readonly ReplicaState[] | null): Promise<ReplicaStateChange>;
+  becomeListener(collection: string, shard: number, peer: PeerId): Promise<unknown>;
 }
 
 export interface ReconcilerOptions {
   peerId: PeerId;
   collections: CollectionManager;
   controlPlane: ReplicaActivation;
+  /**
+   * A Listener peer (`storage.node_type`): each of its Active replicas becomes Listener once
+   * another replica of its shard is Active (a shard keeps one that serves reads), as Qdrant's do.
+   */
+  listener?: boolean;
   /**
    * A local change that failed (the collection is named). The reconcile goes on with the others,
    * and tries again with the next view (a failure that lasts, such as this node's strict mode
@@ -50,8 +56,10 @@ export class Reconciler {
   private readonly collections: CollectionManager;
   private readonly controlPlane: ReplicaActivation;
   private readonly onError: (err: Error, collection: string | null) => void;
+  private readonly listener: boolean;
 
   constructor(options: ReconcilerOptions) {
+    this.listener = options.listener ?? false;
     this.peerId = options.peerId;
     this.collections = options.collections;
     this.controlPlane = options.controlPlane;
@@ -111,12 +119,24 @@ export class Reconciler {
     });
   }
 
-  /** Proposes Active for this peer's replicas of `name` still Initializing, once they are open here. */
+  /**
+   * Proposes Active for this peer's replicas of `name` still Initializing, once they are open
+   * here; on a Listener peer, Listener for its Active ones whose shard has another Active replica
+   * (one that just became Active, after its creation or a transfer, turns at the next view).
+   */
   private async activate(name: string, view: ClusterView): Promise<void> {
     if (!this.collections.exists(name)) return;
     const open = new Set(this.collections.get(name).shards.filter((s) => s.localReplica).map((s) => s.id));
-    const pending = [...(view.shards.get(name) ?? [])].filter(([shard, entry]) => open.has(shard) && entry.replicas[String(this.peerId)] === 'Initializing');
-    await Promise.all(pending.map(([shard]) => this.attempt(name, () => this.controlPlane.setReplicaState(name, shard, this.peerId, 'Active', ['Initializing']))));
+    const own = String(this.peerId);
+    const entries = [...(view.shards.get(name) ?? [])].filter(([shard]) => open.has(shard));
+    const pending = entries.filter(([, entry]) => entry.replicas[own] === 'Initializing');
+    const listening = this.listener
+      ? entries.filter(([, entry]) => entry.replicas[own] === 'Active' && Object.entries(entry.replicas).some(([peer, state]) => peer !== own && state === 'Active'))
+      : [];
+    await Promise.all([
+      ...pending.map(([shard]) => this.attempt(name, () => this.controlPlane.setReplicaState(name, shard, this.peerId, 'Active', ['Initializing']))),
+      ...listening.map(([shard]) => this.attempt(name, () => this.controlPlane.becomeListener(name, shard, this.peerId))),
+    ]);
   }
 
   /**

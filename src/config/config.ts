@@ -12,6 +12,10 @@ import { checkBoolean, checkPort, checkPositiveInteger, checkSeconds } from './c
 import { checkCluster, defaultClusterConfig, etcdEndpoints, PEER_FLAGS, peerStart, type ClusterConfig, type PeerStart } from './cluster-options.js';
 import { ConfigError } from './config-error.js';
 
+/** Qdrant's node types. */
+export const NODE_TYPES = ['Normal', 'Listener'] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+
 /** `storage.snapshot_download`: bounds on a snapshot download for recovery, in seconds. */
 export interface DownloadLimits {
   connect_timeout_sec: number;
@@ -48,6 +52,8 @@ export interface QuiverConfig {
     snapshot_download: DownloadLimits;
     /** Qdrant's `storage.performance` shard transfer limits per peer (null: no limit); its other keys are not read. */
     performance: { incoming_shard_transfers_limit: number | null; outgoing_shard_transfers_limit: number | null };
+    /** Qdrant's `storage.node_type`: a Listener peer's replicas take updates and serve no reads (cluster mode). */
+    node_type: NodeType;
   };
   tls: {
     cert: string | null;
@@ -92,6 +98,7 @@ export function defaultConfig(): QuiverConfig {
       snapshot_download: { connect_timeout_sec: 10, response_timeout_sec: 60, read_timeout_sec: 60 },
       // Qdrant's defaults: one transfer into and one out of each peer at a time.
       performance: { incoming_shard_transfers_limit: 1, outgoing_shard_transfers_limit: 1 },
+      node_type: 'Normal',
     },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
@@ -187,6 +194,7 @@ function validate(config: QuiverConfig): void {
   for (const [key, value] of Object.entries(config.storage.performance)) {
     if (value !== null && !(Number.isInteger(value) && value >= 0)) throw new ConfigError(`invalid storage.performance.${key}: ${String(value)} (a whole number of transfers, or null)`);
   }
+  if (!NODE_TYPES.includes(config.storage.node_type)) throw new ConfigError(`invalid storage.node_type: ${String(config.storage.node_type)} (Normal or Listener)`);
   checkBoolean('service.hardware_reporting', config.service.hardware_reporting);
   const limits = config.worker_limits;
   checkSeconds('worker_limits.task_timeout_sec', limits.task_timeout_sec);
