@@ -8,6 +8,7 @@
 import t, { type Test } from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
+import { formed, result } from './helpers/cluster-api.js';
 
 type Envelope<T> = { result: T; status: unknown };
 
@@ -20,11 +21,6 @@ interface ShardLayout {
 const ENV = { QDRANT__CLUSTER__GRPC_TIMEOUT_MS: '2000', QDRANT__CLUSTER__CONNECTION_TIMEOUT_MS: '1000' };
 const DIM = 4;
 
-async function result<T>(peer: ClusterPeer, method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await call(peer.url, method, path, body);
-  if (answer.status !== 200) throw new Error(`${method} ${path} through ${peer.url}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body as Envelope<T>).result;
-}
 
 function pointsFrom(first: number, count: number): { id: number; vector: number[]; payload: { n: number } }[] {
   return Array.from({ length: count }, (_, i) => ({ id: first + i, vector: Array.from({ length: DIM }, (_, d) => Math.sin((first + i) * 1.7 + d * 0.9)), payload: { n: first + i } }));
@@ -32,15 +28,6 @@ function pointsFrom(first: number, count: number): { id: number; vector: number[
 
 function errorOf(answer: { body: unknown }): string {
   return (answer.body as { status: { error: string } }).status.error;
-}
-
-/** Every peer lists three peers and agrees on one leader; answers each peer's id, in the peers' order. */
-async function formed(peers: ClusterPeer[]): Promise<number[]> {
-  const bodies = await until('three peers with one leader', async () => {
-    const all = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object; raft_info: { leader: number | null } }>(p, 'GET', '/cluster')));
-    return all.every((b) => Object.keys(b.peers).length === 3 && b.raft_info.leader !== null) && new Set(all.map((b) => b.raft_info.leader)).size === 1 && all;
-  }, 60_000);
-  return bodies.map((b) => b.peer_id);
 }
 
 /** Creates a one-shard collection with two replicas, waits until every peer serves it, and answers the ids of the two peers holding it. */
@@ -64,7 +51,7 @@ function stateOf(layout: ShardLayout, peer: number): string | undefined {
 
 t.test('a stopped replica: Dead with write_consistency_factor 1, the first failure with 2', async (t) => {
   const peers = await startCluster(t, 3, { env: ENV });
-  const ids = await formed(peers);
+  const { ids } = await formed(peers);
   const weak = await createPair(t, peers, 'weak', { write_consistency_factor: 1 });
   const strict = await createPair(t, peers, 'strict', { write_consistency_factor: 2 });
   // Two pairs out of three peers share one: it is stopped, and the writer is a peer still running.
@@ -102,7 +89,7 @@ t.test('a stopped replica: Dead with write_consistency_factor 1, the first failu
 
 t.test('strong ordering fails while its leader is down; medium goes on', async (t) => {
   const peers = await startCluster(t, 3, { env: ENV });
-  const ids = await formed(peers);
+  const { ids } = await formed(peers);
   const holders = await createPair(t, peers, 'ordered', {});
   const leaderId = Math.max(...holders);
   const writer = peers[ids.indexOf(Math.min(...holders))];

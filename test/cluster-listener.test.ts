@@ -5,30 +5,13 @@
 import t from 'tap';
 import { call } from './helpers/api-http.js';
 import { startPeer, until, type ClusterPeer } from './helpers/cluster.js';
-
-type Envelope<T> = { result: T; status: unknown };
-
-interface ClusterInfo {
-  peer_id: number;
-  local_shards: { shard_id: number; state: string; points_count: number }[];
-  remote_shards: { shard_id: number; peer_id: number; state: string }[];
-}
+import { formed, replicaStates, result, type CollectionClusterInfo } from './helpers/cluster-api.js';
 
 const DIM = 4;
 
-async function result<T>(peer: ClusterPeer, method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await call(peer.url, method, path, body);
-  if (answer.status !== 200) throw new Error(`${method} ${path} through ${peer.url}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body as Envelope<T>).result;
-}
-
-/** Replica states of every shard as `peer` sees them: `${shard}@${peer}` -> state. */
+/** Replica states of every shard as `peer` sees them: `${shard}@${peer}` -> state, in key order. */
 async function states(peer: ClusterPeer, collection: string): Promise<Record<string, string>> {
-  const info = await result<ClusterInfo>(peer, 'GET', `/collections/${collection}/cluster`);
-  return Object.fromEntries([
-    ...info.local_shards.map((s) => [`${s.shard_id}@${info.peer_id}`, s.state]),
-    ...info.remote_shards.map((s) => [`${s.shard_id}@${s.peer_id}`, s.state]),
-  ].sort(([a], [b]) => (a < b ? -1 : 1)));
+  return Object.fromEntries((await replicaStates(peer, collection)).states);
 }
 
 t.test('a Listener peer\'s replicas take updates and serve no reads; a shard keeps one Active replica', async (t) => {
@@ -36,10 +19,7 @@ t.test('a Listener peer\'s replicas take updates and serve no reads; a shard kee
   t.teardown(() => normal.server.stop('SIGKILL'));
   const listener = await startPeer({ bootstrap: normal.uri, env: { QDRANT__STORAGE__NODE_TYPE: 'Listener' } });
   t.teardown(() => listener.server.stop('SIGKILL'));
-  const [normalId, listenerId] = await until('two peers', async () => {
-    const ids = await Promise.all([normal, listener].map(async (p) => (await result<{ peer_id: number; peers: object }>(p, 'GET', '/cluster'))));
-    return ids.every((b) => Object.keys(b.peers).length === 2) && ids.map((b) => b.peer_id);
-  }, 60_000);
+  const [normalId, listenerId] = (await formed([normal, listener])).ids;
 
   t.equal(await result(normal, 'PUT', '/collections/both?timeout=30', { vectors: { size: DIM, distance: 'Dot' }, shard_number: 2, replication_factor: 2 }), true);
   const expected = { [`0@${normalId}`]: 'Active', [`0@${listenerId}`]: 'Listener', [`1@${normalId}`]: 'Active', [`1@${listenerId}`]: 'Listener' };
@@ -48,7 +28,7 @@ t.test('a Listener peer\'s replicas take updates and serve no reads; a shard kee
 
   const points = Array.from({ length: 200 }, (_, i) => ({ id: i + 1, vector: [i % 3, 1, (i % 7) / 7, 0.5], payload: { n: i + 1 } }));
   t.equal((await call(listener.url, 'PUT', '/collections/both/points?wait=true', { points })).status, 200, 'a write through the Listener peer is acknowledged');
-  const own = await result<ClusterInfo>(listener, 'GET', '/collections/both/cluster');
+  const own = await result<CollectionClusterInfo>(listener, 'GET', '/collections/both/cluster');
   t.equal(own.local_shards.reduce((sum, s) => sum + s.points_count, 0), 200, 'the Listener replicas took every update');
   for (let i = 0; i < 5; i++) {
     const counted = await result<{ count: number }>(listener, 'POST', '/collections/both/points/count', { exact: true });

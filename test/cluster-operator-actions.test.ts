@@ -7,27 +7,15 @@
 import t, { type Test } from 'tap';
 import { call, type RawResponse } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
+import { formed, replicaStates, result, type CollectionClusterInfo } from './helpers/cluster-api.js';
 import { SINGLE_NODE_ENV, startServer } from './helpers/server.js';
 
 type Envelope<T> = { result: T; status: unknown };
-
-interface ClusterInfo {
-  peer_id: number;
-  local_shards: { shard_id: number; state: string; points_count: number }[];
-  remote_shards: { shard_id: number; peer_id: number; state: string }[];
-  shard_transfers: { shard_id: number; from: number; to: number; sync: boolean; method: string }[];
-}
 
 // A long request timeout: a transfer into a stopped peer waits on it instead of failing at once.
 const ENV = { QDRANT__CLUSTER__GRPC_TIMEOUT_MS: '30000', QDRANT__CLUSTER__CONNECTION_TIMEOUT_MS: '1000' };
 const DIM = 4;
 const POINTS = 2000;
-
-async function result<T>(peer: ClusterPeer, method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await call(peer.url, method, path, body);
-  if (answer.status !== 200) throw new Error(`${method} ${path} through ${peer.url}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body as Envelope<T>).result;
-}
 
 function vector(id: number): number[] {
   return Array.from({ length: DIM }, (_, d) => Math.cos(id * 0.7 + d * 1.3));
@@ -42,13 +30,10 @@ async function write(peer: ClusterPeer, ids: number[], value: number): Promise<b
   return answer.status === 200 && (answer.body as Envelope<{ status: string }>).result.status === 'completed';
 }
 
-/** Replica state by peer id, and the transfers, as `peer` sees shard 0. */
-async function replicas(peer: ClusterPeer): Promise<{ states: Map<number, string>; transfers: ClusterInfo['shard_transfers'] }> {
-  const info = await result<ClusterInfo>(peer, 'GET', '/collections/ops/cluster');
-  return {
-    states: new Map([...info.local_shards.map((s): [number, string] => [info.peer_id, s.state]), ...info.remote_shards.map((s): [number, string] => [s.peer_id, s.state])]),
-    transfers: info.shard_transfers,
-  };
+/** Replica state by peer id, and the transfers, as `peer` sees shard 0 of `ops`. */
+async function replicas(peer: ClusterPeer): Promise<{ states: Map<number, string>; transfers: CollectionClusterInfo['shard_transfers'] }> {
+  const { states, transfers } = await replicaStates(peer, 'ops');
+  return { states: new Map([...states].map(([key, state]): [number, string] => [Number(key.split('@')[1]), state])), transfers };
 }
 
 /** Whether every peer sees exactly `expected` (peer id -> state) and no transfer. */
@@ -75,10 +60,7 @@ function assertError(t: Test, answer: RawResponse, status: number, error: string
 
 t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, with a writer that never stops', async (t) => {
   const peers = await startCluster(t, 3, { env: ENV });
-  const ids = await until('three peers with one leader', async () => {
-    const all = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object; raft_info: { leader: number | null } }>(p, 'GET', '/cluster')));
-    return all.every((b) => Object.keys(b.peers).length === 3 && b.raft_info.leader !== null) && all.map((b) => b.peer_id);
-  }, 60_000);
+  const { ids } = await formed(peers);
   const byId = new Map(ids.map((id, i) => [id, peers[i]]));
   t.equal(await result(peers[0], 'PUT', '/collections/ops?timeout=30', { vectors: { size: DIM, distance: 'Cosine' }, shard_number: 1, replication_factor: 1 }), true);
   const first = await until('the one replica Active', async () => {
@@ -147,7 +129,7 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   t.same(failures, [], 'every write during the operations was acknowledged');
   t.same(await held(byId.get(third)!), expected(), 'the moved replica holds every acknowledged value');
   for (const id of [first, second]) {
-    t.same((await result<ClusterInfo>(byId.get(id)!, 'GET', '/collections/ops/cluster')).local_shards, [], `peer ${id} holds no replica any more`);
+    t.same((await result<CollectionClusterInfo>(byId.get(id)!, 'GET', '/collections/ops/cluster')).local_shards, [], `peer ${id} holds no replica any more`);
   }
 
   // A move into a stopped peer stays under way until it is aborted: its receiver then leaves the shard.
@@ -190,10 +172,7 @@ t.test('a single node refuses every cluster operation as Qdrant does, after read
 
 t.test('DELETE /cluster/peer: refused while the peer holds replicas, forced it drops them; the removed peer does not start again with its storage', async (t) => {
   const peers = await startCluster(t, 3, { env: ENV });
-  const ids = await until('three peers with one leader', async () => {
-    const all = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object; raft_info: { leader: number | null } }>(p, 'GET', '/cluster')));
-    return all.every((b) => Object.keys(b.peers).length === 3 && b.raft_info.leader !== null) && all.map((b) => b.peer_id);
-  }, 60_000);
+  const { ids } = await formed(peers);
   t.equal(await result(peers[0], 'PUT', '/collections/rm?timeout=30', { vectors: { size: DIM, distance: 'Cosine' }, shard_number: 3, replication_factor: 2 }), true);
   const points = range(1, 300).map((id) => ({ id, vector: vector(id), payload: { v: id } }));
   t.equal((await call(peers[0].url, 'PUT', '/collections/rm/points?wait=true', { points })).status, 200);
@@ -211,7 +190,7 @@ t.test('DELETE /cluster/peer: refused while the peer holds replicas, forced it d
       return !(String(victimId) in body.peers) && body;
     });
     t.same(Object.keys(status.peers).map(Number).sort(), ids.slice(0, 2).sort(), 'two peers left');
-    const info = await result<ClusterInfo>(peer, 'GET', '/collections/rm/cluster');
+    const info = await result<CollectionClusterInfo>(peer, 'GET', '/collections/rm/cluster');
     t.notOk(info.remote_shards.some((s) => s.peer_id === victimId), 'no replica on the removed peer');
     const counted = await result<{ count: number }>(peer, 'POST', '/collections/rm/points/count', { exact: true });
     t.equal(counted.count, 300, 'every point still served: each shard kept a replica');

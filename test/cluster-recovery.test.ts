@@ -9,6 +9,7 @@
 import t from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
+import { formed, result } from './helpers/cluster-api.js';
 
 type Envelope<T> = { result: T; status: unknown };
 
@@ -32,11 +33,6 @@ const ENV = { QDRANT__CLUSTER__GRPC_TIMEOUT_MS: '2000', QDRANT__CLUSTER__CONNECT
 const DIM = 4;
 const POINTS = 3000;
 
-async function result<T>(peer: ClusterPeer, method: string, path: string, body?: unknown): Promise<T> {
-  const answer = await call(peer.url, method, path, body);
-  if (answer.status !== 200) throw new Error(`${method} ${path} through ${peer.url}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body as Envelope<T>).result;
-}
 
 function vector(id: number): number[] {
   return Array.from({ length: DIM }, (_, d) => Math.sin(id * 1.7 + d * 0.9));
@@ -67,10 +63,7 @@ async function scrolled(peer: ClusterPeer, consistency: string): Promise<[number
 
 t.test('a killed replica is recovered by a stream transfer once its peer is back, and ends equal to the others', async (t) => {
   const peers = await startCluster(t, 3, { env: ENV });
-  const ids = (await until('three peers with one leader', async () => {
-    const all = await Promise.all(peers.map((p) => result<{ peer_id: number; peers: object; raft_info: { leader: number | null } }>(p, 'GET', '/cluster')));
-    return all.every((b) => Object.keys(b.peers).length === 3 && b.raft_info.leader !== null) && all.map((b) => b.peer_id);
-  }, 60_000));
+  const { ids } = await formed(peers);
   t.equal(await result(peers[0], 'PUT', '/collections/recover?timeout=60', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 1, replication_factor: 3 }), true);
   for (const peer of peers) await until('every replica Active', async () => [...(await states(peer)).byPeer.values()].join() === 'Active,Active,Active');
 
