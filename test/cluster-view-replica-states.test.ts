@@ -11,6 +11,7 @@ import { ViewReplicaStates, type AppliedViews, type StateProposer } from '../src
 import type { CollectionRecord } from '../src/collection/manager.js';
 import { NotFound, ServiceError } from '../src/errors.js';
 import type { ReplicaState } from '../src/replica/replica.js';
+import { until } from './helpers/cluster.js';
 
 const SHARD = { collection: 'c', shard: 0 };
 const RECORD: CollectionRecord = { name: 'c', storageId: 'sid-1', config: fromCreateRequest({ vectors: { size: 2, distance: 'Dot' } } as Parameters<typeof fromCreateRequest>[0], 1), indexes: [] };
@@ -42,16 +43,26 @@ class Views implements AppliedViews {
   }
 }
 
-/** Fails the first `failures` proposals with `error`, then commits at revision 10 and has `views` apply it. */
-function proposer(views: Views, failures: number, error: Error): StateProposer & { calls: unknown[][] } {
+/**
+ * Fails the first `failures` single marks with `error`, then commits at revision 10 and has
+ * `views` apply it; a shard's lingering marks (`markDead`) fail while `quorumLost()` says so.
+ */
+function proposer(views: Views, failures: number, error: Error, quorumLost = () => false): StateProposer & { calls: unknown[][]; batches: number[][] } {
   const calls: unknown[][] = [];
+  const batches: number[][] = [];
   return {
     calls,
+    batches,
     async setReplicaState(...args: Parameters<StateProposer['setReplicaState']>): Promise<ReplicaStateChange> {
       calls.push(args);
       if (calls.length <= failures) throw error;
       setImmediate(() => views.apply(viewAt(10, { 1: 'Active', 2: 'Dead' })));
       return { revision: 10, changed: true, previous: 'Active' };
+    },
+    async markDead(_collection: string, _shard: number, from: ReadonlyMap<number, ReplicaState | null>) {
+      if (quorumLost()) throw new ServiceError('etcd has no quorum');
+      batches.push([...from.keys()]);
+      return { revision: 11, changed: [...from.keys()] };
     },
   };
 }
@@ -90,4 +101,19 @@ t.test('a refusal ends the mark; an uncommitted proposal ends with the bound', a
   await t.rejects(new ViewReplicaStates(SHARD, 'sid-1', views, stuck, 300).markFailed(2, 'Active'), { message: 'Service internal error: etcd has no quorum' });
   t.ok(stuck.calls.length >= 2, `proposed ${stuck.calls.length} times`);
   t.ok(Date.now() - started < 2000, 'gave up around the bound');
+});
+
+t.test('marks that outlived their request go on, every replica of the shard in one proposal, once the quorum is back', async (t) => {
+  const views = new Views(viewAt(5, { 1: 'Active', 2: 'Active', 3: 'Active' }));
+  let lost = true;
+  const p = proposer(views, 1000, new ServiceError('etcd has no quorum'), () => lost);
+  const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, 100);
+  await Promise.all([
+    t.rejects(states.markFailed(2, 'Active'), { message: 'Service internal error: etcd has no quorum' }),
+    t.rejects(states.markFailed(3, 'Active'), { message: 'Service internal error: etcd has no quorum' }),
+  ]);
+  t.same(p.batches, [], 'nothing committed while the quorum is lost');
+  lost = false;
+  await until('the lingering marks committed', async () => p.batches.length > 0, 10_000);
+  t.same(p.batches, [[2, 3]], 'both replicas marked in one proposal once it commits');
 });

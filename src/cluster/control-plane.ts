@@ -312,6 +312,30 @@ export class ControlPlane {
   }
 
   /**
+   * Marks several replicas of a shard Dead in one transaction, each only if it is still in its
+   * expected state (`from`: peer -> state, null for any): the replicas that missed one update
+   * while etcd had no quorum, so that none of them is recovered from another that missed it too.
+   */
+  markDead(collection: string, shard: number, from: ReadonlyMap<PeerId, ReplicaState | null>): Promise<Committed & { changed: PeerId[] }> {
+    return this.change((p) => {
+      if (!p.collectionNames().has(collection)) throw collectionNotFound(collection);
+      const key = shardEntryKey(collection, shard);
+      p.unchanged(key);
+      let entry = p.view.shards.get(collection)?.get(shard);
+      if (!entry) throw shardNotFound(shard);
+      const changed: PeerId[] = [];
+      for (const [peer, expected] of from) {
+        const state = entry.replicas[String(peer)];
+        if (state === undefined || state === 'Dead' || (expected !== null && state !== expected)) continue;
+        entry = withState(entry, peer, 'Dead');
+        changed.push(peer);
+      }
+      if (changed.length > 0) p.put(key, entry);
+      return { changed };
+    });
+  }
+
+  /**
    * Stores a collection's record as `change` makes it from the current one (configuration,
    * payload indexes, vector names); `change` may refuse by throwing. The name, storage id and
    * shard keys stay (shard keys change through createShardKey/dropShardKey, with their shards).

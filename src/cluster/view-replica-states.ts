@@ -21,7 +21,7 @@ export interface AppliedViews {
 }
 
 /** What the states propose to the cluster. */
-export type StateProposer = Pick<ControlPlane, 'setReplicaState'>;
+export type StateProposer = Pick<ControlPlane, 'setReplicaState' | 'markDead'>;
 
 /**
  * The state of `peer`'s replica of `shard` in `view`, for the collection stored under `storageId`:
@@ -36,8 +36,14 @@ export function replicaStateIn(view: ClusterView, shard: ShardId, storageId: str
 /** First and longest pause between proposals that etcd did not commit. */
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 1000;
+/** How long a mark that outlived its request goes on being proposed (etcd without a quorum for longer: an operator's case). */
+const BACKGROUND_MARK_MS = 10 * 60_000;
 
 export class ViewReplicaStates implements ReplicaStates {
+  /** Marks that go on being proposed after the request that asked for them gave up: peer -> expected state. */
+  private readonly lingering = new Map<number, ReplicaState | null>();
+  private lingerLoop: Promise<void> | null = null;
+
   /** `waitMs`: how long a mark waits for this peer to apply it (Qdrant's deactivation timeout by default). */
   constructor(
     private readonly shard: ShardId,
@@ -72,8 +78,47 @@ export class ViewReplicaStates implements ReplicaStates {
    */
   async markFailed(peer: number, from: ReplicaState | null): Promise<void> {
     const end = Date.now() + this.waitMs;
-    const revision = await this.propose(peer, from, end);
+    let revision: number;
+    try {
+      revision = await this.propose(peer, from, end);
+    } catch (err) {
+      if (!(isQuiverError(err) && err.statusCode < 500)) this.linger(peer, from);
+      throw err;
+    }
     await this.views.waitApplied(revision, Math.max(0, end - Date.now()));
+  }
+
+  /**
+   * Goes on proposing a mark that etcd could not commit in time (no quorum: most peers down).
+   * The replica missed an update all the same, which the request's error said was not
+   * guaranteed; once the quorum is back the mark lands, and the replica, Dead, is recovered from
+   * one that has the update, rather than staying Active without it. Every lingering mark of the
+   * shard goes in one transaction, so that no replica that missed the update is recovered from
+   * another that missed it too.
+   */
+  private linger(peer: number, from: ReplicaState | null): void {
+    if (!this.lingering.has(peer)) this.lingering.set(peer, from);
+    this.lingerLoop ??= this.proposeLingering().finally(() => {
+      this.lingerLoop = null;
+      this.lingering.clear();
+    });
+  }
+
+  private async proposeLingering(): Promise<void> {
+    const end = Date.now() + BACKGROUND_MARK_MS;
+    for (let pause = RETRY_FIRST_MS; this.lingering.size > 0 && Date.now() < end; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      const marks = new Map(this.lingering);
+      try {
+        await this.proposer.markDead(this.shard.collection, this.shard.shard, marks);
+        for (const peer of marks.keys()) this.lingering.delete(peer);
+        continue;
+      } catch (err) {
+        // Refused: the collection or shard is gone, nothing is left to mark.
+        if (isQuiverError(err) && err.statusCode < 500) return;
+      }
+      // A pause does not keep a stopping process alive.
+      await sleep(pause, undefined, { ref: false });
+    }
   }
 
   private async propose(peer: number, from: ReplicaState | null, end: number): Promise<number> {
