@@ -100,7 +100,7 @@ t.test('merged telemetry: a collection-scoped caller sees its collections only, 
   const details = { version: '1', role: 'Leader' as const, is_voter: true, term: 2, commit: 9, num_pending_operations: 0, consensus_thread_status: { consensus_thread_status: 'stopped' as const } };
   const reports = new Map([[7, { details, replicas: { mine: { 0: figures } } }], [3, null]]);
   const scoped = distributedTelemetry({ view, reports }, (name) => name === 'mine', false);
-  t.same(scoped, { collections: { mine: { id: 'mine', shards: [{ id: 0, key: 'k', replicas: [{ peer_id: 3, state: 'Dead' }, { peer_id: 7, state: 'Active', ...figures }] }] } } },
+  t.same(scoped, { collections: { mine: { id: 'mine', shards: [{ id: 0, key: 'k', replicas: [{ peer_id: 3, state: 'Dead' }, { peer_id: 7, state: 'Active', ...figures }] }], shard_transfers: [] } } },
     'only its collection, replicas in peer id order, figures where the holder answered, no cluster part');
   t.ok(validate({ result: scoped, status: 'ok', time: 0 }), ajv.errorsText(validate.errors));
   const full = distributedTelemetry({ view, reports }, () => true, true);

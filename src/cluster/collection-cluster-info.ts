@@ -9,7 +9,7 @@ import type { Collection } from '../collection/collection.js';
 import type { ShardKey } from '../model.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { ShardStats } from '../shard/stats.js';
-import type { ClusterView } from './cluster-view.js';
+import type { ClusterView, ShardTransfer } from './cluster-view.js';
 import type { ShardEntry, TransferMethod } from './keys.js';
 
 /** A single node's one replica: always Active. */
@@ -30,7 +30,7 @@ interface RemoteShardInfo {
 }
 
 /** Qdrant's ShardTransferInfo. */
-interface ShardTransferInfo {
+export interface ShardTransferInfo {
   shard_id: number;
   from: number;
   to: number;
@@ -83,9 +83,18 @@ export function collectionClusterInfo(view: ClusterView, peerId: number, collect
       else remote.push({ shard_id: shard, ...keyOf(entry.shard_key), peer_id: Number(peer), state });
     }
   }
-  const transfers = view.transfers.filter((t) => t.collection === collection.name).map((t): ShardTransferInfo => ({
-    shard_id: t.shard, from: t.from, to: t.to, sync: t.record.sync, method: t.record.method,
-    ...(t.from === peerId && t.record.comment !== undefined ? { comment: t.record.comment } : {}),
-  }));
+  const transfers = shardTransfersIn(view, collection.name, (t) => t.from === peerId);
   return { peer_id: peerId, shard_count: entries.size, local_shards: local, remote_shards: remote, shard_transfers: transfers };
+}
+
+/**
+ * The transfers of a collection under way in `view`, in Qdrant's ShardTransferInfo shape; the
+ * progress `comment` where `withComment` says (this peer's own view shows it on the source only,
+ * as Qdrant's does; the cluster-wide telemetry, merged from every peer, has the source's).
+ */
+export function shardTransfersIn(view: ClusterView, collection: string, withComment: (t: ShardTransfer) => boolean): ShardTransferInfo[] {
+  return view.transfers.filter((t) => t.collection === collection).map((t): ShardTransferInfo => ({
+    shard_id: t.shard, from: t.from, to: t.to, sync: t.record.sync, method: t.record.method,
+    ...(withComment(t) && t.record.comment !== undefined ? { comment: t.record.comment } : {}),
+  }));
 }

@@ -5,6 +5,7 @@
 // is for callers with a node-wide grant only.
 
 import type { ShardEntry } from '../cluster/keys.js';
+import { shardTransfersIn } from '../cluster/collection-cluster-info.js';
 import { printedUri } from '../cluster/raft-info.js';
 import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
 import { ServiceError } from '../errors.js';
@@ -69,6 +70,7 @@ export function distributedTelemetry({ view, reports }: PeerTelemetry, canSee: (
         ...reports.get(peer)?.replicas[name]?.[String(id)],
       })),
     })),
+    shard_transfers: shardTransfersIn(view, name, () => true),
   }]));
   if (!nodeWide) return { collections };
   return {

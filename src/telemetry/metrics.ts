@@ -114,9 +114,10 @@ function collectionMetrics(registry: Registry, node: NodeState, snapshot: Collec
   family(registry, 'snapshot_creation_running', 'amount of snapshot creations that are currently running', 'gauge', perCollection((c) => snapshots(c).running_snapshots));
   family(registry, 'snapshot_recovery_running', 'amount of snapshot recovery operations currently running', 'gauge', perCollection((c) => snapshots(c).running_snapshot_recovery));
   family(registry, 'snapshot_created_total', 'total amount of snapshots created', 'counter', perCollection((c) => snapshots(c).total_snapshot_creations));
-  // A single node transfers no shards.
-  family(registry, 'collection_shard_transfer_incoming', 'incoming shard transfers currently running', 'gauge', perCollection(() => 0));
-  family(registry, 'collection_shard_transfer_outgoing', 'outgoing shard transfers currently running', 'gauge', perCollection(() => 0));
+  // This peer's transfers (a single node has none).
+  const transfers = (c: CollectionSnapshot, into: boolean) => placement.transfersOf(c.record.name).filter((t) => (into ? t.to : t.from) === placement.self).length;
+  family(registry, 'collection_shard_transfer_incoming', 'incoming shard transfers currently running', 'gauge', perCollection((c) => transfers(c, true)));
+  family(registry, 'collection_shard_transfer_outgoing', 'outgoing shard transfers currently running', 'gauge', perCollection((c) => transfers(c, false)));
   family(registry, 'collection_update_queue_length', 'number of pending operations in update queues per collection', 'gauge',
     perCollection((c) => c.shards.reduce((n, s) => n + s.queuedUpdates, 0)));
   // Quiver hides no point from reads until it is optimized.

@@ -97,7 +97,7 @@ function collectionTelemetry(collection: CollectionSnapshot, level: number, plac
     id: names(collection.record.name),
     config,
     shards: shards.map(({ shard, held }) => shardTelemetry(shard, held, collection.record.name, placement)),
-    transfers: [],
+    transfers: placement.transfersOf(collection.record.name),
     resharding: [],
   };
 }
