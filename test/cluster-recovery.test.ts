@@ -9,30 +9,13 @@
 import t from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
-import { formed, result } from './helpers/cluster-api.js';
+import { formed, result, type CollectionClusterInfo as ClusterInfo, type ShardTransferInfo as TransferInfo } from './helpers/cluster-api.js';
 
 type Envelope<T> = { result: T; status: unknown };
-
-interface TransferInfo {
-  shard_id: number;
-  from: number;
-  to: number;
-  sync: boolean;
-  method: string;
-  comment?: string;
-}
-
-interface ClusterInfo {
-  peer_id: number;
-  local_shards: { shard_id: number; state: string }[];
-  remote_shards: { shard_id: number; peer_id: number; state: string }[];
-  shard_transfers: TransferInfo[];
-}
 
 const ENV = { QDRANT__CLUSTER__GRPC_TIMEOUT_MS: '2000', QDRANT__CLUSTER__CONNECTION_TIMEOUT_MS: '1000' };
 const DIM = 4;
 const POINTS = 3000;
-
 
 function vector(id: number): number[] {
   return Array.from({ length: DIM }, (_, d) => Math.sin(id * 1.7 + d * 0.9));

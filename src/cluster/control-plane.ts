@@ -292,6 +292,16 @@ export class ControlPlane {
     return distributeShards(shardIds, replicationFactor, peers, this.random);
   }
 
+  /** A shard's entry, noted as read; 404 if the collection or the shard does not exist. */
+  private existingEntry(p: Proposal, collection: string, shard: number): { key: string; entry: ShardEntry } {
+    if (!p.collectionNames().has(collection)) throw collectionNotFound(collection);
+    const key = shardEntryKey(collection, shard);
+    p.unchanged(key);
+    const entry = p.view.shards.get(collection)?.get(shard);
+    if (!entry) throw shardNotFound(shard);
+    return { key, entry };
+  }
+
   /**
    * Sets `peer`'s replica of a shard to `state` if it is now in one of `from` (any state if null):
    * Initializing -> Active once a peer opened its replica, Active/Initializing -> Dead after a
@@ -299,11 +309,7 @@ export class ControlPlane {
    */
   setReplicaState(collection: string, shard: number, peer: PeerId, state: ReplicaState, from: readonly ReplicaState[] | null): Promise<ReplicaStateChange> {
     return this.change((p) => {
-      if (!p.collectionNames().has(collection)) throw collectionNotFound(collection);
-      const key = shardEntryKey(collection, shard);
-      p.unchanged(key);
-      const entry = p.view.shards.get(collection)?.get(shard);
-      if (!entry) throw shardNotFound(shard);
+      const { key, entry } = this.existingEntry(p, collection, shard);
       const previous = entry.replicas[String(peer)] ?? null;
       if (previous === null || previous === state || (from !== null && !from.includes(previous))) return { changed: false, previous };
       p.put(key, { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } } satisfies ShardEntry);
@@ -318,11 +324,8 @@ export class ControlPlane {
    */
   markDead(collection: string, shard: number, from: ReadonlyMap<PeerId, ReplicaState | null>): Promise<Committed & { changed: PeerId[] }> {
     return this.change((p) => {
-      if (!p.collectionNames().has(collection)) throw collectionNotFound(collection);
-      const key = shardEntryKey(collection, shard);
-      p.unchanged(key);
-      let entry = p.view.shards.get(collection)?.get(shard);
-      if (!entry) throw shardNotFound(shard);
+      const existing = this.existingEntry(p, collection, shard);
+      let entry = existing.entry;
       const changed: PeerId[] = [];
       for (const [peer, expected] of from) {
         const state = entry.replicas[String(peer)];
@@ -330,7 +333,7 @@ export class ControlPlane {
         entry = withState(entry, peer, 'Dead');
         changed.push(peer);
       }
-      if (changed.length > 0) p.put(key, entry);
+      if (changed.length > 0) p.put(existing.key, entry);
       return { changed };
     });
   }
