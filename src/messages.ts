@@ -153,9 +153,19 @@ export function transferMethodNotSupported(method: string): BadRequest {
   return new BadRequest(`Shard transfer method ${method} is not supported by Quiver: use stream_records`);
 }
 
-/** Quiver's: a cluster operation it does not have (resharding, replicate_points). */
+/** Quiver's: a cluster operation it does not have (replicate_points). */
 export function clusterOperationNotSupported(operation: string): BadRequest {
   return new BadRequest(`Cluster operation ${operation} is not supported by Quiver`);
+}
+
+/** src/common/collections.rs: `start_resharding` where resharding is not enabled (Qdrant's open-source build). */
+export function reshardingCloudOnly(): BadRequest {
+  return new BadRequest('resharding is only supported in Qdrant Cloud');
+}
+
+/** `abort_resharding` with no resharding under way (none ever is without resharding). */
+export function reshardingNotInProgress(collection: string): BadRequest {
+  return new BadRequest(`resharding is not in progress for collection ${collection}`);
 }
 
 /** validate_transfer: a target shard belongs to resharding and filtered transfers, which Quiver does not run. */

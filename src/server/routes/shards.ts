@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
-import { clusterOperationNotSupported, distributedModeDisabled, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
+import { clusterOperationNotSupported, distributedModeDisabled, reshardingCloudOnly, reshardingNotInProgress, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
 import type { ReplicaChange, ShardKeyRequest } from '../../collection/catalog.js';
 import type { WireClusterOperations, WireCreateShardingKey } from '../../api/types.js';
@@ -53,6 +53,11 @@ export function registerShardRoutes(app: FastifyInstance, { collections, catalog
     const body = validateBody('ClusterOperations', request.body);
     if (!clusterView) throw distributedModeDisabled();
     const name = collectionName(request);
+    if ('start_resharding' in body || 'abort_resharding' in body) {
+      // As Qdrant's open-source build answers, once the collection is found: resharding is not enabled.
+      const collection = collections.resolve(name);
+      throw 'start_resharding' in body ? reshardingCloudOnly() : reshardingNotInProgress(collection);
+    }
     if ('create_sharding_key' in body) await createShardKey(name, body.create_sharding_key, timeout);
     else if ('drop_sharding_key' in body) await withCommitTimeout(catalog.dropShardKey(name, body.drop_sharding_key.shard_key, timeout), timeout);
     else await withCommitTimeout(catalog.changeReplicas(name, replicaChangeOf(body), timeout), timeout);
@@ -67,7 +72,7 @@ export function registerShardRoutes(app: FastifyInstance, { collections, catalog
 }
 
 /** The replica change a body asks for; what Quiver does not do is refused, never accepted and ignored. */
-function replicaChangeOf(body: Exclude<WireClusterOperations, { create_sharding_key: unknown } | { drop_sharding_key: unknown }>): ReplicaChange {
+function replicaChangeOf(body: Exclude<WireClusterOperations, { create_sharding_key: unknown } | { drop_sharding_key: unknown } | { start_resharding: unknown } | { abort_resharding: unknown }>): ReplicaChange {
   if ('move_shard' in body || 'replicate_shard' in body) {
     const move = 'move_shard' in body;
     const op = move ? body.move_shard : body.replicate_shard;
