@@ -183,3 +183,9 @@ t.test('log_level: Qdrant\'s filter syntax to the logger\'s level', async (t) =>
   t.equal(loadConfig([], { QDRANT__LOG_LEVEL: 'INFO,raft::raft=warn' }).log_level, 'INFO,raft::raft=warn', 'kept as text');
   t.equal(loadConfig([], { QDRANT__LOG_LEVEL: 'a: b' }).log_level, 'a: b', 'not read as YAML');
 });
+
+t.test('storage.node_type: Normal by default, Listener from the environment, anything else refused', async (t) => {
+  t.equal(loadConfig([], {}).storage.node_type, 'Normal');
+  t.equal(loadConfig([], { QDRANT__STORAGE__NODE_TYPE: 'Listener' }).storage.node_type, 'Listener');
+  refuses(t, [], { QDRANT__STORAGE__NODE_TYPE: 'listener' }, /^invalid storage\.node_type: listener \(Normal or Listener\)$/);
+});
