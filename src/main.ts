@@ -87,7 +87,7 @@ const app = buildServer({
   collections,
   node,
   ...(peer ? { catalog: peer.catalog, clusterView: peer.view } : {}),
-  cluster: peer?.node ?? new StandaloneCluster(node.quota, node.peerId, () => collections.names().length > 0),
+  cluster: peer?.node ?? new StandaloneCluster(node.quota, node.peerId, collections),
 }, logger);
 server = app;
 for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);

@@ -129,6 +129,13 @@ class Proposal {
     return { name, record: this.view.collections.get(name)! };
   }
 
+  /** A shard's entry key and its entry (undefined: none), noting the key as read. */
+  readEntry(collection: string, shard: number): { key: string; entry: ShardEntry | undefined } {
+    const key = shardEntryKey(collection, shard);
+    this.unchanged(key);
+    return { key, entry: this.view.shards.get(collection)?.get(shard) };
+  }
+
   put(key: string, value: unknown): void {
     this.operations.push({ put: key, text: encodeValue(value) });
   }
@@ -256,9 +263,7 @@ export class ControlPlane {
   becomeListener(collection: string, shard: number, peer: PeerId): Promise<Committed & { changed: boolean }> {
     return this.change((p) => {
       if (!p.collectionNames().has(collection)) return { changed: false };
-      const key = shardEntryKey(collection, shard);
-      p.unchanged(key);
-      const entry = p.view.shards.get(collection)?.get(shard);
+      const { key, entry } = p.readEntry(collection, shard);
       const othersActive = Object.entries(entry?.replicas ?? {}).some(([other, state]) => other !== String(peer) && state === 'Active');
       if (!entry || entry.replicas[String(peer)] !== 'Active' || !othersActive) return { changed: false };
       p.put(key, withState(entry, peer, 'Listener'));
@@ -274,9 +279,7 @@ export class ControlPlane {
   changeReplicaStates(collection: string, storageId: string, shard: number, change: (replicas: Readonly<Record<string, ReplicaState>>) => Record<string, ReplicaState> | null): Promise<Committed & { changed: boolean }> {
     return this.change((p) => {
       if (!p.collectionNames().has(collection) || p.view.collections.get(collection)?.storageId !== storageId) throw collectionNotFound(collection);
-      const key = shardEntryKey(collection, shard);
-      p.unchanged(key);
-      const entry = p.view.shards.get(collection)?.get(shard);
+      const { key, entry } = p.readEntry(collection, shard);
       if (!entry) throw shardNotFound(shard);
       const replicas = change(entry.replicas);
       if (replicas === null) return { changed: false };
@@ -295,9 +298,7 @@ export class ControlPlane {
   /** A shard's entry, noted as read; 404 if the collection or the shard does not exist. */
   private existingEntry(p: Proposal, collection: string, shard: number): { key: string; entry: ShardEntry } {
     if (!p.collectionNames().has(collection)) throw collectionNotFound(collection);
-    const key = shardEntryKey(collection, shard);
-    p.unchanged(key);
-    const entry = p.view.shards.get(collection)?.get(shard);
+    const { key, entry } = p.readEntry(collection, shard);
     if (!entry) throw shardNotFound(shard);
     return { key, entry };
   }
@@ -427,9 +428,7 @@ export class ControlPlane {
     return this.change((p) => {
       const refused = (reason: string) => ({ started: false, reason });
       if (!p.collectionNames().has(ref.collection)) return refused('the collection does not exist');
-      const entryKey = shardEntryKey(ref.collection, ref.shard);
-      p.unchanged(entryKey);
-      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
       if (!entry) return refused('the shard does not exist');
       if (entry.replicas[String(ref.to)] !== 'Dead') return refused(`the receiver's replica is ${entry.replicas[String(ref.to)] ?? 'absent'}`);
       if (entry.replicas[String(ref.from)] !== 'Active') return refused(`the source's replica is ${entry.replicas[String(ref.from)] ?? 'absent'}`);
@@ -458,9 +457,7 @@ export class ControlPlane {
   startOperatorTransfer(ref: TransferRef, sync: boolean): Promise<Committed> {
     return this.change((p) => {
       const { name } = p.collection(ref.collection);
-      const entryKey = shardEntryKey(name, ref.shard);
-      p.unchanged(entryKey);
-      const entry = p.view.shards.get(name)?.get(ref.shard);
+      const { key: entryKey, entry } = p.readEntry(name, ref.shard);
       if (!entry) throw shardDoesNotExist(ref.shard, name);
       this.peersExist(p, [ref.to, ref.from]);
       if (entry.replicas[String(ref.from)] !== 'Active') throw shardNotActiveOn(ref.shard, ref.from);
@@ -493,9 +490,7 @@ export class ControlPlane {
   completeMove(ref: TransferRef): Promise<Committed & { removed: boolean }> {
     return this.change((p) => {
       if (!p.collectionNames().has(ref.collection)) return { removed: false };
-      const entryKey = shardEntryKey(ref.collection, ref.shard);
-      p.unchanged(entryKey);
-      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
       if (entry?.replicas[String(ref.to)] !== 'Active' || entry.replicas[String(ref.from)] === undefined) return { removed: false };
       p.put(entryKey, withoutPeer(entry, ref.from));
       return { removed: true };
@@ -510,9 +505,7 @@ export class ControlPlane {
   dropReplica(nameOrAlias: string, shard: number, peer: PeerId): Promise<Committed> {
     return this.change((p) => {
       const { name } = p.collection(nameOrAlias);
-      const entryKey = shardEntryKey(name, shard);
-      p.unchanged(entryKey);
-      const entry = p.view.shards.get(name)?.get(shard);
+      const { key: entryKey, entry } = p.readEntry(name, shard);
       if (!entry) throw shardDoesNotExist(shard, name);
       this.peersExist(p, [peer]);
       if (entry.replicas[String(peer)] === undefined) throw noReplicaOn(shard, peer);
@@ -598,9 +591,7 @@ export class ControlPlane {
       p.unchanged(key);
       const created = p.view.revisionsOf(key).create;
       if (created === 0 || (createRevision !== undefined && created !== createRevision)) return { ended: false };
-      const entryKey = shardEntryKey(ref.collection, ref.shard);
-      p.unchanged(entryKey);
-      const entry = p.view.shards.get(ref.collection)?.get(ref.shard);
+      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
       // A source no longer Active may have missed updates the receiver then missed too: no finish.
       if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
       // The receiver is Partial while its transfer runs (both change in one transaction), unless

@@ -6,6 +6,7 @@
 import type { ClusterStatusBody, ClusterTelemetry } from '../cluster/raft-info.js';
 import type { PeerQuotaUsage } from '../cluster/quota-fan-out.js';
 import type { PeerTelemetry } from '../cluster/telemetry-fan-out.js';
+import type { CollectionManager } from '../collection/manager.js';
 import { BadRequest, ServiceError } from '../errors.js';
 import { peerHoldsShards } from '../messages.js';
 import type { JsonValue } from '../model.js';
@@ -51,8 +52,8 @@ export interface ClusterService {
  * TableOfContent::update_cluster_metadata).
  */
 export class StandaloneCluster implements ClusterService {
-  /** `peerId`: the node's own id (its replicas'); `holdsShards`: whether it has any collection. */
-  constructor(private readonly quota: QuotaGuard, private readonly peerId: number, private readonly holdsShards: () => boolean) {}
+  /** The node's quota, its own id (its replicas'), and its collections (whether it holds any shard). */
+  constructor(private readonly quota: QuotaGuard, private readonly peerId: number, private readonly collections: Pick<CollectionManager, 'names'>) {}
 
   status(): Promise<ClusterStatus> {
     return Promise.resolve({ status: 'disabled' });
@@ -104,7 +105,7 @@ export class StandaloneCluster implements ClusterService {
    * id with a collection is refused for that, anything else because there is no cluster.
    */
   removePeer(peer: number, force: boolean): Promise<void> {
-    if (!force && peer === this.peerId && this.holdsShards()) return Promise.reject(peerHoldsShards(peer));
+    if (!force && peer === this.peerId && this.collections.names().length > 0) return Promise.reject(peerHoldsShards(peer));
     return Promise.reject(new BadRequest('Distributed mode disabled.'));
   }
 

@@ -82,7 +82,7 @@ export async function startInProcessPeer(t: Test, etcdUrl: string, id: number, s
   config.cluster.peer_id = id;
   const node = await openNodeState(collections.meta, config);
   const view = reconciler;
-  const app = buildServer({ config, collections, catalog, node, cluster: new StandaloneCluster(node.quota, node.peerId, () => collections.names().length > 0), clusterView: () => view.view });
+  const app = buildServer({ config, collections, catalog, node, cluster: new StandaloneCluster(node.quota, node.peerId, collections), clusterView: () => view.view });
   await app.ready();
   let stopped = false;
   const stop = async () => {

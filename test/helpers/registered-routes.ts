@@ -20,7 +20,7 @@ export async function registeredRoutes(): Promise<ProtectedRoute[]> {
     const collections = await CollectionManager.open(storage, 1);
     try {
       const node = await openNodeState(collections.meta, config);
-      const app = buildServer({ config, collections, node, cluster: new StandaloneCluster(node.quota, node.peerId, () => collections.names().length > 0) });
+      const app = buildServer({ config, collections, node, cluster: new StandaloneCluster(node.quota, node.peerId, collections) });
       await app.ready();
       const routes = protectedRoutes(app).filter((r) => r.method !== 'HEAD');
       await app.close();
