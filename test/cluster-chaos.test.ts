@@ -87,7 +87,15 @@ t.test(`${KILLS} kill -9s of a random peer under writes through every peer: ever
   stop = true;
   await Promise.all(writers);
 
-  for (const { name } of COLLECTIONS) await until(`every replica of ${name} Active again, no transfer left`, () => allActive(live, name), 120_000);
+  for (const { name } of COLLECTIONS) {
+    const lastSeen = { text: '' };
+    try {
+      await until(`every replica of ${name} Active again, no transfer left`, () => allActive(live, name, lastSeen), 120_000);
+    } catch (err) {
+      const warnings = live.map((p) => p.server.output().split('\n').filter((line) => /transfer|recover|Dead|abort/i.test(line)).slice(-15).join('\n')).join('\n---\n');
+      throw new Error(`${(err as Error).message}\nlast seen:\n${lastSeen.text}\npeers' log lines on transfers:\n${warnings}`);
+    }
+  }
   const converged = (Date.now() - lastRestart) / 1000;
 
   for (const { name } of COLLECTIONS) {

@@ -71,6 +71,10 @@ t.test('create places shards over the peers with Initializing replicas; activati
   const notFrom = await a.setReplicaState('c', 0, holder!, 'Dead', ['Initializing']);
   t.equal(notFrom.changed, false, 'a from-state that no longer holds writes nothing');
 
+  const last = await a.setReplicaState('c', 0, holder!, 'Dead', ['Active']);
+  t.same({ changed: last.changed, previous: last.previous }, { changed: false, previous: 'Active' }, 'the shard\'s last Active replica is never marked Dead');
+  const otherActive = await a.setReplicaState('c', 0, other!, 'Active', ['Initializing']);
+  view = await seen(otherActive.revision);
   const dead = await a.setReplicaState('c', 0, holder!, 'Dead', ['Active', 'Initializing']);
   t.equal(dead.changed, true);
   view = await seen(dead.revision);

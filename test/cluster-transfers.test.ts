@@ -112,6 +112,8 @@ t.test('abort: the receiver back to Dead, the key gone; the source must be Activ
   t.same([deadSource.started, deadSource.reason], [false, `the source's replica is Dead`]);
   const ref = { collection: 'c', shard: 0, from, to };
   t.equal((await a.startTransfer(ref, true, NO_LIMIT)).started, true);
+  t.equal((await a.setReplicaState('c', 0, from, 'Dead', ['Active'])).changed, false, 'the source, the shard\'s last Active replica, is never marked Dead');
+  await a.setReplicaState('c', 0, third, 'Active', ['Dead']);
   // The source failed an update meanwhile: the receiver may have missed it, so no finish.
   const sourceDead = await a.setReplicaState('c', 0, from, 'Dead', ['Active']);
   t.equal((await a.finishTransfer(ref)).ended, false, 'no finish from a source that is not Active');

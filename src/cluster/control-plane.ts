@@ -264,8 +264,7 @@ export class ControlPlane {
     return this.change((p) => {
       if (!p.collectionNames().has(collection)) return { changed: false };
       const { key, entry } = p.readEntry(collection, shard);
-      const othersActive = Object.entries(entry?.replicas ?? {}).some(([other, state]) => other !== String(peer) && state === 'Active');
-      if (!entry || entry.replicas[String(peer)] !== 'Active' || !othersActive) return { changed: false };
+      if (!entry || entry.replicas[String(peer)] !== 'Active' || lastActive(entry, peer)) return { changed: false };
       p.put(key, withState(entry, peer, 'Listener'));
       return { changed: true };
     });
@@ -313,6 +312,7 @@ export class ControlPlane {
       const { key, entry } = this.existingEntry(p, collection, shard);
       const previous = entry.replicas[String(peer)] ?? null;
       if (previous === null || previous === state || (from !== null && !from.includes(previous))) return { changed: false, previous };
+      if (state === 'Dead' && lastActive(entry, peer)) return { changed: false, previous };
       p.put(key, { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } } satisfies ShardEntry);
       return { changed: true, previous };
     });
@@ -330,7 +330,7 @@ export class ControlPlane {
       const changed: PeerId[] = [];
       for (const [peer, expected] of from) {
         const state = entry.replicas[String(peer)];
-        if (state === undefined || state === 'Dead' || (expected !== null && state !== expected)) continue;
+        if (state === undefined || state === 'Dead' || (expected !== null && state !== expected) || lastActive(entry, peer)) continue;
         entry = withState(entry, peer, 'Dead');
         changed.push(peer);
       }
@@ -643,6 +643,16 @@ export class ControlPlane {
 
 function withState(entry: ShardEntry, peer: PeerId, state: ReplicaState): ShardEntry {
   return { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } };
+}
+
+/**
+ * Whether `peer`'s replica is the shard's last Active one. It is never marked Dead (Qdrant's
+ * rule too): a write it missed cannot have been acknowledged (one needs an Active replica's
+ * success), and a shard with no Active replica could never recover (a recovery copies an
+ * Active replica), e.g. when the source of a transfer fails before its receiver is Active.
+ */
+function lastActive(entry: ShardEntry, peer: PeerId): boolean {
+  return entry.replicas[String(peer)] === 'Active' && !Object.entries(entry.replicas).some(([other, state]) => other !== String(peer) && state === 'Active');
 }
 
 function withoutPeer(entry: ShardEntry, peer: PeerId): ShardEntry {

@@ -16,6 +16,7 @@
 // or before the first view it applied) was run by its previous process, which left the receiver
 // missing what it never passed on: it is aborted.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PointId } from '../model.js';
 import type { ShardId } from '../replica/shard-id.js';
 import { transferClock, type TransferProxy } from '../replica/transfer-proxy.js';
@@ -46,6 +47,10 @@ const DEFAULT_BATCH = 100;
 const COMMENT_INTERVAL_MS = 1000;
 /** Batches read and not yet answered by the receiver, at most (the lane holds them in memory). */
 const BATCHES_AHEAD = 4;
+/** How long an abort etcd does not take (no quorum, its client's circuit breaker open) is proposed again, and the pauses between. */
+const ABORT_RETRY_MS = 10 * 60_000;
+const ABORT_PAUSE_MS = 100;
+const ABORT_PAUSE_MAX_MS = 5_000;
 /** How long the clearing waits for this peer to have applied its transfer's start. */
 const START_WAIT_MS = 30_000;
 
@@ -210,13 +215,28 @@ export class TransferRunner {
       });
   }
 
+  /**
+   * Proposes the abort until etcd takes it (or the transfer left the view another way), bounded:
+   * a transfer left under way with nobody running it would keep its receiver Partial, and count
+   * against both peers' transfer limits, for good (the receiver's recovery aborts it only once
+   * this peer's replica is gone or not Active).
+   */
   private async abort(transfer: ShardTransfer, reason: string): Promise<void> {
     this.options.log.warn(`aborting the transfer of ${describe(transfer)}: ${reason}`);
-    try {
-      await this.options.controlPlane.abortTransfer(transfer, transfer.createRevision);
-    } catch (err) {
-      // The receiver's recovery aborts it too once this peer's replica is gone or not Active.
-      this.options.log.warn(`the transfer of ${describe(transfer)} could not be aborted: ${message(err)}`);
+    const end = Date.now() + ABORT_RETRY_MS;
+    for (let pause = ABORT_PAUSE_MS; ; pause = Math.min(pause * 2, ABORT_PAUSE_MAX_MS)) {
+      try {
+        await this.options.controlPlane.abortTransfer(transfer, transfer.createRevision);
+        return;
+      } catch (err) {
+        const stillThere = this.view?.transfers.some((t) => sameTransfer(t, transfer) && t.createRevision === transfer.createRevision) ?? true;
+        if (!stillThere || Date.now() + pause > end) {
+          if (stillThere) this.options.log.warn(`the transfer of ${describe(transfer)} could not be aborted: ${message(err)}`);
+          return;
+        }
+        // A pause does not keep a stopping process alive.
+        await sleep(pause, undefined, { ref: false });
+      }
     }
   }
 }

@@ -58,8 +58,13 @@ export async function replicaStates(peer: ClusterPeer, collection: string): Prom
   return { states: new Map(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), transfers: info.shard_transfers };
 }
 
-/** Whether every peer sees every replica of the collection Active and no transfer under way. */
-export async function allActive(peers: readonly ClusterPeer[], collection: string): Promise<boolean> {
+/**
+ * Whether every peer sees every replica of the collection Active and no transfer under way;
+ * when not, `lastSeen` (if given) keeps what each peer saw, for the message of a wait that timed out.
+ */
+export async function allActive(peers: readonly ClusterPeer[], collection: string, lastSeen?: { text: string }): Promise<boolean> {
   const seen = await Promise.all(peers.map((p) => replicaStates(p, collection)));
-  return seen.every(({ states, transfers }) => transfers.length === 0 && states.size > 0 && [...states.values()].every((s) => s === 'Active'));
+  const active = seen.every(({ states, transfers }) => transfers.length === 0 && states.size > 0 && [...states.values()].every((s) => s === 'Active'));
+  if (!active && lastSeen) lastSeen.text = seen.map(({ states, transfers }, i) => `${peers[i].url}: ${JSON.stringify([...states])} transfers ${JSON.stringify(transfers)}`).join('\n');
+  return active;
 }
