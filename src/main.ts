@@ -50,7 +50,11 @@ if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthen
 // A cluster peer joins (or restarts in) its cluster before it serves: its collections open where
 // the control plane places them. Its log lines before the server's logger exists go to stderr.
 let server: ReturnType<typeof buildServer> | null = null;
-const clusterLog = { warn: (m: string) => (server ? server.log.warn(m) : console.error(m)), error: (m: string) => (server ? server.log.error(m) : console.error(m)) };
+const clusterLog = {
+  info: (m: string) => (server ? server.log.info(m) : console.error(m)),
+  warn: (m: string) => (server ? server.log.warn(m) : console.error(m)),
+  error: (m: string) => (server ? server.log.error(m) : console.error(m)),
+};
 
 async function openClusterPeer() {
   if (config.recover.storage_snapshot !== null) {

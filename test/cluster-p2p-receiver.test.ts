@@ -37,10 +37,35 @@ t.test('a Partial receiver takes updates from its source, sent from its transfer
   t.same(refusal(await send(START, SOURCE, update(3, transferClockId(START - 3)))), [500, 'Service internal error: a batch of a transfer that no longer runs'], 'a batch of an earlier transfer');
   t.same([...replica.points.keys()], [], 'nothing applied');
 
-  for (const [id, clockId] of [[4, 1], [5, transferClockId(START)]]) {
-    const answer = await send(START, SOURCE, update(id, clockId));
-    t.equal(answer.statusCode, 200);
-    t.same(decode<ApplyAnswer>(answer.rawPayload), { replies: [{ ok: null }] });
-  }
-  t.same([...replica.points.keys()], [4, 5], 'an update passed on and a batch of this transfer');
+  const accepted = async (body: ReplicaUpdate, what: string) => {
+    const answer = await send(START, SOURCE, body);
+    t.same([answer.statusCode, decode<ApplyAnswer>(answer.rawPayload)], [200, { replies: [{ ok: null }] }], what);
+  };
+  // Its opening is the first tick of the run's clock (a stream's clearing, a delta's close).
+  const opening = (id: number): ReplicaUpdate => ({ ...update(id, transferClockId(START)), clock: { peer: SOURCE, clockId: transferClockId(START), tick: 1 } });
+  t.same(refusal(await send(START, SOURCE, update(4))), [500, 'Service internal error: an update passed on before its transfer\'s opening'], 'an update passed on before the opening');
+  await accepted({ ...update(5, transferClockId(START - 3)), replay: true }, 'an entry of the source\'s log replayed, an older transfer\'s clock and all');
+  await accepted(opening(6), 'the opening');
+  await accepted(update(7), 'an update passed on after it');
+  t.same([...replica.points.keys()], [5, 6, 7], 'the replayed entry, the opening, the update passed on');
+});
+
+t.test('a Recovery receiver (a wal_delta\'s) takes the same; an opening and what it precedes may share a batch', async (t) => {
+  const replica = new FakeReplica(SHARD, 2);
+  const local: LocalShard = { replica, state: 'Recovery', transfer: { source: SOURCE, since: START, clockId: transferClockId(START, 1) } };
+  const app = buildP2pApp({
+    host: { localReplica: () => local, forward: () => Promise.reject(new Error('no leader here')), awaitRevision: async () => true },
+    apiKey: null,
+    revisionWaitMs: 1000,
+  });
+  t.teardown(() => app.close());
+  const update = (id: number, clockId: number, tick = id): ReplicaUpdate => ({ type: 'apply', ops: [{ kind: 'upsert', points: [{ id, vectors: {}, payload: null }], mode: 'upsert', updateFilter: null }], opId: id, clock: { peer: SOURCE, clockId, tick }, wait: true, dryRun: false });
+  const answer = await app.inject({
+    method: 'POST',
+    url: shardRoute('c', 0, 'apply'),
+    headers: { 'content-type': CONTENT_TYPE, [WIRE_FORMAT_HEADER]: WIRE_FORMAT, [REVISION_HEADER]: String(START), [PEER_HEADER]: String(SOURCE) },
+    payload: encodeFrames([encode({ ...update(1, 1), replay: true }), encode(update(2, transferClockId(START, 1), 1)), encode(update(3, 1))]),
+  });
+  t.same([answer.statusCode, decode<ApplyAnswer>(answer.rawPayload)], [200, { replies: [{ ok: null }, { ok: null }, { ok: null }] }], 'replayed, opening, passed on');
+  t.same([...replica.points.keys()], [1, 2, 3]);
 });

@@ -1,6 +1,7 @@
 // Automatic recovery across three CLI-started peers: a peer holding a replica is killed, writes go
 // on (they mark its replica Dead), it is restarted with the same storage and ports, and its peer
-// starts a `stream_records` transfer from a live Active replica by itself; every replica ends
+// starts a transfer from a live Active replica by itself (Qdrant's default `wal_delta`, which
+// replays only what the replica missed, and `stream_records` when configured); every replica ends
 // Active, and every replica holds exactly what was acknowledged: the points written before,
 // while the peer was down, and during the recovery by a writer that never stops (its last
 // acknowledged value of each point is on every replica). One shard with three replicas, so that
@@ -9,6 +10,7 @@
 import t from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
+import { outputMatch } from './helpers/server.js';
 import { formed, result, type CollectionClusterInfo as ClusterInfo, type ShardTransferInfo as TransferInfo } from './helpers/cluster-api.js';
 
 type Envelope<T> = { result: T; status: unknown };
@@ -44,8 +46,11 @@ async function scrolled(peer: ClusterPeer, consistency: string): Promise<[number
   return page.points.map((p): [number, unknown] => [p.id, p.payload.v]);
 }
 
-t.test('a killed replica is recovered by a stream transfer once its peer is back, and ends equal to the others', async (t) => {
-  const peers = await startCluster(t, 3, { env: ENV });
+for (const method of ['wal_delta', 'stream_records'] as const) {
+t.test(`a killed replica is recovered by a ${method} transfer once its peer is back, and ends equal to the others`, async (t) => {
+  // At INFO the transfer's source says how many operations it replayed.
+  const env = method === 'wal_delta' ? { ...ENV, QDRANT__LOG_LEVEL: 'INFO' } : { ...ENV, QDRANT__STORAGE__SHARD_TRANSFER_METHOD: method };
+  const peers = await startCluster(t, 3, { env });
   const { ids } = await formed(peers);
   t.equal(await result(peers[0], 'PUT', '/collections/recover?timeout=60', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 1, replication_factor: 3 }), true);
   for (const peer of peers) await until('every replica Active', async () => [...(await states(peer)).byPeer.values()].join() === 'Active,Active,Active');
@@ -81,7 +86,7 @@ t.test('a killed replica is recovered by a stream transfer once its peer is back
     }
   })();
 
-  const back = await startPeer({ storage: victim.storage, ports: victim.ports, bootstrap: peers[0].uri, env: ENV });
+  const back = await startPeer({ storage: victim.storage, ports: victim.ports, bootstrap: peers[0].uri, env });
   t.teardown(() => back.server.stop('SIGKILL'));
   const all = [writer, other, back];
   const seen: [number, TransferInfo][] = [];
@@ -92,7 +97,7 @@ t.test('a killed replica is recovered by a stream transfer once its peer is back
   }, 90_000);
   // Seen while polling if the transfer lasted long enough (it usually does; not asserted to happen).
   for (const [peerId, transfer] of seen) {
-    t.match(transfer, { shard_id: 0, to: victimId, sync: true, method: 'stream_records' }, 'a transfer into the recovered replica, as Qdrant shows it');
+    t.match(transfer, { shard_id: 0, to: victimId, sync: true, method }, 'a transfer into the recovered replica, as Qdrant shows it');
     t.not(transfer.from, victimId);
     if (peerId !== transfer.from) t.equal(transfer.comment, undefined, 'the progress comment only on the source');
     else if (transfer.comment !== undefined) t.match(transfer.comment, /^Transferring records \(\d+\/\d+\), started \d+s ago, ETA: (\d+\.\d\ds|-)$/, 'Qdrant\'s progress comment');
@@ -111,4 +116,13 @@ t.test('a killed replica is recovered by a stream transfer once its peer is back
     // No update in flight: the peer's own replica answers alone.
     t.same(await scrolled(peer, '1'), expected, `the replica of ${peer.url} holds every acknowledged value`);
   }
+  if (method === 'wal_delta') {
+    // Only the writes the replica missed came from the log (3 while it was down, and those the
+    // writer made before the transfer started), not the 3000 points; no fallback to a stream.
+    const source = await Promise.any([writer, other].map(async (p) => (await outputMatch(p.server, /wal_delta transfer of shard recover:0 from peer \d+ to peer \d+: (\d+) operations replayed from the log/, 1000)) ?? Promise.reject(new Error('not this one'))));
+    const replayed = Number(source[1]);
+    t.ok(replayed >= 3 && replayed < 3 + iteration, `${replayed} operations replayed (at least the 3 missed, at most those since)`);
+    for (const p of [writer, other]) t.equal(await outputMatch(p.server, /falls back to stream_records/, 1), null, 'no fallback');
+  }
 });
+}

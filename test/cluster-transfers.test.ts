@@ -69,11 +69,11 @@ t.test('start, comment and finish: each one transaction, every peer sees states 
   const [from, to] = placement.get(0)!;
   const ref = { collection: 'c', shard: 0, from, to };
 
-  const notDead = await a.startTransfer(ref, true, ONE_EACH);
+  const notDead = await a.startTransfer(ref, true, ONE_EACH, 'stream_records');
   t.same([notDead.started, notDead.reason], [false, `the receiver's replica is Active`], 'only a Dead replica is recovered');
   const before = await seen((await a.setReplicaState('c', 0, to, 'Dead', ['Active'])).revision);
 
-  const started = await a.startTransfer(ref, true, ONE_EACH);
+  const started = await a.startTransfer(ref, true, ONE_EACH, 'stream_records');
   t.equal(started.started, true);
   const view = await seen(started.revision);
   t.equal(view.replicas('c', 0)!.get(to), 'Partial');
@@ -84,7 +84,7 @@ t.test('start, comment and finish: each one transaction, every peer sees states 
   t.ok(changesBetween(before, view).transfersChanged);
   t.same(changesBetween(before, view).shardsChanged, [{ collection: 'c', shard: 0 }]);
 
-  const again = await a.startTransfer(ref, true, NO_LIMIT);
+  const again = await a.startTransfer(ref, true, NO_LIMIT, 'stream_records');
   t.equal(again.started, false, 'a second start of the same transfer changes nothing');
 
   const commented = await a.setTransferComment(ref, transfer.createRevision, 'Transferring records (1/2), started 0s ago, ETA: -');
@@ -108,10 +108,10 @@ t.test('abort: the receiver back to Dead, the key gone; the source must be Activ
   const [from, to, third] = placement.get(0)!;
   await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
   await a.setReplicaState('c', 0, third, 'Dead', ['Active']);
-  const deadSource = await a.startTransfer({ collection: 'c', shard: 0, from: third, to }, true, NO_LIMIT);
+  const deadSource = await a.startTransfer({ collection: 'c', shard: 0, from: third, to }, true, NO_LIMIT, 'stream_records');
   t.same([deadSource.started, deadSource.reason], [false, `the source's replica is Dead`]);
   const ref = { collection: 'c', shard: 0, from, to };
-  t.equal((await a.startTransfer(ref, true, NO_LIMIT)).started, true);
+  t.equal((await a.startTransfer(ref, true, NO_LIMIT, 'stream_records')).started, true);
   t.equal((await a.setReplicaState('c', 0, from, 'Dead', ['Active'])).changed, false, 'the source, the shard\'s last Active replica, is never marked Dead');
   await a.setReplicaState('c', 0, third, 'Active', ['Dead']);
   // The source failed an update meanwhile: the receiver may have missed it, so no finish.
@@ -146,12 +146,12 @@ t.test('limits: one incoming and one outgoing transfer per peer by default; null
   const { s1, s2, to, from } = chosen;
   await a.setReplicaState('c', s1, to, 'Dead', ['Active']);
   await a.setReplicaState('c', s2, to, 'Dead', ['Active']);
-  t.equal((await a.startTransfer({ collection: 'c', shard: s1, from, to }, true, ONE_EACH)).started, true);
-  const incoming = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: 1, outgoing: null });
+  t.equal((await a.startTransfer({ collection: 'c', shard: s1, from, to }, true, ONE_EACH, 'stream_records')).started, true);
+  const incoming = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: 1, outgoing: null }, 'stream_records');
   t.same([incoming.started, incoming.reason], [false, `peer ${to} has 1 incoming transfers (limit 1)`]);
-  const outgoing = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: null, outgoing: 1 });
+  const outgoing = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, { incoming: null, outgoing: 1 }, 'stream_records');
   t.same([outgoing.started, outgoing.reason], [false, `peer ${from} has 1 outgoing transfers (limit 1)`]);
-  const unlimited = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, NO_LIMIT);
+  const unlimited = await a.startTransfer({ collection: 'c', shard: s2, from, to }, true, NO_LIMIT, 'stream_records');
   t.equal(unlimited.started, true);
   t.equal((await seen(unlimited.revision)).transfers.length, 2);
 });
@@ -160,7 +160,7 @@ t.test('two peers start the same recovery at once: one transaction wins', async 
   const { a, b, seen, placement } = await cluster(t);
   const [from, to, other] = placement.get(1)!;
   await a.setReplicaState('c', 1, to, 'Dead', ['Active']);
-  const answers = await Promise.all([a.startTransfer({ collection: 'c', shard: 1, from, to }, true, NO_LIMIT), b.startTransfer({ collection: 'c', shard: 1, from: other, to }, true, NO_LIMIT)]);
+  const answers = await Promise.all([a.startTransfer({ collection: 'c', shard: 1, from, to }, true, NO_LIMIT, 'stream_records'), b.startTransfer({ collection: 'c', shard: 1, from: other, to }, true, NO_LIMIT, 'stream_records')]);
   t.equal(answers.filter((x) => x.started).length, 1, 'exactly one started');
   const view = await seen(Math.max(...answers.map((x) => x.revision)));
   t.equal(view.transfers.length, 1);
@@ -171,7 +171,7 @@ t.test('deleting the collection deletes its transfers', async (t) => {
   const { a, seen, placement } = await cluster(t);
   const [from, to] = placement.get(0)!;
   await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
-  t.equal((await a.startTransfer({ collection: 'c', shard: 0, from, to }, true, NO_LIMIT)).started, true);
+  t.equal((await a.startTransfer({ collection: 'c', shard: 0, from, to }, true, NO_LIMIT, 'stream_records')).started, true);
   const deleted = await a.deleteCollection('c');
   const view = await seen(deleted.revision);
   t.same(view.transfers, []);

@@ -70,7 +70,7 @@ t.test('an operation taken twice changes nothing: same tag, or an older tick of 
   await shard.apply([upsert(1, [1, 2, 3], { v: 1 })], 1, tag(1), true);
   await shard.apply([upsert(2, [4, 5, 6], { v: 2 })], 2, tag(2), true);
   const before = records(shard);
-  const point = { clocks: [tag(2)], firstSeq: 1, lastSeq: 2, appliedSeq: 2 };
+  const point = { clocks: [tag(2)], cutoff: [], firstSeq: 1, lastSeq: 2, appliedSeq: 2 };
   t.same(shard.recoveryPoint(), point, 'two entries, clock at tick 2');
 
   await shard.apply([upsert(1, [9, 9, 9], { v: 'again' })], 1, tag(1), true);
@@ -89,12 +89,12 @@ t.test('wait=false answers once logged; the apply follows before any task reads'
   const dir = await folder(t);
   const shard = await open(dir);
   await shard.apply([upsert(1, [1, 1, 1], { n: 1 })], 1, tag(1), false);
-  t.same(shard.recoveryPoint(), { clocks: [tag(1)], firstSeq: 1, lastSeq: 1, appliedSeq: 0 }, 'logged, not applied yet when the call returns');
+  t.same(shard.recoveryPoint(), { clocks: [tag(1)], cutoff: [], firstSeq: 1, lastSeq: 1, appliedSeq: 0 }, 'logged, not applied yet when the call returns');
   await shard.apply([{ kind: 'set_payload', target: { ids: [1] }, payload: { m: 2 }, key: null }], 2, tag(2), false);
   t.equal(shard.recoveryPoint().appliedSeq, 1, 'the next operation saw (and so applied) the first');
   await shard.settle();
   t.same(shard.record(1), { id: 1, vectors: { a: new Float32Array([1, 1, 1]) }, payload: { n: 1, m: 2 }, version: 2 }, 'settled: both applied in order');
-  t.same(shard.recoveryPoint(), { clocks: [tag(2)], firstSeq: 1, lastSeq: 2, appliedSeq: 2 });
+  t.same(shard.recoveryPoint(), { clocks: [tag(2)], cutoff: [], firstSeq: 1, lastSeq: 2, appliedSeq: 2 });
 
   await t.rejects(shard.apply([{ kind: 'clear_payload', target: { ids: [5] } }], 3, tag(3), false), { message: 'Not found: No point with id 5 found' }, 'a failing operation is refused before it is logged');
   t.equal(shard.recoveryPoint().lastSeq, 2, 'and leaves no entry');
@@ -106,7 +106,7 @@ t.test('wait=false answers once logged; the apply follows before any task reads'
     { id: 1, vectors: { a: new Float32Array([1, 1, 1]) }, payload: { n: 1, m: 2 }, version: 2 },
     { id: 2, vectors: { a: new Float32Array([2, 2, 2]) }, payload: {}, version: 4 },
   ], 'close applies what is pending; the reopened shard has it all');
-  t.same(again.recoveryPoint(), { clocks: [tag(4)], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'recovery point survives the reopen');
+  t.same(again.recoveryPoint(), { clocks: [tag(4)], cutoff: [], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'recovery point survives the reopen');
 });
 
 t.test('updates taken as a group: each staged on the ones before it, a refused one left out, all logged in order', async (t) => {
@@ -124,7 +124,7 @@ t.test('updates taken as a group: each staged on the ones before it, a refused o
   t.match(outcomes[2], { ok: false, error: { message: 'Not found: No point with id 9 found' } });
   const expected = { id: 1, vectors: { a: new Float32Array([1, 1, 1]), b: new Float32Array([1, 2]) }, payload: { n: 1, seen: true }, version: 4 };
   t.same(shard.record(1), expected, 'the filter matched the point an earlier update of the group made, and the vector update found it');
-  t.same(shard.recoveryPoint(), { clocks: [tag(4)], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'three entries, applied before the answer (one update waits)');
+  t.same(shard.recoveryPoint(), { clocks: [tag(4)], cutoff: [], firstSeq: 1, lastSeq: 3, appliedSeq: 3 }, 'three entries, applied before the answer (one update waits)');
   t.same((await shard.entriesAfter(0, 10)).map((e) => [e.seq, e.opId]), [[1, 1], [2, 2], [3, 4]], 'logged in order, without gaps');
   await shard.close();
   const again = await open(dir);
@@ -163,12 +163,17 @@ t.test('wal_config truncates whole closed segments once applied and stored, keep
     t.equal(shard.pointCount, 10, 'truncation removes log entries only');
     await shard.close();
     const again = await open(dir, { capacityBytes, retainClosed });
-    t.same(again.recoveryPoint(), { clocks: [tag(20)], firstSeq, lastSeq: 10, appliedSeq: 10 }, 'the same after a reopen');
+    // The cutoff: the highest tick among the truncated entries (entry seq carries tick 10 + seq).
+    const cutoff = firstSeq > 1 ? [tag(10 + firstSeq - 1)] : [];
+    t.same(shard.recoveryPoint().cutoff, cutoff, 'the cutoff names the last truncated tick');
+    t.same(again.recoveryPoint(), { clocks: [tag(20)], cutoff, firstSeq, lastSeq: 10, appliedSeq: 10 }, 'the same after a reopen');
     // Entries 11 and 12 fill segment 10-12; 13 closes it, so one more segment may go.
     await fill(again, 11, 3);
     await again.settle();
     await again.flush();
     t.equal(again.recoveryPoint().firstSeq, retainClosed >= 4 ? 1 : [13, 10, 7, 4][retainClosed], 'segment bounds recomputed on open go on the same way');
+    const first = again.recoveryPoint().firstSeq;
+    t.same(again.recoveryPoint().cutoff, first > 1 ? [tag(10 + first - 1)] : [], 'segment clocks recomputed on open: the cutoff follows');
     await again.close();
   }
 });
@@ -198,5 +203,5 @@ t.test('entries after N: a bounded page, and replaying them (twice) on another s
   for (const e of all) await target.apply(e.ops, e.opId, e.clock, false);
   await target.settle();
   t.same(records(target), records(source), 'a second replay changes nothing');
-  t.same(target.recoveryPoint(), { clocks: [tag(31)], firstSeq: 1, lastSeq: 8, appliedSeq: 8 }, 'nor its log');
+  t.same(target.recoveryPoint(), { clocks: [tag(31)], cutoff: [], firstSeq: 1, lastSeq: 8, appliedSeq: 8 }, 'nor its log');
 });

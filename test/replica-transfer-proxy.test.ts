@@ -14,7 +14,7 @@ import { RemoteReplica } from '../src/peer/remote-replica.js';
 import type { ReplicaState } from '../src/replica/replica.js';
 import { ReplicaSet } from '../src/replica/replica-set.js';
 import type { ReplicaStates } from '../src/replica/replica-states.js';
-import { TransferProxy, transferClock, type ApplyTask } from '../src/replica/transfer-proxy.js';
+import { TransferProxy, transferClock, transferClockId, type ApplyTask } from '../src/replica/transfer-proxy.js';
 import type { PointRecord, WriteOp } from '../src/shard/write-ops.js';
 import { FakeReplica } from './helpers/fake-replica.js';
 
@@ -59,12 +59,13 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const source = new FakeReplica(SHARD, SOURCE);
   const receiver = new FakeReplica(SHARD, RECEIVER);
   for (let id = 1; id <= 5; id++) await source.run(update(upsert(point(id, 'v1'))), null);
+  const sourceTick = tick;
   // The receiver's Dead copy: a stale value, and a point the source deleted meanwhile.
   await receiver.run(update(upsert(point(1, 'stale'), point(9, 'deleted since'))), null);
   const { lane, requests } = laneTo(receiver);
   const failures: number[] = [];
   const proxy = new TransferProxy(source, (peer) => (peer === RECEIVER ? lane : null), (peer) => failures.push(peer));
-  const tag = transferClock(SOURCE, 40);
+  const tag = transferClock(SOURCE, transferClockId(40));
 
   let ready!: () => void;
   proxy.feed(RECEIVER);
@@ -93,6 +94,7 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const order = requests.flat().map((u) => (u.clock.clockId === -40 ? `transfer ${u.clock.tick}` : `update ${u.clock.tick}`));
   t.same(order, ['transfer 1', 'transfer 2', `update ${tick - 2}`, `update ${tick - 1}`, `update ${tick}`, 'transfer 3'],
     'the clear, the first batch, then the updates queued after it, then the last batch');
+  t.same(requests.flat()[0].adopt, [{ peer: 9, clockId: 1, tick: sourceTick }], 'the clearing carries the source\'s clock map as it stood before the updates passed on');
   const batch = requests.flat()[1];
   t.same((batch.ops[0] as Extract<WriteOp, { kind: 'upsert' }>).points.map((p) => [p.id, p.payload?.value]), [[1, 'v1'], [2, 'v1'], [3, 'v1']],
     'the batch holds the value read before the racing update');

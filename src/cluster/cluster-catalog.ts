@@ -19,8 +19,9 @@ import type { AliasAction } from '../collection/name-rules.js';
 import { checkCollectionSnapshotFits } from '../collection/snapshot-compatibility.js';
 import { StrictMode } from '../collection/strict-mode.js';
 import { BadInput, ServiceError } from '../errors.js';
-import { collectionNotFound, transferDoesNotExist, transferMethodNotSupported, transferUnchanged } from '../messages.js';
+import { collectionNotFound, transferDoesNotExist, transferUnchanged } from '../messages.js';
 import type { ShardKey } from '../model.js';
+import type { TransferMethod } from '../replica/transfer-method.js';
 import type { IndexSpec } from '../shard/shard.js';
 import type { ClusterView } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
@@ -50,6 +51,8 @@ export interface ClusterCatalogOptions {
    */
   collections: Pick<CollectionManager, 'get' | 'collectionNamed' | 'held'>;
   peerId: PeerId;
+  /** `storage.shard_transfer_method`: an operator's transfer without a method uses it (null: stream_records, as Qdrant). */
+  transferMethod: TransferMethod | null;
 }
 
 function commitTimedOut(seconds: number): ServiceError {
@@ -68,6 +71,7 @@ export class ClusterCatalog implements Catalog {
   private readonly reconciler: Pick<Reconciler, 'view' | 'waitFor'>;
   private readonly collections: Pick<CollectionManager, 'get' | 'collectionNamed' | 'held'>;
   private readonly peerId: PeerId;
+  private readonly transferMethod: TransferMethod | null;
 
   constructor(options: ClusterCatalogOptions) {
     this.controlPlane = options.controlPlane;
@@ -75,6 +79,7 @@ export class ClusterCatalog implements Catalog {
     this.reconciler = options.reconciler;
     this.collections = options.collections;
     this.peerId = options.peerId;
+    this.transferMethod = options.transferMethod;
   }
 
   /** Qdrant's default shard_number in a cluster: one per known peer (live or not). */
@@ -169,7 +174,7 @@ export class ClusterCatalog implements Catalog {
   private async proposeReplicaChange(collection: string, change: ReplicaChange): Promise<{ revision: number }> {
     switch (change.kind) {
       case 'transfer':
-        return this.controlPlane.startOperatorTransfer({ collection, shard: change.shard, from: change.from, to: change.to }, !change.move);
+        return this.controlPlane.startOperatorTransfer({ collection, shard: change.shard, from: change.from, to: change.to }, !change.move, change.method ?? this.transferMethod ?? 'stream_records');
       case 'drop_replica':
         return this.controlPlane.dropReplica(collection, change.shard, change.peer);
       case 'abort_transfer': {
@@ -179,12 +184,14 @@ export class ClusterCatalog implements Catalog {
         return { revision };
       }
       case 'restart_transfer': {
-        // Restarting with the method it has is refused; stream_records is the only method there is.
+        // Restarting with the method it has is refused, as Qdrant refuses it.
         const ref = { collection, shard: change.shard, from: change.from, to: change.to };
         const transfer = this.reconciler.view.transferTo(collection, change.shard, change.to);
         if (!transfer || transfer.from !== change.from) throw transferDoesNotExist(ref);
         if (change.method === transfer.record.method) throw transferUnchanged(change.shard, change.from, change.to);
-        throw transferMethodNotSupported(change.method);
+        const { restarted, revision } = await this.controlPlane.restartTransfer(ref, change.method);
+        if (!restarted) throw transferDoesNotExist(ref);
+        return { revision };
       }
     }
   }

@@ -27,7 +27,7 @@ export interface ClusterPeerOptions {
   processId: string;
   startedAt: Date;
   quota: QuotaGuard;
-  log: { warn(message: string): void; error(message: string): void };
+  log: { info(message: string): void; warn(message: string): void; error(message: string): void };
 }
 
 export interface ClusterPeer {
@@ -81,6 +81,8 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       view: () => reconciler.view,
       holds: (name) => collections.exists(name),
       limits: { incoming: config.storage.performance.incoming_shard_transfers_limit, outgoing: config.storage.performance.outgoing_shard_transfers_limit },
+      // Qdrant's choice for automatic recovery: the configured method, else wal_delta.
+      method: config.storage.shard_transfer_method ?? 'wal_delta',
       log,
     });
     const onApply = async (view: ClusterView, changes: ClusterChanges, revision: number) => {
@@ -105,7 +107,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       replicaFigures: () => localReplicaFigures(collections),
     });
     recovery.start();
-    const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler, collections, peerId: node.peerId });
+    const catalog = new ClusterCatalog({ controlPlane: node.controlPlane, loop: node, reconciler, collections, peerId: node.peerId, transferMethod: config.storage.shard_transfer_method });
     return {
       node,
       collections,

@@ -12,14 +12,14 @@ import type { P2pClient } from '../peer/p2p-client.js';
 import type { LocalShard } from '../peer/p2p-server.js';
 import { RemoteReplica, type RemoteReplicaOptions } from '../peer/remote-replica.js';
 import { LocalPlacement } from '../replica/local-placement.js';
-import { transferClockId, TransferProxy } from '../replica/transfer-proxy.js';
+import { TransferProxy } from '../replica/transfer-proxy.js';
 import { OperationClock } from '../replica/operation-clock.js';
 import { ReplicaSet, type ReplicaSetParams } from '../replica/replica-set.js';
 import type { ShardReplica } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 import type { ShardPlacement } from '../replica/shard-placement.js';
 import type { ShardWorkers } from '../worker/pool.js';
-import { ClusterView } from './cluster-view.js';
+import { ClusterView, transferClockOf } from './cluster-view.js';
 import { replicaStateIn, ViewReplicaStates, type AppliedViews, type StateProposer } from './view-replica-states.js';
 
 export interface ClusterPlacementOptions {
@@ -149,7 +149,7 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     const state = replicaStateIn(this.current, id, storageId, this.peer);
     if (state === undefined) return null;
     const transfer = this.current.transferTo(collection, shard, this.peer);
-    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { transfer: { source: transfer.from, since: transfer.createRevision, clockId: transferClockId(transfer.createRevision) } } : {}) };
+    return { replica: this.localReplica(id, storageId), state, ...(transfer ? { transfer: { source: transfer.from, since: transfer.createRevision, clockId: transferClockOf(transfer) } } : {}) };
   }
 
   /** Forgets the collection's sets and remote replicas, and removes its local folder. */

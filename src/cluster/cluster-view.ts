@@ -5,6 +5,7 @@
 //
 // `changesBetween` tells a peer what to reconcile when it moves from one view to the next.
 
+import { transferClockId } from '../replica/transfer-proxy.js';
 import type { IKeyValue, Namespace } from 'etcd3';
 import type { CollectionRecord } from '../collection/manager.js';
 import type { JsonValue } from '../model.js';
@@ -52,6 +53,11 @@ export interface ShardTransfer extends TransferRef {
   record: TransferRecord;
   /** The revision that started it: unique to this transfer (a restarted one has another). */
   createRevision: number;
+}
+
+/** The clock of a transfer's current run (src/replica/transfer-proxy.ts). */
+export function transferClockOf(transfer: ShardTransfer): number {
+  return transferClockId(transfer.createRevision, transfer.record.run);
 }
 
 /** Whether `a` and `b` name the same transfer (the same shard, source and receiver). */

@@ -24,7 +24,8 @@ import {
 } from '../messages.js';
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
-import type { ReplicaState } from '../replica/replica.js';
+import { FED_BY_TRANSFER, type ReplicaState } from '../replica/replica.js';
+import { receiverState, type TransferMethod } from '../replica/transfer-method.js';
 import { CALL_TIMEOUT_MS, callDeadline, readClusterView, type ClusterView } from './cluster-view.js';
 import {
   ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, collectionTransfersPrefix, encodeValue, metadataKey, peerKey, shardEntryKey, shardTransfersPrefix, transferKey,
@@ -417,14 +418,14 @@ export class ControlPlane {
   }
 
   /**
-   * Starts a `stream_records` transfer of a shard into `ref.to`'s Dead replica from `ref.from`'s
-   * Active one, as one transaction: the receiver's state Dead -> Partial (the shard entry as read)
-   * and the transfer key created (it must not exist). Not started, with the reason, when the
+   * Starts a transfer of a shard by `method` into `ref.to`'s Dead replica from `ref.from`'s
+   * Active one, as one transaction: the receiver's state Dead -> Partial (Recovery for a
+   * `wal_delta`; the shard entry as read) and the transfer key created (it must not exist). Not started, with the reason, when the
    * states are not so, a transfer already feeds the receiver, or a peer is at its limit (the
    * proposing peer's `storage.performance` limits, counted in the view read, as Qdrant counts
    * them before it proposes).
    */
-  startTransfer(ref: TransferRef, sync: boolean, limits: TransferLimits): Promise<TransferStart> {
+  startTransfer(ref: TransferRef, sync: boolean, limits: TransferLimits, method: TransferMethod): Promise<TransferStart> {
     return this.change((p) => {
       const refused = (reason: string) => ({ started: false, reason });
       if (!p.collectionNames().has(ref.collection)) return refused('the collection does not exist');
@@ -439,22 +440,22 @@ export class ControlPlane {
       const outgoing = p.view.transfers.filter((t) => t.from === ref.from).length;
       if (limits.incoming !== null && incoming >= limits.incoming) return refused(`peer ${ref.to} has ${incoming} incoming transfers (limit ${limits.incoming})`);
       if (limits.outgoing !== null && outgoing >= limits.outgoing) return refused(`peer ${ref.from} has ${outgoing} outgoing transfers (limit ${limits.outgoing})`);
-      p.put(entryKey, withState(entry, ref.to, 'Partial'));
-      p.put(key, { method: 'stream_records', sync, started_at: new Date().toISOString() } satisfies TransferRecord);
+      p.put(entryKey, withState(entry, ref.to, receiverState(method)));
+      p.put(key, { method, sync, started_at: new Date().toISOString() } satisfies TransferRecord);
       return { started: true, reason: null };
     });
   }
 
   /**
    * Starts a transfer an operator asked for (`replicate_shard`; `move_shard` with `sync` false):
-   * a new replica of the shard on `ref.to`, Partial, and the transfer key, in one transaction;
-   * `ref.from`'s Active replica streams into it (stream-transfer.ts); a replica the receiver
-   * already held is Partial again and streamed anew, as Qdrant does. Refused as Qdrant refuses it,
+   * a new replica of the shard on `ref.to`, Partial (Recovery for a `wal_delta`), and the
+   * transfer key, in one transaction; `ref.from`'s Active replica feeds it (stream-transfer.ts);
+   * a replica the receiver already held is transferred into anew, as Qdrant does. Refused as Qdrant refuses it,
    * in its order: an unknown collection, shard or peer (the receiver first), a source without an
    * Active replica, a shard already in a transfer with either peer. Operator transfers are not
    * bound by the `storage.performance` limits (Qdrant counts those for automatic ones only).
    */
-  startOperatorTransfer(ref: TransferRef, sync: boolean): Promise<Committed> {
+  startOperatorTransfer(ref: TransferRef, sync: boolean, method: TransferMethod): Promise<Committed> {
     return this.change((p) => {
       const { name } = p.collection(ref.collection);
       const { key: entryKey, entry } = p.readEntry(name, ref.shard);
@@ -466,8 +467,8 @@ export class ControlPlane {
       const key = transferKey({ ...ref, collection: name });
       p.sameIncarnation(key);
       for (const t of p.view.transfers) if (t.collection === name && t.shard === ref.shard) p.sameIncarnation(transferKey(t));
-      p.put(entryKey, withState(entry, ref.to, 'Partial'));
-      p.put(key, { method: 'stream_records', sync, started_at: new Date().toISOString() } satisfies TransferRecord);
+      p.put(entryKey, withState(entry, ref.to, receiverState(method)));
+      p.put(key, { method, sync, started_at: new Date().toISOString() } satisfies TransferRecord);
       return {};
     });
   }
@@ -515,7 +516,7 @@ export class ControlPlane {
         if (t.collection !== name || t.shard !== shard || (t.from !== peer && t.to !== peer)) continue;
         p.unchanged(transferKey(t));
         p.delete(transferKey(t));
-        if (t.from === peer && remaining.replicas[String(t.to)] === 'Partial') remaining = withState(remaining, t.to, 'Dead');
+        if (t.from === peer && isFed(remaining.replicas[String(t.to)])) remaining = withState(remaining, t.to, 'Dead');
       }
       p.put(entryKey, remaining);
       return {};
@@ -560,7 +561,7 @@ export class ControlPlane {
         p.delete(transferKey(t));
         const entryKey = shardEntryKey(t.collection, t.shard);
         const entry = changed.get(entryKey) ?? p.view.shards.get(t.collection)?.get(t.shard);
-        if (t.from === peer && entry?.replicas[String(t.to)] === 'Partial') changed.set(entryKey, withState(entry, t.to, 'Dead'));
+        if (t.from === peer && entry && isFed(entry.replicas[String(t.to)])) changed.set(entryKey, withState(entry, t.to, 'Dead'));
       }
       for (const [key, entry] of changed) p.put(key, entry);
       p.delete(peerKey(peer));
@@ -594,14 +595,36 @@ export class ControlPlane {
       const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
       // A source no longer Active may have missed updates the receiver then missed too: no finish.
       if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
-      // The receiver is Partial while its transfer runs (both change in one transaction), unless
+      // The receiver is Partial (or Recovery) while its transfer runs (both change in one transaction), unless
       // a failed update marked it Dead meanwhile: it stays so. An aborted move's receiver leaves
       // the shard instead (Qdrant's abort_shard_transfer): the move never happened.
       const move = p.view.transferTo(ref.collection, ref.shard, ref.to)?.record.sync === false;
       if (entry && state === 'Dead' && move) p.put(entryKey, withoutPeer(entry, ref.to));
-      else if (entry?.replicas[String(ref.to)] === 'Partial') p.put(entryKey, withState(entry, ref.to, state));
+      else if (entry && isFed(entry.replicas[String(ref.to)])) p.put(entryKey, withState(entry, ref.to, state));
       p.delete(key);
       return { ended: true };
+    });
+  }
+
+  /**
+   * Runs a transfer on with another method (`restart_transfer`, and a `wal_delta` whose source's
+   * log cannot serve it falling back to `stream_records`): the record's method changed and the
+   * receiver's state set for it, in one transaction, the transfer keeping its identity (its
+   * creation revision, and so the receiver's transfer clock). Not restarted (`restarted` false)
+   * when the transfer is gone or another run of it (`createRevision`) is under way.
+   */
+  restartTransfer(ref: TransferRef, method: TransferMethod, createRevision?: number): Promise<Committed & { restarted: boolean }> {
+    return this.change((p) => {
+      const key = transferKey(ref);
+      p.unchanged(key);
+      const transfer = p.view.transferTo(ref.collection, ref.shard, ref.to);
+      if (!transfer || transfer.from !== ref.from || (createRevision !== undefined && transfer.createRevision !== createRevision)) return { restarted: false };
+      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
+      if (!entry || !isFed(entry.replicas[String(ref.to)])) return { restarted: false };
+      const { comment: _progress, ...record } = transfer.record;
+      p.put(key, { ...record, method, started_at: new Date().toISOString(), run: (record.run ?? 0) + 1 } satisfies TransferRecord);
+      p.put(entryKey, withState(entry, ref.to, receiverState(method)));
+      return { restarted: true };
     });
   }
 
@@ -666,4 +689,9 @@ function shardEntry(peers: readonly PeerId[], state: ReplicaState): ShardEntry {
 /** The alias table as stored: sorted, so equal tables have equal texts. */
 function aliasTable(aliases: ReadonlyMap<string, string>): AliasTable {
   return Object.fromEntries([...aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Whether a replica in `state` is a transfer's receiver, fed through its source. */
+function isFed(state: ReplicaState | undefined): boolean {
+  return state !== undefined && FED_BY_TRANSFER.has(state);
 }

@@ -5,6 +5,7 @@
 // `quiver/peers/7` in etcd. Names a user chooses (collections, metadata keys) are written with
 // encodeURIComponent: a collection name may hold `/`, which would otherwise split a key.
 
+import { isTransferMethod, type TransferMethod } from '../replica/transfer-method.js';
 import type { Etcd3, Namespace } from 'etcd3';
 import type { CollectionRecord } from '../collection/manager.js';
 import { longIntegerLiterals, mayHoldLongIntegers } from '../json/integer-literals.js';
@@ -112,8 +113,7 @@ export interface ShardEntry {
   replicas: Record<string, ReplicaState>;
 }
 
-/** Transfer methods: Quiver streams records only (Qdrant's `snapshot` and `wal_delta` are not built). */
-export type TransferMethod = 'stream_records';
+export type { TransferMethod };
 
 /** `quiver/transfers/<name>/<shard>/<from>-<to>`: a shard transfer under way (Qdrant's ShardTransfer). */
 export interface TransferRecord {
@@ -123,6 +123,8 @@ export interface TransferRecord {
   /** Progress as the source reports it (Qdrant's `comment`), updated at a bounded rate. */
   comment?: string;
   started_at: string;
+  /** How often it was restarted with another method (absent: never); each run has its own clock. */
+  run?: number;
 }
 
 /** `quiver/aliases`: every alias and its collection, in one key so alias actions are all or nothing. */
@@ -240,7 +242,8 @@ export function decodeQuota(key: string, text: string): QuotaConfig {
 
 export function decodeTransferRecord(key: string, text: string): TransferRecord {
   const record = objectValue<TransferRecord>(key, text, { method: 'string', sync: 'boolean', started_at: 'string' });
-  if (record.method !== 'stream_records') throw new ClusterValueError(key, `unknown transfer method ${record.method}`);
+  if (!isTransferMethod(record.method)) throw new ClusterValueError(key, `unknown transfer method ${record.method}`);
   if (record.comment !== undefined && typeof record.comment !== 'string') throw new ClusterValueError(key, 'member comment is not a string');
+  if (record.run !== undefined && !(Number.isSafeInteger(record.run) && record.run >= 0)) throw new ClusterValueError(key, 'member run is not a whole number');
   return record;
 }

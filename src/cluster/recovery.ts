@@ -2,7 +2,7 @@
 // a synchronisation transfer from a healthy Active one). On each view this peer applies, and on
 // a periodic check so that an attempt that failed or was refused is made again, for every
 // replica of this peer in state Dead whose shard has an Active replica on a live peer, it
-// proposes a `stream_records` transfer to itself from the live Active replica with the highest
+// proposes a transfer (`wal_delta` unless `storage.shard_transfer_method` says otherwise) to itself from the live Active replica with the highest
 // peer id (the one medium ordering leads writes from, so the source most often already holds the
 // newest updates). Only the receiver proposes, and the start is a compare-and-swap, so a
 // duplicate attempt (the periodic check racing a view) changes nothing. It also aborts a
@@ -12,6 +12,7 @@
 import type { ClusterView } from './cluster-view.js';
 import type { ControlPlane, TransferLimits } from './control-plane.js';
 import type { PeerId } from './keys.js';
+import type { TransferMethod } from '../replica/transfer-method.js';
 
 export type RecoveryProposer = Pick<ControlPlane, 'startTransfer' | 'abortTransfer'>;
 
@@ -23,6 +24,8 @@ export interface RecoveryOptions {
   /** Whether this peer holds collection `name` open (a replica is only fed once its shard is open here). */
   holds: (collection: string) => boolean;
   limits: TransferLimits;
+  /** The method of the transfers it starts. */
+  method: TransferMethod;
   /** Time between two periodic checks (default 2 s). */
   intervalMs?: number;
   log: { warn(message: string): void };
@@ -89,7 +92,7 @@ export class Recovery {
         const from = Math.max(...sources);
         const ref = { collection, shard, from, to: peer };
         // A refusal (a limit reached, the states changed meanwhile) is no failure: the next check tries again.
-        await this.attempt(`starting the recovery of ${collection}:${shard} from peer ${from}`, () => controlPlane.startTransfer(ref, true, this.options.limits));
+        await this.attempt(`starting the recovery of ${collection}:${shard} from peer ${from}`, () => controlPlane.startTransfer(ref, true, this.options.limits, this.options.method));
       }
     }
   }

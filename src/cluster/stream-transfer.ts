@@ -1,7 +1,10 @@
-// The source side of `stream_records` transfers: for every transfer of the view whose source is
-// this peer, its replica of the shard (a TransferProxy) clears the receiver's copy, then streams
-// its points in id order, batch by batch, among the updates it passes on meanwhile
-// (src/replica/transfer-proxy.ts says why the receiver ends equal to the source); progress goes
+// The source side of shard transfers: for every transfer of the view whose source is this peer,
+// its replica of the shard (a TransferProxy) brings the receiver level, among the updates it
+// passes on meanwhile: a `stream_records` clears the receiver's copy, then streams its points in
+// id order, batch by batch (src/replica/transfer-proxy.ts says why the receiver ends equal to the
+// source); a `wal_delta` replays the operations the receiver misses from its log
+// (src/cluster/wal-delta.ts), and goes on as a `stream_records` (the same transfer restarted, as
+// Qdrant's falls back) when the log cannot serve it or the replay fails; progress goes
 // to the transfer's `comment` at most once a second; at the end the source proposes the finish
 // (the receiver Active, the key gone), and for a move then its own replica leaving the shard. A
 // batch that does not reach the receiver, or a receiver or a source replica that is no longer
@@ -19,13 +22,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PointId } from '../model.js';
 import type { ShardId } from '../replica/shard-id.js';
-import { transferClock, type TransferProxy } from '../replica/transfer-proxy.js';
-import { sameTransfer, type ClusterView, type ShardTransfer } from './cluster-view.js';
+import { transferClock, type LaneSlot, type TransferProxy } from '../replica/transfer-proxy.js';
+import { sameTransfer, transferClockOf, type ClusterView, type ShardTransfer } from './cluster-view.js';
+import { resolveDelta, sendDelta } from './wal-delta.js';
 import type { ControlPlane } from './control-plane.js';
 import { transferKey, type PeerId } from './keys.js';
 
 /** What the runner proposes. */
-export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'completeMove' | 'abortTransfer' | 'setTransferComment' | 'setReplicaState'>;
+export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'completeMove' | 'abortTransfer' | 'restartTransfer' | 'setTransferComment' | 'setReplicaState'>;
 
 export interface TransferRunnerOptions {
   peer: PeerId;
@@ -40,7 +44,7 @@ export interface TransferRunnerOptions {
   batchSize?: number;
   /** Least time between two progress comments (default 1 s). */
   commentIntervalMs?: number;
-  log: { warn(message: string): void };
+  log: { warn(message: string): void; info(message: string): void };
 }
 
 const DEFAULT_BATCH = 100;
@@ -61,7 +65,7 @@ export function progressComment(done: number, total: number, elapsedMs: number):
   return `Transferring records (${done}/${all}), started ${Math.floor(elapsedMs / 1000)}s ago, ETA: ${eta}`;
 }
 
-/** One transfer this peer streams. */
+/** One run of a transfer this peer is the source of. */
 interface Run {
   transfer: ShardTransfer;
   /** This peer's replica feeding the receiver (null: it holds none). */
@@ -69,6 +73,13 @@ interface Run {
   stopped: boolean;
   /** A comment is being stored. */
   commenting: boolean;
+  /** The receiver's lane turn a delta is put in, ahead of the updates passed on, while it is kept. */
+  slot: LaneSlot | null;
+}
+
+/** The same run of the same transfer: a restart (another method) is another run. */
+function sameRun(a: ShardTransfer, b: ShardTransfer): boolean {
+  return a.createRevision === b.createRevision && (a.record.run ?? 0) === (b.record.run ?? 0);
 }
 
 export class TransferRunner {
@@ -89,8 +100,10 @@ export class TransferRunner {
     this.view = view;
     // A run is kept until its transfer leaves the view: one that ended is not started again by a view from before its end.
     for (const [key, run] of this.runs) {
-      if (view.transfers.some((t) => transferKey(t) === key && t.createRevision === run.transfer.createRevision)) continue;
+      if (view.transfers.some((t) => transferKey(t) === key && sameRun(t, run.transfer))) continue;
       run.stopped = true;
+      // What waits behind a kept turn goes on: a restart's run queues its own start behind it.
+      run.slot?.drop();
       // From now on only the updates sent from before this view go on (transfer-proxy.ts), if it finished.
       const finished = view.replicas(run.transfer.collection, run.transfer.shard)?.get(run.transfer.to) === 'Active';
       run.proxy?.stopFeeding(run.transfer.to, finished ? view.revision : null);
@@ -98,17 +111,19 @@ export class TransferRunner {
     }
     for (const transfer of view.transfers) {
       const key = transferKey(transfer);
-      if (transfer.from !== this.options.peer || this.runs.get(key)?.transfer.createRevision === transfer.createRevision) continue;
+      const current = this.runs.get(key);
+      if (transfer.from !== this.options.peer || (current && sameRun(current.transfer, transfer))) continue;
       if (transfer.createRevision <= this.options.firstRevision) {
         if (!this.orphans.some((o) => sameTransfer(o, transfer))) this.orphans.push(transfer);
         continue;
       }
       const proxy = this.options.source(view, transfer.collection, transfer.shard);
-      const run: Run = { transfer, proxy, stopped: false, commenting: false };
+      const run: Run = { transfer, proxy, stopped: false, commenting: false, slot: null };
       this.runs.set(key, run);
-      // Every update queued here from now on goes to the receiver too, behind the clearing queued in the same step.
+      // Every update queued here from now on goes to the receiver too, behind the clearing (or
+      // the turn kept for the delta) queued in the same step.
       proxy?.feed(transfer.to);
-      void this.stream(run);
+      void this.drive(run);
     }
   }
 
@@ -121,6 +136,7 @@ export class TransferRunner {
   stop(): void {
     for (const run of this.runs.values()) {
       run.stopped = true;
+      run.slot?.drop(new Error('the transfer\'s source stops'));
       run.proxy?.stopFeeding(run.transfer.to, null);
     }
   }
@@ -145,50 +161,111 @@ export class TransferRunner {
     }
   }
 
-  private async stream(run: Run): Promise<void> {
-    const { transfer, proxy } = run;
-    // When this peer's task started, as Qdrant counts it (not the proposer's clock).
-    const startedAt = Date.now();
+  /** Runs the transfer by its method, then finishes it (or aborts it, or falls back to a stream). */
+  private async drive(run: Run): Promise<void> {
+    const { transfer } = run;
     try {
-      if (proxy === null) throw new Error('this peer holds no replica of the shard');
-      const tag = transferClock(this.options.peer, transfer.createRevision);
-      let tick = 1;
-      // Every request carries the revision its sender applied, and the receiver serves it once it
-      // applied that too: sent after this peer applied the start, the receiver is Partial by then.
-      const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
-      const cleared = proxy.clear(transfer.to, tag(tick++), started);
-      cleared.catch(() => undefined); // awaited below; a failure stops the run there
-      const sends: Promise<void>[] = [cleared];
-      const total = await proxy.inner.run({ type: 'count', filter: null }, null);
-      let done = 0;
-      let from: PointId | null = null;
-      let lastComment = 0;
-      for (;;) {
-        if (run.stopped) return;
-        const batch = proxy.batch(transfer.to, from, this.batchSize, tag(tick++), 0);
-        sends.push(batch.sent);
-        batch.sent.catch(() => undefined); // awaited below; a failure stops the run there
-        const { count, next } = await batch.read;
-        done += count;
-        if (Date.now() - lastComment >= this.commentIntervalMs) {
-          lastComment = Date.now();
-          this.comment(run, progressComment(done, total, Date.now() - startedAt));
-        }
-        if (next === null) break;
-        from = next;
-        if (sends.length > BATCHES_AHEAD) await sends[sends.length - 1 - BATCHES_AHEAD];
-      }
-      await Promise.all(sends);
-      if (run.stopped) return;
-      const { ended } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
+      // The method's first step runs in this very step (the clearing, or the kept turn): see prepare.
+      const ended = transfer.record.method === 'wal_delta' ? await this.replayDelta(run) : await this.streamRecords(run);
+      if (!ended || run.stopped) return;
+      const { ended: finished } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
       // Gone already (aborted), or this peer's replica is no longer Active: aborted, if still there.
-      if (!ended) throw new Error('the transfer could not be finished');
+      if (!finished) throw new Error('the transfer could not be finished');
       if (!transfer.record.sync) await this.completeMove(transfer);
     } catch (err) {
       if (run.stopped) return;
       run.stopped = true;
       await this.abort(transfer, message(err));
     }
+  }
+
+  /** Clears the receiver and streams every record; answers once all reached it. */
+  private async streamRecords(run: Run): Promise<boolean> {
+    const { transfer, proxy } = run;
+    // When this peer's task started, as Qdrant counts it (not the proposer's clock).
+    const startedAt = Date.now();
+    if (proxy === null) throw new Error('this peer holds no replica of the shard');
+    const tag = transferClock(this.options.peer, transferClockOf(transfer));
+    let tick = 1;
+    // Every request carries the revision its sender applied, and the receiver serves it once it
+    // applied that too: sent after this peer applied the start, the receiver is Partial by then.
+    const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
+    const cleared = proxy.clear(transfer.to, tag(tick++), started);
+    cleared.catch(() => undefined); // awaited below; a failure stops the run there
+    const sends: Promise<void>[] = [cleared];
+    const total = await proxy.inner.run({ type: 'count', filter: null }, null);
+    let done = 0;
+    let from: PointId | null = null;
+    let lastComment = 0;
+    for (;;) {
+      if (run.stopped) return false;
+      const batch = proxy.batch(transfer.to, from, this.batchSize, tag(tick++), 0);
+      sends.push(batch.sent);
+      batch.sent.catch(() => undefined); // awaited below; a failure stops the run there
+      const { count, next } = await batch.read;
+      done += count;
+      if (Date.now() - lastComment >= this.commentIntervalMs) {
+        lastComment = Date.now();
+        this.comment(run, progressComment(done, total, Date.now() - startedAt));
+      }
+      if (next === null) break;
+      from = next;
+      if (sends.length > BATCHES_AHEAD) await sends[sends.length - 1 - BATCHES_AHEAD];
+    }
+    await Promise.all(sends);
+    return true;
+  }
+
+  /**
+   * Keeps the receiver's next lane turn (in this very step, with the mark of where this replica
+   * stands), replays the receiver's delta in it, and closes it with the run's own clock; a log
+   * that cannot serve the delta, or a replay that fails, restarts the transfer as a stream.
+   */
+  private async replayDelta(run: Run): Promise<boolean> {
+    const { transfer, proxy } = run;
+    const startedAt = Date.now();
+    if (proxy === null) throw new Error('this peer holds no replica of the shard');
+    const { lane, slot, mark } = proxy.hold(transfer.to);
+    run.slot = slot;
+    mark.catch(() => undefined); // awaited below
+    let sent = 0;
+    try {
+      await this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
+      const [point, own] = await Promise.all([lane.recoveryPoint(), mark]);
+      const { from, behind } = resolveDelta(point, own);
+      let lastComment = 0;
+      const progress = (done: number, total: number) => {
+        if (Date.now() - lastComment < this.commentIntervalMs) return;
+        lastComment = Date.now();
+        this.comment(run, progressComment(done, total, Date.now() - startedAt));
+      };
+      if (behind) sent = await sendDelta({ source: proxy.inner, slot, mark: own, from, stopped: () => run.stopped, progress });
+    } catch (err) {
+      if (run.stopped) return false;
+      run.stopped = true;
+      // Nothing behind the kept turn may reach the receiver without the delta: it would take ticks past what it misses.
+      slot.drop(err);
+      await this.fallBack(transfer, message(err));
+      return false;
+    }
+    if (run.stopped) return false;
+    const tag = transferClock(this.options.peer, transferClockOf(transfer));
+    slot.fill({ type: 'apply', ops: [], opId: 0, clock: tag(1), wait: true, dryRun: false });
+    await slot.sent;
+    this.options.log.info(`wal_delta transfer of ${describe(transfer)}: ${sent} operations replayed from the log`);
+    return true;
+  }
+
+  /** A `wal_delta` that cannot go on restarts as a `stream_records` (Qdrant's fallback); aborted if that is refused. */
+  private async fallBack(transfer: ShardTransfer, reason: string): Promise<void> {
+    this.options.log.info(`wal_delta transfer of ${describe(transfer)} falls back to stream_records: ${reason}`);
+    try {
+      const { restarted } = await this.options.controlPlane.restartTransfer(transfer, 'stream_records', transfer.createRevision);
+      if (restarted) return;
+    } catch (err) {
+      this.options.log.warn(`restarting the transfer of ${describe(transfer)} as stream_records: ${message(err)}`);
+    }
+    await this.abort(transfer, reason);
   }
 
   /**

@@ -4,6 +4,7 @@
 // it applied it (src/cluster/cluster-catalog.ts). Reads (names, records, lookups by alias) stay on
 // the local CollectionManager: every peer holds every collection's record.
 
+import type { TransferMethod } from '../replica/transfer-method.js';
 import type { IndexSpec } from '../shard/shard.js';
 import type { ShardKey } from '../model.js';
 import type { ReplicaState } from '../replica/replica.js';
@@ -31,9 +32,9 @@ export interface ShardKeyRequest {
  * removes `from`'s), `abort_transfer`, `restart_transfer` (with another method), `drop_replica`.
  */
 export type ReplicaChange =
-  | { kind: 'transfer'; shard: number; from: number; to: number; move: boolean }
+  | { kind: 'transfer'; shard: number; from: number; to: number; move: boolean; /** Null: the configured method, or stream_records. */ method: TransferMethod | null }
   | { kind: 'abort_transfer'; shard: number; from: number; to: number }
-  | { kind: 'restart_transfer'; shard: number; from: number; to: number; method: string }
+  | { kind: 'restart_transfer'; shard: number; from: number; to: number; method: TransferMethod }
   | { kind: 'drop_replica'; shard: number; peer: number };
 
 /**

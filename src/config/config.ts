@@ -11,6 +11,7 @@ import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../worker/supervisor.j
 import { checkBoolean, checkPort, checkPositiveInteger, checkSeconds } from './checks.js';
 import { checkCluster, defaultClusterConfig, etcdEndpoints, PEER_FLAGS, peerStart, type ClusterConfig, type PeerStart } from './cluster-options.js';
 import { ConfigError } from './config-error.js';
+import { isTransferMethod, TRANSFER_METHODS, type TransferMethod } from '../replica/transfer-method.js';
 
 /** Qdrant's node types. */
 export const NODE_TYPES = ['Normal', 'Listener'] as const;
@@ -54,6 +55,12 @@ export interface QuiverConfig {
     performance: { incoming_shard_transfers_limit: number | null; outgoing_shard_transfers_limit: number | null };
     /** Qdrant's `storage.node_type`: a Listener peer's replicas take updates and serve no reads (cluster mode). */
     node_type: NodeType;
+    /**
+     * Qdrant's `storage.shard_transfer_method`: the method of transfers nobody named one for (an
+     * operator's move or replication without `method`: this or stream_records; an automatic
+     * recovery: this or wal_delta, as Qdrant chooses). Null: those defaults.
+     */
+    shard_transfer_method: TransferMethod | null;
   };
   tls: {
     cert: string | null;
@@ -99,6 +106,7 @@ export function defaultConfig(): QuiverConfig {
       // Qdrant's defaults: one transfer into and one out of each peer at a time.
       performance: { incoming_shard_transfers_limit: 1, outgoing_shard_transfers_limit: 1 },
       node_type: 'Normal',
+      shard_transfer_method: null,
     },
     tls: { cert: null, key: null },
     workers: Math.max(1, availableParallelism()),
@@ -194,6 +202,8 @@ function validate(config: QuiverConfig): void {
   for (const [key, value] of Object.entries(config.storage.performance)) {
     if (value !== null && !(Number.isInteger(value) && value >= 0)) throw new ConfigError(`invalid storage.performance.${key}: ${String(value)} (a whole number of transfers, or null)`);
   }
+  const method = config.storage.shard_transfer_method;
+  if (method !== null && !isTransferMethod(method)) throw new ConfigError(`invalid storage.shard_transfer_method: ${String(method)} (${TRANSFER_METHODS.join(' or ')}, or null; Quiver has no snapshot transfers)`);
   if (!NODE_TYPES.includes(config.storage.node_type)) throw new ConfigError(`invalid storage.node_type: ${String(config.storage.node_type)} (Normal or Listener)`);
   checkBoolean('service.hardware_reporting', config.service.hardware_reporting);
   const limits = config.worker_limits;

@@ -9,11 +9,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { FormatError, NotFound, ServiceError, Unauthorized, type QuiverError } from '../errors.js';
 import { INVALID_KEY, keyOf, sameKey } from '../key-compare.js';
 import { isReadTask } from '../worker/tasks.js';
-import { READABLE, UPDATABLE, type ForwardedUpdate, type ReplicaState, type ShardReplica } from '../replica/replica.js';
+import { FED_BY_TRANSFER, READABLE, UPDATABLE, type ForwardedUpdate, type ReplicaState, type ShardReplica } from '../replica/replica.js';
 import {
   CONTENT_TYPE, decode, decodeFrames, encode, PEER_HEADER, REVISION_HEADER, ReplicaUnavailable, wireErrorOf, WIRE_FORMAT, WIRE_FORMAT_HEADER, wireFormatMismatch,
   type Answer, type ApplyAnswer, type ReplicaUpdate, type RunRequest,
 } from './wire.js';
+
+/** States in which this peer's replica takes an update sent to it. */
+const TAKES_UPDATES: ReadonlySet<string> = new Set([...UPDATABLE, ...FED_BY_TRANSFER]);
 
 /** This peer's replica of a shard and its state as this peer has applied it. */
 export interface LocalShard {
@@ -92,6 +95,9 @@ function shardOf(request: ShardRequest): number {
 function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
   const { host } = options;
 
+  /** Transfer runs (collection, shard, run clock) whose opening this peer's receiver took. */
+  const opened = new Set<string>();
+
   /** Waits (bounded) until this peer has seen what the sender had when it sent the request. */
   async function caughtUp(request: FastifyRequest): Promise<void> {
     const revision = revisionOf(request);
@@ -106,7 +112,8 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
     const { collection } = request.params;
     const local = host.localReplica(collection, shard);
     if (local === null) throw new ReplicaUnavailable(`no replica of shard ${shard} of collection ${collection} on this peer`);
-    const states = use === 'read' ? READABLE : use === 'update' ? UPDATABLE : null;
+    // A transfer's receiver takes updates from its source alone (checked below).
+    const states = use === 'read' ? READABLE : use === 'update' ? TAKES_UPDATES : null;
     if (states && !states.has(local.state)) throw new ReplicaUnavailable(`the replica of shard ${shard} of collection ${collection} on this peer is ${local.state}`);
     const transfer = local.transfer;
     if (use === 'update' && transfer !== undefined && (revisionOf(request) < transfer.since || request.headers[PEER_HEADER] !== String(transfer.source))) {
@@ -133,14 +140,25 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
     app.post('/p2p/shards/:collection/:shard/apply', async (request: ShardRequest, reply) => {
       const updates = decodeFrames(request.body).map((frame) => decode<ReplicaUpdate>(frame));
       const replica = replicaFor(request, 'update');
-      // A transfer's batch (a negative clock id) only into the receiver of that very transfer.
+      // A transfer's batch (a negative clock id) only into the receiver of that very transfer;
+      // a `wal_delta` replays its source's log as it is, older transfers' batches included.
       const transfer = host.localReplica(request.params.collection, shardOf(request))?.transfer;
-      if (updates.some((u) => u.clock.clockId < 0 && u.clock.clockId !== transfer?.clockId)) throw new ReplicaUnavailable('a batch of a transfer that no longer runs');
-      // Started in the batch's order, not awaited one by one: the replica keeps the order of the
-      // calls and logs a run of queued updates with one synced write.
-      const outcomes = await Promise.allSettled(updates.map((update) => replica.run(update, null)));
-      const replies = outcomes.map((o): Answer<null> => (o.status === 'fulfilled' ? { ok: null } : { error: wireErrorOf(o.reason) }));
-      return sendAnswer(reply, 200, { replies });
+      if (updates.some((u) => u.clock.clockId < 0 && u.clock.clockId !== transfer?.clockId && !(u.replay === true && transfer !== undefined))) throw new ReplicaUnavailable('a batch of a transfer that no longer runs');
+      if (transfer === undefined) return sendAnswer(reply, 200, { replies: await applyAll(replica, updates) });
+      // A transfer's receiver takes no update its source passes on before the run's opening (the
+      // first tick of its clock: a stream's clearing, the close of a delta): it would take a tick
+      // past what it still misses, and its recovery point would then claim what it lacks.
+      const key = `${request.params.collection}\u0000${shardOf(request)}\u0000${transfer.clockId}`;
+      const opening = updates.findIndex((u) => u.clock.clockId === transfer.clockId && u.clock.tick === 1);
+      if (!opened.has(key)) {
+        const passedOn = updates.findIndex((u) => u.clock.clockId >= 0 && u.replay !== true);
+        if (passedOn >= 0 && (opening < 0 || passedOn < opening)) throw new ReplicaUnavailable('an update passed on before its transfer\'s opening');
+      }
+      if (opening < 0) return sendAnswer(reply, 200, { replies: await applyAll(replica, updates) });
+      const before = await applyAll(replica, updates.slice(0, opening + 1));
+      if ('error' in before[opening]) return sendAnswer(reply, 200, { replies: [...before, ...updates.slice(opening + 1).map(() => before[opening])] });
+      opened.add(key);
+      return sendAnswer(reply, 200, { replies: [...before, ...(await applyAll(replica, updates.slice(opening + 1)))] });
     });
 
     app.post('/p2p/shards/:collection/:shard/forward', async (request: ShardRequest, reply) => {
@@ -203,4 +221,13 @@ export class P2pServer {
   async stop(): Promise<void> {
     await this.app.close();
   }
+}
+
+/**
+ * Applies updates in order, started in the batch's order and not awaited one by one: the replica
+ * keeps the order of the calls and logs a run of queued updates with one synced write.
+ */
+async function applyAll(replica: ShardReplica, updates: readonly ReplicaUpdate[]): Promise<Answer<null>[]> {
+  const outcomes = await Promise.allSettled(updates.map((update) => replica.run(update, null)));
+  return outcomes.map((o): Answer<null> => (o.status === 'fulfilled' ? { ok: null } : { error: wireErrorOf(o.reason) }));
 }

@@ -16,6 +16,7 @@ import { encode, type ReplicaUpdate } from './wire.js';
 import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../replica/replica.js';
 import type { ApplyTask, LaneSlot, ReceiverLane } from '../replica/transfer-proxy.js';
 import type { ShardId } from '../replica/shard-id.js';
+import type { RecoveryPoint } from '../shard/shard.js';
 
 /** A task waiting in the lane for its turn, with its caller's answer. */
 interface Queued {
@@ -64,8 +65,9 @@ export class RemoteReplica implements ShardReplica, ReceiverLane {
   }
 
   /**
-   * Keeps the lane's next turn for an update known later (a transfer's batch, read while the
-   * updates behind it queue): nothing behind it is sent before it is filled or dropped.
+   * Keeps the lane's next turn for updates known later (a transfer's batch, read while the
+   * updates behind it queue; a log's delta): nothing behind it is sent before it is filled or
+   * dropped; what is put in it meanwhile goes ahead of it.
    */
   reserve(): LaneSlot {
     let settle!: { resolve: (result: unknown) => void; reject: (err: unknown) => void };
@@ -76,18 +78,32 @@ export class RemoteReplica implements ShardReplica, ReceiverLane {
     this.lane.push(queued);
     return {
       sent,
+      put: (update: ApplyTask) => new Promise<void>((resolve, reject) => {
+        const at = this.lane.indexOf(queued);
+        if (at < 0 || queued.task !== null) throw new Error('the lane\'s kept turn has ended');
+        this.lane.splice(at, 0, { task: update, deadline: null, frame: encode(update), resolve: () => resolve(), reject });
+        this.pump();
+      }),
       fill: (update: ApplyTask) => {
+        if (!this.lane.includes(queued) || queued.task !== null) return;
         queued.task = update;
         queued.frame = encode(update);
         this.pump();
       },
+      // Once only: a slot dropped (or sent) already is no longer in the lane.
       drop: (err?: unknown) => {
-        this.lane.splice(this.lane.indexOf(queued), 1);
+        const at = this.lane.indexOf(queued);
+        if (at < 0 || queued.task !== null) return;
+        this.lane.splice(at, 1);
         if (err === undefined) queued.resolve(null);
         else queued.reject(err);
         this.pump();
       },
     };
+  }
+
+  recoveryPoint(): Promise<RecoveryPoint> {
+    return this.client.run(this.uri, this.shard, { type: 'recovery_point' }, null);
   }
 
   /** Hands an update to this peer as the leader of the shard's replicas (medium/strong ordering); answers its operation id. */
@@ -125,9 +141,18 @@ export class RemoteReplica implements ShardReplica, ReceiverLane {
       replies.forEach((reply, i) => ('error' in reply ? batch[i].reject(fromWire(reply.error)) : batch[i].resolve(null)));
     } catch (err) {
       for (const queued of batch) queued.reject(err);
-    } finally {
+      // The updates queued behind a batch that did not reach the peer fail with it: one that
+      // reached it past a missed one would leave its replica holding a later tick of a clock
+      // without an earlier one, which its recovery point would then claim (src/cluster/wal-delta.ts).
+      const behind = this.lane.slice(count).filter((queued) => queued.frame !== null);
       this.lane.splice(0, count);
+      for (const queued of behind) {
+        this.lane.splice(this.lane.indexOf(queued), 1);
+        queued.reject(err);
+      }
+      return;
     }
+    this.lane.splice(0, count);
   }
 
   /** A task that changes the replica but is not a point update, in its turn. */

@@ -214,7 +214,7 @@ export class ReplicaSet {
     });
     const verdict = judgeUpdate(outcomes, this.replicas.length, this.params().writeConsistencyFactor);
     // A source marked Dead did not pass the update on either: its receivers missed it too.
-    const missed = verdict.deactivate.flatMap(({ peer }) => (relays.get(peer) ?? []).map((receiver): Deactivation => ({ peer: receiver, from: 'Partial' })));
+    const missed = verdict.deactivate.flatMap(({ peer }) => (relays.get(peer) ?? []).map((receiver): Deactivation => ({ peer: receiver, from: this.states.stateOf(receiver) ?? null })));
     const marked = this.deactivate([...verdict.deactivate, ...missed]);
     if (verdict.accepted && waits && verdict.waitForDeactivation && !(await this.shownWithin(marked))) {
       throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);

@@ -40,9 +40,10 @@ export const SOURCE_OF_TRUTH: ReadonlySet<ReplicaState> = new Set<ReplicaState>(
  * that a batch read before an update never lands after it; an update that also came directly
  * could overtake a batch, or be taken twice (a shard skips a clock tag it has seen, so the later
  * copy of two would be lost rather than replayed). Quiver's Partial replicas only ever come from
- * a stream transfer.
+ * a stream transfer, its Recovery ones from a `wal_delta` transfer (the source replays the
+ * operations the receiver misses ahead of the updates it passes on).
  */
-export const FED_BY_TRANSFER: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial']);
+export const FED_BY_TRANSFER: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial', 'Recovery']);
 
 /** States of a replica that is receiving the shard from another (Qdrant's `is_partial_or_recovery`). */
 export const RECEIVING: ReadonlySet<ReplicaState> = new Set<ReplicaState>(['Partial', 'PartialSnapshot', 'Recovery', 'Resharding', 'ReshardingScaleDown', 'ActiveRead']);

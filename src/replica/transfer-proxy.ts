@@ -15,6 +15,7 @@
 // the receiver never skips one as already seen.
 
 import type { ClockTag } from '../shard/clock-map.js';
+import type { RecoveryPoint } from '../shard/shard.js';
 import type { PointView } from '../shard/selectors.js';
 import type { PointRecord, WriteOp } from '../shard/write-ops.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
@@ -24,9 +25,11 @@ import type { ReplicaResult, ReplicaTask, ShardReplica } from './replica.js';
 /** A point update as a replica applies it. */
 export type ApplyTask = Extract<ReplicaTask, { type: 'apply' }>;
 
-/** A turn kept in a receiver's lane for an update known later. */
+/** A turn kept in a receiver's lane for updates known later. */
 export interface LaneSlot {
-  /** Sends `update` in the slot's turn; `sent` settles with its answer. */
+  /** Sends `update` in the slot's turn, ahead of what waits behind the slot, which stays kept; answers once it is applied. */
+  put(update: ApplyTask): Promise<void>;
+  /** Sends `update` in the slot's turn and ends the slot; `sent` settles with its answer. */
   fill(update: ApplyTask): void;
   /** Gives the turn up with nothing sent (`sent` resolves), or fails it (`sent` rejects). */
   drop(err?: unknown): void;
@@ -37,16 +40,25 @@ export interface LaneSlot {
 export interface ReceiverLane {
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>>;
   reserve(): LaneSlot;
+  /** The receiver's recovery point, asked at once (not in the lane's turn: a kept slot may hold the lane). */
+  recoveryPoint(): Promise<RecoveryPoint>;
 }
 
-/** The clock id of one transfer: its key's creation revision, negative so that it never meets an incarnation (>= 1). */
-export function transferClockId(createRevision: number): number {
-  return -createRevision;
+/** Revisions between two runs' clocks of one transfer: more than etcd's revisions ever reach. */
+const RUN_STRIDE = 2 ** 40;
+
+/**
+ * The clock id of one run of a transfer (`run`: how often it was restarted with another method):
+ * from its key's creation revision, negative so that it never meets an incarnation (>= 1), and
+ * another for each run, so that a run never skips a tick an earlier one used.
+ */
+export function transferClockId(createRevision: number, run = 0): number {
+  return -(createRevision + run * RUN_STRIDE);
 }
 
-/** The clock of one transfer's batches: the source's peer and the transfer's clock id. */
-export function transferClock(source: number, createRevision: number): (tick: number) => ClockTag {
-  return (tick) => ({ peer: source, clockId: transferClockId(createRevision), tick });
+/** The clock of one transfer run's batches: the source's peer and the run's clock id. */
+export function transferClock(source: number, clockId: number): (tick: number) => ClockTag {
+  return (tick) => ({ peer: source, clockId, tick });
 }
 
 /** Every point: what clears a receiver's stale copy before the batches come. */
@@ -130,15 +142,35 @@ export class TransferProxy implements ShardReplica {
   }
 
   /**
-   * Queues the clearing of `to`'s copy (every point deleted) before anything else of the transfer
-   * reaches it; it is sent once `ready` resolves (the lane waits meanwhile), so that it leaves
-   * after this peer applied the transfer's start and the receiver waits until it did too.
+   * Keeps the next turn of `to`'s lane, and reads this replica's recovery point at the same place
+   * of its own queue: call it in the step that starts feeding `to`, and the slot stands exactly
+   * between what this replica took before (the mark) and every update fed from then on.
+   */
+  hold(to: number): { lane: ReceiverLane; slot: LaneSlot; mark: Promise<RecoveryPoint> } {
+    const lane = this.lanes(to);
+    if (lane === null) throw new Error(`no lane to peer ${to}`);
+    return { lane, slot: lane.reserve(), mark: this.inner.run({ type: 'recovery_point' }, null) };
+  }
+
+  /**
+   * Queues the clearing of `to`'s copy (every point deleted, and this replica's clock map taken
+   * on: the receiver becomes a copy of this replica, so a later `wal_delta` can start from it)
+   * before anything else of the transfer reaches it; it is sent once `ready` resolves (the lane
+   * waits meanwhile), so that it leaves after this peer applied the transfer's start and the
+   * receiver waits until it did too.
    */
   clear(to: number, tag: ClockTag, ready: Promise<void>): Promise<void> {
-    const lane = this.lanes(to);
-    if (lane === null) return Promise.reject(new Error(`no lane to peer ${to}`));
-    const slot = lane.reserve();
-    ready.then(() => slot.fill({ type: 'apply', ops: [CLEAR], opId: 0, clock: tag, wait: true, dryRun: false }), (err: unknown) => slot.drop(err));
+    let held: ReturnType<TransferProxy['hold']>;
+    try {
+      held = this.hold(to);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { slot, mark } = held;
+    Promise.all([mark, ready]).then(
+      ([{ clocks }]) => slot.fill({ type: 'apply', ops: [CLEAR], opId: 0, clock: tag, adopt: clocks, wait: true, dryRun: false }),
+      (err: unknown) => slot.drop(err),
+    );
     return slot.sent;
   }
 

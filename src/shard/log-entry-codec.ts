@@ -14,6 +14,11 @@ export interface LogEntry {
   opId: number;
   clock: ClockTag;
   ops: WriteOp[];
+  /**
+   * The clock map the shard takes on with this entry instead of its own: set on a transfer's
+   * clearing of its receiver, which makes the receiver a copy of its source, clocks included.
+   */
+  adopt?: ClockTag[];
 }
 
 export function encodeEntry(entry: LogEntry): Uint8Array {

@@ -6,7 +6,9 @@
 // `wal_retain_closed` closed segments stay so that a lagging replica can still catch up from the
 // log (Qdrant's wal_delta), and the open segment always stays. Segment bounds are not stored:
 // they are recomputed from the entries' sizes on open, which gives the same bounds because
-// truncation only ever removes whole segments from the front.
+// truncation only ever removes whole segments from the front. Each segment also knows the
+// highest tick of every clock among its entries, so that truncating it tells the shard which
+// operations its log no longer holds (the shard's cutoff, src/shard/shard.ts).
 //
 // Appending and truncating are two-step: the caller writes the keys (the entry alone, synced;
 // the truncation in the batch that stores the point records it allows), and only then tells the
@@ -14,7 +16,7 @@
 
 import type { ClassicLevel } from 'classic-level';
 import { BadRequest, LogTruncated } from '../errors.js';
-import type { ClockTag } from './clock-map.js';
+import { ClockMap, type ClockTag } from './clock-map.js';
 import { decodeEntry, encodeEntry, type LogEntry } from './log-entry-codec.js';
 import type { WriteOp } from './write-ops.js';
 
@@ -45,6 +47,8 @@ interface Segment {
   first: number;
   last: number;
   bytes: number;
+  /** The highest tick of each clock among its entries. */
+  clocks: ClockMap;
 }
 
 const LOG_PREFIX = 'l:';
@@ -52,13 +56,14 @@ const LOG_PREFIX = 'l:';
 const SEQ_DIGITS = 14;
 
 /** Adds an entry to the open segment, or opens a new one when it would not fit. */
-function place(segments: Segment[], capacityBytes: number, seq: number, bytes: number): void {
+function place(segments: Segment[], capacityBytes: number, seq: number, bytes: number, clock: ClockTag): void {
   const open = segments.at(-1);
   if (open && open.bytes + bytes <= capacityBytes) {
     open.last = seq;
     open.bytes += bytes;
+    open.clocks.advance(clock);
   } else {
-    segments.push({ first: seq, last: seq, bytes });
+    segments.push({ first: seq, last: seq, bytes, clocks: new ClockMap([clock]) });
   }
 }
 
@@ -75,8 +80,9 @@ export class OpLog {
   /** Reads the segment bounds of the stored log; `persistedSeq` is the shard's applied marker. */
   static async open(db: ClassicLevel<string, Uint8Array>, spec: WalSpec, persistedSeq: number): Promise<OpLog> {
     const log = new OpLog(db, spec, persistedSeq);
-    for await (const [key, value] of db.iterator({ gte: LOG_PREFIX, lt: LOG_PREFIX + '\uffff' })) {
-      log.account(parseInt(key.slice(LOG_PREFIX.length), 16), value.byteLength);
+    for await (const value of db.values({ gte: LOG_PREFIX, lt: LOG_PREFIX + '\uffff' })) {
+      const entry = decodeEntry(value);
+      log.account(entry.seq, value.byteLength, entry.clock);
     }
     return log;
   }
@@ -95,19 +101,19 @@ export class OpLog {
    * The next entries, one per operation in order, in their stored form; nothing changes until
    * appended() is told of each after the caller's batch is written.
    */
-  prepare(operations: readonly { opId: number; clock: ClockTag; ops: WriteOp[] }[]): PreparedAppend[] {
-    return operations.map(({ opId, clock, ops }, i) => {
-      const entry: LogEntry = { seq: this.last + 1 + i, opId, clock, ops };
+  prepare(operations: readonly { opId: number; clock: ClockTag; ops: WriteOp[]; adopt?: ClockTag[] }[]): PreparedAppend[] {
+    return operations.map(({ opId, clock, ops, adopt }, i) => {
+      const entry: LogEntry = { seq: this.last + 1 + i, opId, clock, ops, ...(adopt ? { adopt } : {}) };
       return { entry, key: logKey(entry.seq), value: encodeEntry(entry) };
     });
   }
 
   appended(append: PreparedAppend): void {
-    this.account(append.entry.seq, append.value.byteLength);
+    this.account(append.entry.seq, append.value.byteLength, append.entry.clock);
   }
 
-  private account(seq: number, bytes: number): void {
-    place(this.segments, this.spec.capacityBytes, seq, bytes);
+  private account(seq: number, bytes: number, clock: ClockTag): void {
+    place(this.segments, this.spec.capacityBytes, seq, bytes, clock);
     this.last = seq;
   }
 
@@ -125,6 +131,13 @@ export class OpLog {
       for (let seq = segment.first; seq <= segment.last; seq++) batch.del(logKey(seq));
     }
     return count;
+  }
+
+  /** The highest tick of each clock among the entries of the first `count` segments (those `truncate` removes). */
+  clocksOf(count: number): ClockTag[] {
+    const clocks = new ClockMap();
+    for (const segment of this.segments.slice(0, count)) for (const tag of segment.clocks.tags()) clocks.advance(tag);
+    return clocks.tags();
   }
 
   truncated(count: number): void {

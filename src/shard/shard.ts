@@ -80,6 +80,12 @@ export interface ShardSpec {
 /** Where a shard stands: what it has taken (its clock map, Qdrant's recovery point) and what its log holds. */
 export interface RecoveryPoint {
   clocks: ClockTag[];
+  /**
+   * Per clock, the highest tick of an operation the log does not hold although the shard took it
+   * (its entry truncated, or taken as part of a transfer's copy, `adopt`): a replica missing a
+   * tick up to this one cannot catch up from this log.
+   */
+  cutoff: ClockTag[];
   /** Oldest entry still in the log; lastSeq + 1 when it holds none. */
   firstSeq: number;
   lastSeq: number;
@@ -90,6 +96,7 @@ export interface RecoveryPoint {
 const LAST_OP_KEY = 'm:last_op';
 const APPLIED_SEQ_KEY = 'm:applied_seq';
 const CLOCKS_KEY = 'm:clocks';
+const CUTOFF_KEY = 'm:cutoff';
 
 /** Names of the vectors whose indexes came from stored images (their records' vectors are already in them). */
 interface LoadedImages {
@@ -106,6 +113,8 @@ export interface ShardUpdate {
   opId: number;
   clock: ClockTag;
   wait: boolean;
+  /** The clock map it replaces the shard's with (LogEntry.adopt). */
+  adopt?: ClockTag[];
   /** Where applying it counts its writes (see hardware.ts). */
   usage?: HardwareUsage;
 }
@@ -172,6 +181,8 @@ export class Shard implements FilterSource {
   private readonly optimizer: ShardOptimizer;
   private log!: OpLog;
   private clocks = new ClockMap();
+  /** RecoveryPoint.cutoff. */
+  private cutoff = new ClockMap();
   private appliedSeq = 0;
   /** wait=false entries logged and acknowledged but not applied yet, in log order. */
   private readonly pending: PendingApply[] = [];
@@ -218,6 +229,7 @@ export class Shard implements FilterSource {
     shard.appliedSeq = (await readJson<number>(db, APPLIED_SEQ_KEY)) ?? 0;
     shard.flushedSeq = shard.appliedSeq;
     shard.clocks = new ClockMap((await readJson<ClockTag[]>(db, CLOCKS_KEY)) ?? []);
+    shard.cutoff = new ClockMap((await readJson<ClockTag[]>(db, CUTOFF_KEY)) ?? []);
     shard.log = await OpLog.open(db, spec.wal ?? DEFAULT_WAL_SPEC, shard.appliedSeq);
     await shard.replay();
     shard.optimizer.wake();
@@ -228,7 +240,7 @@ export class Shard implements FilterSource {
   /** Applies the entries logged after the applied marker: acknowledged wait=false writes a crash stopped. */
   private async replay(): Promise<void> {
     for await (const entry of this.log.entries(this.appliedSeq)) {
-      this.clocks.advance(entry.clock);
+      this.clocks = this.clocksAfter(this.clocks, entry);
       await this.applied({ entry, staged: this.stageAll(entry.ops, new Map()) });
     }
   }
@@ -472,7 +484,8 @@ export class Shard implements FilterSource {
    */
   async applyGroup(updates: ShardUpdate[]): Promise<UpdateOutcome[]> {
     await this.settle();
-    const clocks = new ClockMap(this.clocks.tags());
+    let clocks = new ClockMap(this.clocks.tags());
+    const cutoff = new ClockMap(this.cutoff.tags());
     const before: Staged = new Map();
     const taken: { update: ShardUpdate; staged: Staged; index: number }[] = [];
     const outcomes = updates.map((update, index): UpdateOutcome => {
@@ -480,7 +493,7 @@ export class Shard implements FilterSource {
       try {
         const staged = this.stageAll(update.ops, before);
         for (const [id, record] of staged) before.set(id, record);
-        clocks.advance(update.clock);
+        clocks = this.clocksAfter(clocks, update, cutoff);
         taken.push({ update, staged, index });
         return { ok: true };
       } catch (error) {
@@ -498,6 +511,7 @@ export class Shard implements FilterSource {
       return outcomes;
     }
     this.clocks = clocks;
+    this.cutoff = cutoff;
     appends.forEach((append, i) => {
       this.log.appended(append);
       crashPoint('after-log-append', append.entry.seq);
@@ -510,6 +524,18 @@ export class Shard implements FilterSource {
       setImmediate(() => this.settle().catch(() => undefined /* the next task's settle() retries and reports it */));
     }
     return outcomes;
+  }
+
+  /**
+   * The clock map once `update` is taken on `clocks`: its tag's tick raised, or, for an update
+   * that adopts a map (a transfer's clearing), that map with its tag; the adopted ticks then
+   * join `cutoff`, the updates they stand for being in no entry of this log.
+   */
+  private clocksAfter(clocks: ClockMap, update: { clock: ClockTag; adopt?: ClockTag[] }, cutoff: ClockMap = this.cutoff): ClockMap {
+    const next = update.adopt ? new ClockMap(update.adopt) : clocks;
+    if (update.adopt) for (const tag of update.adopt) cutoff.advance(tag);
+    next.advance(update.clock);
+    return next;
   }
 
   /** Applies every pending wait=false entry, in order; every task starts with it so it sees them. */
@@ -601,6 +627,9 @@ export class Shard implements FilterSource {
     batch.put(APPLIED_SEQ_KEY, encoder.encode(String(seq)));
     batch.put(CLOCKS_KEY, encoder.encode(JSON.stringify(this.clocks.tags())));
     const truncated = this.log.truncate(batch, seq);
+    const cutoff = new ClockMap(this.cutoff.tags());
+    for (const tag of this.log.clocksOf(truncated)) cutoff.advance(tag);
+    batch.put(CUTOFF_KEY, encoder.encode(JSON.stringify(cutoff.tags())));
     try {
       await batch.write();
     } catch (err) {
@@ -610,6 +639,8 @@ export class Shard implements FilterSource {
     }
     crashPoint('after-flush-write', this.flushedSeq + 1, seq);
     this.log.truncated(truncated);
+    // Adopted meanwhile (applyGroup) is kept: the stored map is only ever lower than the live one.
+    for (const tag of cutoff.tags()) this.cutoff.advance(tag);
     this.flushedSeq = seq;
   }
 
@@ -627,7 +658,7 @@ export class Shard implements FilterSource {
 
   /** Where the shard stands (after its pending applies). */
   recoveryPoint(): RecoveryPoint {
-    return { clocks: this.clocks.tags(), firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, appliedSeq: this.appliedSeq };
+    return { clocks: this.clocks.tags(), cutoff: this.cutoff.tags(), firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, appliedSeq: this.appliedSeq };
   }
 
   /** Up to `limit` log entries after sequence number `after` (LogTruncated when the log no longer holds them all). */

@@ -49,6 +49,13 @@ export type ShardTask =
      * cluster's): a transfer's source passes on an update sent from before its transfer ended.
      */
     seen?: number;
+    /** The clock map the shard takes on with this update (LogEntry.adopt): a transfer's clearing of its receiver. */
+    adopt?: ClockTag[];
+    /**
+     * An entry of a transfer source's log, replayed into its receiver by a `wal_delta` transfer
+     * under its own clock tag (which may be an older transfer's). A shard worker ignores it.
+     */
+    replay?: boolean;
   }
   /** The shard's clock map and the extent of its log. */
   | { type: 'recovery_point'; shard: string }

@@ -12,6 +12,7 @@ import type { PointRecord, WriteOp } from '../../src/shard/write-ops.js';
 import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
 import type { ShardId } from '../../src/replica/shard-id.js';
 import { WriteQueue } from '../../src/write-queue.js';
+import { ClockMap } from '../../src/shard/clock-map.js';
 
 export interface Received {
   task: ReplicaTask;
@@ -31,6 +32,8 @@ export class FakeReplica implements ShardReplica {
   readonly received: Received[] = [];
   /** Operation ids of the applies that changed the points, in the order they did. */
   readonly applied: number[] = [];
+  /** The clock map a shard would keep (adopted maps replace it, as a transfer's clearing does). */
+  private clocks = new ClockMap();
   private readonly failures: { type: ReplicaTask['type']; error: Error }[] = [];
   private readonly holds: Hold[] = [];
   private readonly queue = new WriteQueue();
@@ -111,7 +114,13 @@ export class FakeReplica implements ShardReplica {
         return null;
       case 'apply':
         this.apply(task.ops, task.opId, task.dryRun);
+        if (!task.dryRun) {
+          if (task.adopt) this.clocks = new ClockMap(task.adopt);
+          this.clocks.advance(task.clock);
+        }
         return null;
+      case 'recovery_point':
+        return { clocks: this.clocks.tags(), cutoff: [], firstSeq: 1, lastSeq: this.applied.length, appliedSeq: this.applied.length };
       case 'retrieve':
         return task.ids.filter((id) => this.points.has(id)).map((id) => ({ id, payload: this.points.get(id)!.payload ?? {} }));
       case 'count':

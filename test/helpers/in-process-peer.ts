@@ -75,7 +75,7 @@ export async function startInProcessPeer(t: Test, etcdUrl: string, id: number, s
     retryMaxMs: 200,
   });
   await loop.start();
-  const catalog = new ClusterCatalog({ controlPlane, loop, reconciler, collections, peerId: id });
+  const catalog = new ClusterCatalog({ controlPlane, loop, reconciler, collections, peerId: id, transferMethod: null });
   const config = defaultConfig();
   config.storage.storage_path = storage;
   config.storage.snapshots_path = join(storage, 'snapshots');

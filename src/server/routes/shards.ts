@@ -1,6 +1,7 @@
 // A collection's shards: custom shard keys (PUT/GET /collections/{name}/shards, POST
 // .../shards/delete) and the cluster view of its shards (GET /collections/{name}/cluster).
 
+import { isTransferMethod } from '../../replica/transfer-method.js';
 import type { FastifyInstance } from 'fastify';
 import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
 import { clusterOperationNotSupported, distributedModeDisabled, reshardingCloudOnly, reshardingNotInProgress, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
@@ -76,12 +77,14 @@ function replicaChangeOf(body: Exclude<WireClusterOperations, { create_sharding_
   if ('move_shard' in body || 'replicate_shard' in body) {
     const move = 'move_shard' in body;
     const op = move ? body.move_shard : body.replicate_shard;
-    if (op.method && op.method !== 'stream_records') throw transferMethodNotSupported(op.method);
+    const method = op.method ?? null;
+    if (method !== null && !isTransferMethod(method)) throw transferMethodNotSupported(method);
     if (op.to_shard_id !== undefined && op.to_shard_id !== null) throw targetShardNotAllowed(op.to_shard_id);
-    return { kind: 'transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, move };
+    return { kind: 'transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, move, method };
   }
   if ('restart_transfer' in body) {
     const op = body.restart_transfer;
+    if (!isTransferMethod(op.method)) throw transferMethodNotSupported(op.method);
     return { kind: 'restart_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, method: op.method };
   }
   if ('abort_transfer' in body) {
