@@ -82,7 +82,7 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: 12345, to_peer_id: 777 } }), 400, 'Bad request: Peer 777 does not exist', 'unknown peers: the receiver is checked first');
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: second, to_peer_id: third } }), 400, `Bad request: Shard 0 is not active on peer ${second}`, 'a source without the shard');
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: first, to_peer_id: second, method: 'snapshot' } }), 400,
-    'Bad request: Shard transfer method snapshot is not supported by Quiver: use stream_records', 'a method Quiver does not run');
+    'Bad request: Shard transfer method snapshot is not supported by Quiver: use stream_records or wal_delta', 'a method Quiver does not run');
   assertError(t, await operate(peers[0], { abort_transfer: { shard_id: 0, from_peer_id: first, to_peer_id: second } }), 404,
     `Not found: Shard transfer ${first} -> ${second} for collection ops:0 does not exist`, 'aborting no transfer');
   assertError(t, await operate(peers[0], { drop_replica: { shard_id: 0, peer_id: second } }), 400, `Bad request: Peer ${second} has no replica of shard 0`, 'dropping a replica that is not there');
@@ -117,7 +117,8 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   const replicatedAt = iteration;
   await until('writes after the replication', async () => iteration > replicatedAt + 3);
 
-  t.equal(await result(peers[0], 'POST', '/collections/ops/cluster?timeout=30', { move_shard: { shard_id: 0, from_peer_id: first, to_peer_id: third } }), true, 'move_shard is accepted');
+  // Asked as wal_delta: the new replica has no recovery point, so the transfer falls back to a stream (as Qdrant's does).
+  t.equal(await result(peers[0], 'POST', '/collections/ops/cluster?timeout=30', { move_shard: { shard_id: 0, from_peer_id: first, to_peer_id: third, method: 'wal_delta' } }), true, 'move_shard is accepted');
   await until('the shard moved: on the second and third peers only', () => settled(peers, new Map([[second, 'Active'], [third, 'Active']])), 60_000);
   const movedAt = iteration;
   await until('writes after the move', async () => iteration > movedAt + 3);

@@ -103,6 +103,40 @@ t.test('start, comment and finish: each one transaction, every peer sees states 
   t.equal((await seen((await a.abortTransfer(ref)).revision)).replicas('c', 0)!.get(to), 'Active');
 });
 
+t.test('wal_delta: the receiver Recovery; a restart with another method keeps the transfer, its run counted, the receiver set for it', async (t) => {
+  const { a, seen, placement } = await cluster(t);
+  const [from, to] = placement.get(0)!;
+  const ref = { collection: 'c', shard: 0, from, to };
+  await a.setReplicaState('c', 0, to, 'Dead', ['Active']);
+  const started = await a.startTransfer(ref, true, ONE_EACH, 'wal_delta');
+  t.equal(started.started, true);
+  const view = await seen(started.revision);
+  t.equal(view.replicas('c', 0)!.get(to), 'Recovery', 'Qdrant\'s state of a delta\'s receiver');
+  t.match(view.transferTo('c', 0, to), { record: { method: 'wal_delta', sync: true }, createRevision: started.revision });
+  t.equal(view.transferTo('c', 0, to)!.record.run, undefined, 'a first run');
+
+  t.equal((await a.restartTransfer(ref, 'stream_records', started.revision + 1000)).restarted, false, 'another run of the transfer is not restarted');
+  t.equal((await a.restartTransfer({ ...ref, to: 999 }, 'stream_records')).restarted, false, 'a transfer that does not exist');
+  const restarted = await a.restartTransfer(ref, 'stream_records', started.revision);
+  t.equal(restarted.restarted, true);
+  const after = await seen(restarted.revision);
+  t.equal(after.replicas('c', 0)!.get(to), 'Partial', 'a stream\'s receiver');
+  t.match(after.transferTo('c', 0, to), { record: { method: 'stream_records', sync: true, run: 1 }, createRevision: started.revision }, 'the same transfer, its second run');
+  const aborted = await a.abortTransfer(ref, started.revision);
+  t.equal(aborted.ended, true, 'ended as the transfer it always was');
+  t.equal((await seen(aborted.revision)).replicas('c', 0)!.get(to), 'Dead');
+
+  t.equal((await a.startTransfer(ref, true, ONE_EACH, 'wal_delta')).started, true);
+  const aborting = await a.abortTransfer(ref);
+  t.equal((await seen(aborting.revision)).replicas('c', 0)!.get(to), 'Dead', 'an aborted delta\'s receiver (Recovery) is Dead');
+});
+
+t.test('transfer records: the method and the run are checked', async (t) => {
+  const key = transferKey({ collection: 'c', shard: 0, from: 1, to: 2 });
+  t.same(decodeTransferRecord(key, '{"method":"wal_delta","sync":true,"started_at":"x","run":2}'), { method: 'wal_delta', sync: true, started_at: 'x', run: 2 });
+  t.throws(() => decodeTransferRecord(key, '{"method":"wal_delta","sync":true,"started_at":"x","run":-1}'), { message: `cluster state key quiver/${key}: member run is not a whole number` });
+});
+
 t.test('abort: the receiver back to Dead, the key gone; the source must be Active to start and to finish', async (t) => {
   const { a, seen, placement } = await cluster(t);
   const [from, to, third] = placement.get(0)!;
