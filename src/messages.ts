@@ -150,7 +150,7 @@ export function lastActiveReplica(shard: number, peer: number): BadRequest {
  * same data as `stream_records`, which is the one Quiver runs (and Qdrant's default).
  */
 export function transferMethodNotSupported(method: string): BadRequest {
-  return new BadRequest(`Shard transfer method ${method} is not supported by Quiver: use stream_records or wal_delta`);
+  return new BadRequest(`Shard transfer method ${method} is not supported by Quiver: use stream_records, snapshot or wal_delta`);
 }
 
 /** Quiver's: a cluster operation it does not have (replicate_points). */

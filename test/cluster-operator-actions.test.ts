@@ -81,8 +81,8 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 7, from_peer_id: first, to_peer_id: second } }), 400, 'Bad request: Shard 7 of ops does not exist', 'an unknown shard');
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: 12345, to_peer_id: 777 } }), 400, 'Bad request: Peer 777 does not exist', 'unknown peers: the receiver is checked first');
   assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: second, to_peer_id: third } }), 400, `Bad request: Shard 0 is not active on peer ${second}`, 'a source without the shard');
-  assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: first, to_peer_id: second, method: 'snapshot' } }), 400,
-    'Bad request: Shard transfer method snapshot is not supported by Quiver: use stream_records or wal_delta', 'a method Quiver does not run');
+  assertError(t, await operate(peers[0], { replicate_shard: { shard_id: 0, from_peer_id: first, to_peer_id: second, method: 'resharding_stream_records' } }), 400,
+    'Bad request: Shard transfer method resharding_stream_records is not supported by Quiver: use stream_records, snapshot or wal_delta', 'Qdrant\'s internal resharding method');
   assertError(t, await operate(peers[0], { abort_transfer: { shard_id: 0, from_peer_id: first, to_peer_id: second } }), 404,
     `Not found: Shard transfer ${first} -> ${second} for collection ops:0 does not exist`, 'aborting no transfer');
   assertError(t, await operate(peers[0], { drop_replica: { shard_id: 0, peer_id: second } }), 400, `Bad request: Peer ${second} has no replica of shard 0`, 'dropping a replica that is not there');
@@ -112,7 +112,8 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   });
   const expected = () => [...acked].sort((a, b) => a[0] - b[0]);
 
-  t.equal(await result(byId.get(second)!, 'POST', '/collections/ops/cluster?timeout=30', { replicate_shard: { shard_id: 0, from_peer_id: first, to_peer_id: second } }), true, 'replicate_shard is accepted');
+  // By snapshot: the new replica downloads the source's shard part and restores it.
+  t.equal(await result(byId.get(second)!, 'POST', '/collections/ops/cluster?timeout=30', { replicate_shard: { shard_id: 0, from_peer_id: first, to_peer_id: second, method: 'snapshot' } }), true, 'replicate_shard is accepted');
   await until('the replicated shard Active on both peers', () => settled(peers, new Map([[first, 'Active'], [second, 'Active']])), 60_000);
   const replicatedAt = iteration;
   await until('writes after the replication', async () => iteration > replicatedAt + 3);

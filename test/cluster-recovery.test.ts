@@ -1,7 +1,7 @@
 // Automatic recovery across three CLI-started peers: a peer holding a replica is killed, writes go
 // on (they mark its replica Dead), it is restarted with the same storage and ports, and its peer
 // starts a transfer from a live Active replica by itself (Qdrant's default `wal_delta`, which
-// replays only what the replica missed, and `stream_records` when configured); every replica ends
+// replays only what the replica missed; `stream_records` and `snapshot` when configured); every replica ends
 // Active, and every replica holds exactly what was acknowledged: the points written before,
 // while the peer was down, and during the recovery by a writer that never stops (its last
 // acknowledged value of each point is on every replica). One shard with three replicas, so that
@@ -11,6 +11,8 @@ import t from 'tap';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
 import { outputMatch } from './helpers/server.js';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { formed, result, type CollectionClusterInfo as ClusterInfo, type ShardTransferInfo as TransferInfo } from './helpers/cluster-api.js';
 
 type Envelope<T> = { result: T; status: unknown };
@@ -46,10 +48,10 @@ async function scrolled(peer: ClusterPeer, consistency: string): Promise<[number
   return page.points.map((p): [number, unknown] => [p.id, p.payload.v]);
 }
 
-for (const method of ['wal_delta', 'stream_records'] as const) {
+for (const method of ['wal_delta', 'stream_records', 'snapshot'] as const) {
 t.test(`a killed replica is recovered by a ${method} transfer once its peer is back, and ends equal to the others`, async (t) => {
   // At INFO the transfer's source says how many operations it replayed.
-  const env = method === 'wal_delta' ? { ...ENV, QDRANT__LOG_LEVEL: 'INFO' } : { ...ENV, QDRANT__STORAGE__SHARD_TRANSFER_METHOD: method };
+  const env = { ...ENV, QDRANT__LOG_LEVEL: 'INFO', ...(method === 'wal_delta' ? {} : { QDRANT__STORAGE__SHARD_TRANSFER_METHOD: method }) };
   const peers = await startCluster(t, 3, { env });
   const { ids } = await formed(peers);
   t.equal(await result(peers[0], 'PUT', '/collections/recover?timeout=60', { vectors: { size: DIM, distance: 'Euclid' }, shard_number: 1, replication_factor: 3 }), true);
@@ -123,6 +125,13 @@ t.test(`a killed replica is recovered by a ${method} transfer once its peer is b
     const replayed = Number(source[1]);
     t.ok(replayed >= 3 && replayed < 3 + iteration, `${replayed} operations replayed (at least the 3 missed, at most those since)`);
     for (const p of [writer, other]) t.equal(await outputMatch(p.server, /falls back to stream_records/, 1), null, 'no fallback');
+  }
+  if (method === 'snapshot') {
+    // Every point was in the part the receiver downloaded (the 3000, some written during the transfer aside).
+    const source = await Promise.any([writer, other].map(async (p) => (await outputMatch(p.server, /snapshot transfer of shard recover:0 from peer \d+ to peer \d+: (\d+) points restored from a part of (\d+) bytes/, 1000)) ?? Promise.reject(new Error('not this one'))));
+    t.equal(Number(source[1]), POINTS, 'the part held every point');
+    t.ok(Number(source[2]) > POINTS * DIM * 4, `a part of ${source[2]} bytes`);
+    for (const p of [writer, other]) t.same(await readdir(join(p.storage, 'cluster', 'transfer-parts')), [], 'the part is removed once restored');
   }
 });
 }

@@ -9,6 +9,7 @@
 // the control plane places them (`initialView`), and the apply loop follows it from there with
 // the peer's own replicas served (`follow`). Stop in reverse.
 
+import { TransferParts } from './transfer-parts.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -100,6 +101,8 @@ export class ClusterNode {
     private readonly etcd: Etcd3,
     readonly p2pClient: P2pClient,
     private readonly p2pServer: P2pServer,
+    /** The shard parts this peer's snapshot transfers serve. */
+    readonly transferParts: TransferParts,
   ) {
     this.controlPlane = new ControlPlane(clusterNamespace(etcd));
   }
@@ -123,6 +126,7 @@ export class ClusterNode {
       peerId: identity.peerId,
     });
     let node: ClusterNode;
+    const transferParts = await TransferParts.open(config.storage.storage_path);
     const p2pServer = new P2pServer({
       host: {
         // Until the collections are open, this peer serves no replica (a replica failure to the sender).
@@ -137,9 +141,9 @@ export class ClusterNode {
       revisionWaitMs: REVISION_WAIT_MS,
       plugins: [async (app: FastifyInstance) => {
         app.post('/p2p/join', async (request) => node.admit({ ...joinBodyOf(request.body), source_ip: request.socket.remoteAddress ?? '127.0.0.1' }));
-      }, quotaUsageRoute(options.quota), peerTelemetryRoute(() => node.peerReport())],
+      }, quotaUsageRoute(options.quota), peerTelemetryRoute(() => node.peerReport()), transferParts.route()],
     });
-    node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer);
+    node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer, transferParts);
     try {
       await p2pServer.start(config.service.host, config.cluster.p2p.port);
       await node.join(clientPort);

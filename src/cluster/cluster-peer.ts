@@ -63,6 +63,11 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       peer: node.peerId,
       controlPlane: node.controlPlane,
       source: (view, collection, shard) => placement.transferSource(view, collection, shard),
+      parts: node.transferParts,
+      // Transfers run once the collections are open (below).
+      restoreSpec: (collection, shard) => collections.collectionNamed(collection)?.restoreSpecOf(shard) ?? null,
+      // As Qdrant's source sends its API key for the receiver's download.
+      downloadHeaders: config.service.api_key === null ? {} : { 'api-key': config.service.api_key },
       firstRevision: initialView.revision,
       waitApplied,
       log,

@@ -2,7 +2,9 @@
 // its replica of the shard (a TransferProxy) brings the receiver level, among the updates it
 // passes on meanwhile: a `stream_records` clears the receiver's copy, then streams its points in
 // id order, batch by batch (src/replica/transfer-proxy.ts says why the receiver ends equal to the
-// source); a `wal_delta` replays the operations the receiver misses from its log
+// source); a `snapshot` writes its shard part at the place the feeding starts, and has the
+// receiver download and restore it (taking on the source's clock map) ahead of the updates
+// passed on; a `wal_delta` replays the operations the receiver misses from its log
 // (src/cluster/wal-delta.ts), and goes on as a `stream_records` (the same transfer restarted, as
 // Qdrant's falls back) when the log cannot serve it or the replay fails; progress goes
 // to the transfer's `comment` at most once a second; at the end the source proposes the finish
@@ -19,12 +21,17 @@
 // or before the first view it applied) was run by its previous process, which left the receiver
 // missing what it never passed on: it is aborted.
 
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PointId } from '../model.js';
+import type { ShardContent } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 import { transferClock, type LaneSlot, type TransferProxy } from '../replica/transfer-proxy.js';
 import { sameTransfer, transferClockOf, type ClusterView, type ShardTransfer } from './cluster-view.js';
 import { resolveDelta, sendDelta } from './wal-delta.js';
+import { TransferParts } from './transfer-parts.js';
+import type { ShardRoute } from '../shard/snapshot-part.js';
 import type { ControlPlane } from './control-plane.js';
 import { transferKey, type PeerId } from './keys.js';
 
@@ -36,6 +43,12 @@ export interface TransferRunnerOptions {
   controlPlane: TransferProposer;
   /** This peer's replica of a shard as a view places it (ClusterPlacement.transferSource). */
   source: (view: ClusterView, collection: string, shard: number) => TransferProxy | null;
+  /** Where this peer's snapshot transfers keep the parts they serve. */
+  parts: Pick<TransferParts, 'create' | 'remove'>;
+  /** A shard's content and route as a receiver restores it (Collection.restoreSpecOf); null when this peer does not hold it open. */
+  restoreSpec: (collection: string, shard: number) => { spec: ShardContent; route: ShardRoute } | null;
+  /** Headers a receiver downloads a part with (this peer's API key). */
+  downloadHeaders: Record<string, string>;
   /** The revision of the first view this process applied: transfers created at or before it are its predecessor's. */
   firstRevision: number;
   /** Settles once this peer applied `revision` (the apply loop's wait), rejects after `timeoutMs`. */
@@ -166,7 +179,7 @@ export class TransferRunner {
     const { transfer } = run;
     try {
       // The method's first step runs in this very step (the clearing, or the kept turn): see prepare.
-      const ended = transfer.record.method === 'wal_delta' ? await this.replayDelta(run) : await this.streamRecords(run);
+      const ended = await this.bringLevel(run);
       if (!ended || run.stopped) return;
       const { ended: finished } = await this.options.controlPlane.finishTransfer(transfer, transfer.createRevision);
       // Gone already (aborted), or this peer's replica is no longer Active: aborted, if still there.
@@ -176,6 +189,60 @@ export class TransferRunner {
       if (run.stopped) return;
       run.stopped = true;
       await this.abort(transfer, message(err));
+    }
+  }
+
+  /** Runs the method's part of the transfer; false when the run stopped (or was restarted) before the end. */
+  private bringLevel(run: Run): Promise<boolean> {
+    switch (run.transfer.record.method) {
+      case 'stream_records':
+        return this.streamRecords(run);
+      case 'snapshot':
+        return this.sendSnapshot(run);
+      case 'wal_delta':
+        return this.replayDelta(run);
+    }
+  }
+
+  /**
+   * Keeps the receiver's next lane turn and writes this replica's shard part, both in this very
+   * step (so the part holds exactly what precedes the updates passed on), then has the receiver
+   * download and restore it in that turn, taking on this replica's clock map with the opening.
+   */
+  private async sendSnapshot(run: Run): Promise<boolean> {
+    const { transfer, proxy } = run;
+    const startedAt = Date.now();
+    if (proxy === null) throw new Error('this peer holds no replica of the shard');
+    const { slot, mark } = proxy.hold(transfer.to);
+    run.slot = slot;
+    const part = this.options.parts.create();
+    const written = proxy.inner.run({ type: 'snapshot', path: part.path }, null);
+    mark.catch(() => undefined); // awaited below
+    written.catch(() => undefined); // awaited below
+    try {
+      const [{ clocks }, { points, lastOp }] = await Promise.all([mark, written]);
+      const restore = this.options.restoreSpec(transfer.collection, transfer.shard);
+      const uri = this.view?.peers.get(this.options.peer)?.uri;
+      if (restore === null || uri === undefined) throw new Error('this peer does not hold the shard open');
+      await this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
+      if (run.stopped) return false;
+      this.comment(run, progressComment(0, points, Date.now() - startedAt));
+      const { size } = await stat(part.path);
+      const remote = { url: TransferParts.url(uri, basename(part.path)), headers: this.options.downloadHeaders, size };
+      await slot.put({ type: 'restore', spec: restore.spec, part: remote, lastOp, route: restore.route });
+      if (run.stopped) return false;
+      const tag = transferClock(this.options.peer, transferClockOf(transfer));
+      slot.fill({ type: 'apply', ops: [], opId: 0, clock: tag(1), adopt: clocks, wait: true, dryRun: false });
+      await slot.sent;
+      this.comment(run, progressComment(points, points, Date.now() - startedAt));
+      this.options.log.info(`snapshot transfer of ${describe(transfer)}: ${points} points restored from a part of ${size} bytes`);
+      return true;
+    } catch (err) {
+      // Nothing behind the kept turn may reach the receiver without the part.
+      slot.drop(err);
+      throw err;
+    } finally {
+      await this.options.parts.remove(part.path);
     }
   }
 

@@ -81,7 +81,7 @@ export interface DeltaSend {
 
 /** Puts the delta in the slot; answers how many entries went, once the receiver applied them all. */
 export async function sendDelta({ source, slot, mark, from, stopped, progress }: DeltaSend): Promise<number> {
-  const sends: Promise<void>[] = [];
+  const sends: Promise<unknown>[] = [];
   let start = 0;
   for (let after = mark.firstSeq - 1; after < mark.lastSeq;) {
     if (stopped()) break;

@@ -176,6 +176,16 @@ export class Collection implements ReaderSource {
     });
   }
 
+  /**
+   * What a copy of shard `id` is restored with elsewhere (a `snapshot` transfer's receiver): the
+   * shard's content and its route, the same on every peer (the configuration comes from the
+   * control plane); null when the collection has no such shard.
+   */
+  restoreSpecOf(id: number): { spec: ShardContent; route: { index: number; count: number } } | null {
+    const shard = this.shards.find((s) => s.shard.shard === id);
+    return shard ? { spec: this.content(), route: routeOf(this.shardLayout, shard) } : null;
+  }
+
   private content(): ShardContent {
     return { vectors: this.vectorSpecs, sparseVectors: this.sparseSpecs, indexes: this.indexSpecs, optimizer: this.optimizerSpec, wal: this.walSpec };
   }

@@ -203,7 +203,7 @@ function validate(config: QuiverConfig): void {
     if (value !== null && !(Number.isInteger(value) && value >= 0)) throw new ConfigError(`invalid storage.performance.${key}: ${String(value)} (a whole number of transfers, or null)`);
   }
   const method = config.storage.shard_transfer_method;
-  if (method !== null && !isTransferMethod(method)) throw new ConfigError(`invalid storage.shard_transfer_method: ${String(method)} (${TRANSFER_METHODS.join(' or ')}, or null; Quiver has no snapshot transfers)`);
+  if (method !== null && !isTransferMethod(method)) throw new ConfigError(`invalid storage.shard_transfer_method: ${String(method)} (${TRANSFER_METHODS.join(', ')}, or null)`);
   if (!NODE_TYPES.includes(config.storage.node_type)) throw new ConfigError(`invalid storage.node_type: ${String(config.storage.node_type)} (Normal or Listener)`);
   checkBoolean('service.hardware_reporting', config.service.hardware_reporting);
   const limits = config.worker_limits;

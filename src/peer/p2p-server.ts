@@ -5,6 +5,7 @@
 // The host (the collection layer) says which replicas this peer holds; the server only checks
 // that a request may be served here before handing it on.
 
+import { ClockMap } from '../shard/clock-map.js';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import { FormatError, NotFound, ServiceError, Unauthorized, type QuiverError } from '../errors.js';
 import { INVALID_KEY, keyOf, sameKey } from '../key-compare.js';
@@ -95,7 +96,7 @@ function shardOf(request: ShardRequest): number {
 function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
   const { host } = options;
 
-  /** Transfer runs (collection, shard, run clock) whose opening this peer's receiver took. */
+  /** Transfer runs (collection, shard, run clock) whose opening this peer's receiver took, as far as this process saw. */
   const opened = new Set<string>();
 
   /** Waits (bounded) until this peer has seen what the sender had when it sent the request. */
@@ -134,6 +135,13 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
       // A dry run is how a replica set checks an update before applying it: a read of the shard.
       const reads = isReadTask(task) || (task.type === 'apply' && task.dryRun);
       const replica = replicaFor(request, reads ? 'read' : task.type === 'apply' ? 'update' : 'other');
+      // A restore only from a part its snapshot transfer's source serves, sent once the source applied the transfer's start.
+      if (task.type === 'restore') {
+        const transfer = host.localReplica(request.params.collection, shardOf(request))?.transfer;
+        if (!('url' in task.part) || transfer === undefined || request.headers[PEER_HEADER] !== String(transfer.source) || revisionOf(request) < transfer.since) {
+          throw new ReplicaUnavailable('a restore from a peer that is not feeding this replica by a snapshot transfer');
+        }
+      }
       return sendAnswer(reply, 200, { ok: await replica.run(task, deadline) });
     });
 
@@ -146,16 +154,25 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
       if (updates.some((u) => u.clock.clockId < 0 && u.clock.clockId !== transfer?.clockId && !(u.replay === true && transfer !== undefined))) throw new ReplicaUnavailable('a batch of a transfer that no longer runs');
       if (transfer === undefined) return sendAnswer(reply, 200, { replies: await applyAll(replica, updates) });
       // A transfer's receiver takes no update its source passes on before the run's opening (the
-      // first tick of its clock: a stream's clearing, the close of a delta): it would take a tick
-      // past what it still misses, and its recovery point would then claim what it lacks.
+      // first tick of its clock: a stream's clearing, the close of a snapshot or a delta): such an
+      // update was queued by an earlier run of the transfer, and the run's copy, read after the
+      // source applied it, supersedes it. Taking it would give the receiver a tick past what it
+      // still misses, which its recovery point would then claim: it is answered and not applied.
+      // Whether the opening was taken is the receiver's clock map (durable, unlike this peer's
+      // memory of it), read once per run.
       const key = `${request.params.collection}\u0000${shardOf(request)}\u0000${transfer.clockId}`;
+      const openingTag = { peer: transfer.source, clockId: transfer.clockId, tick: 1 };
       const opening = updates.findIndex((u) => u.clock.clockId === transfer.clockId && u.clock.tick === 1);
-      if (!opened.has(key)) {
-        const passedOn = updates.findIndex((u) => u.clock.clockId >= 0 && u.replay !== true);
-        if (passedOn >= 0 && (opening < 0 || passedOn < opening)) throw new ReplicaUnavailable('an update passed on before its transfer\'s opening');
+      const passedOn = (u: ReplicaUpdate, i: number) => u.clock.clockId >= 0 && u.replay !== true && (opening < 0 || i < opening);
+      if (!opened.has(key) && updates.some(passedOn)) {
+        const { clocks } = await replica.run({ type: 'recovery_point' }, null);
+        if (new ClockMap(clocks).covers(openingTag)) opened.add(key);
       }
-      if (opening < 0) return sendAnswer(reply, 200, { replies: await applyAll(replica, updates) });
-      const before = await applyAll(replica, updates.slice(0, opening + 1));
+      const superseded = opened.has(key) ? () => false : passedOn;
+      const taken = (list: readonly ReplicaUpdate[], from: number) => applyAll(replica, list.filter((u, i) => !superseded(u, from + i)))
+        .then((answers) => list.map((u, i) => (superseded(u, from + i) ? { ok: null } : answers.shift()!)));
+      if (opening < 0) return sendAnswer(reply, 200, { replies: await taken(updates, 0) });
+      const before = await taken(updates.slice(0, opening + 1), 0);
       if ('error' in before[opening]) return sendAnswer(reply, 200, { replies: [...before, ...updates.slice(opening + 1).map(() => before[opening])] });
       opened.add(key);
       return sendAnswer(reply, 200, { replies: [...before, ...(await applyAll(replica, updates.slice(opening + 1)))] });

@@ -78,10 +78,10 @@ export class RemoteReplica implements ShardReplica, ReceiverLane {
     this.lane.push(queued);
     return {
       sent,
-      put: (update: ApplyTask) => new Promise<void>((resolve, reject) => {
+      put: <T extends ReplicaTask>(task: T) => new Promise<ReplicaResult<T>>((resolve, reject) => {
         const at = this.lane.indexOf(queued);
         if (at < 0 || queued.task !== null) throw new Error('the lane\'s kept turn has ended');
-        this.lane.splice(at, 0, { task: update, deadline: null, frame: encode(update), resolve: () => resolve(), reject });
+        this.lane.splice(at, 0, { task, deadline: null, frame: isUpdate(task) ? encode(task) : null, resolve: resolve as (result: unknown) => void, reject });
         this.pump();
       }),
       fill: (update: ApplyTask) => {
@@ -136,23 +136,27 @@ export class RemoteReplica implements ShardReplica, ReceiverLane {
       count++;
     }
     const batch = this.lane.slice(0, count);
+    let failure: unknown = null;
     try {
       const replies = await this.client.apply(this.uri, this.shard, batch.map((q) => q.frame!));
-      replies.forEach((reply, i) => ('error' in reply ? batch[i].reject(fromWire(reply.error)) : batch[i].resolve(null)));
+      replies.forEach((reply, i) => {
+        if (!('error' in reply)) return batch[i].resolve(null);
+        failure ??= fromWire(reply.error);
+        batch[i].reject(fromWire(reply.error));
+      });
     } catch (err) {
+      failure = err;
       for (const queued of batch) queued.reject(err);
-      // The updates queued behind a batch that did not reach the peer fail with it: one that
-      // reached it past a missed one would leave its replica holding a later tick of a clock
-      // without an earlier one, which its recovery point would then claim (src/cluster/wal-delta.ts).
-      const behind = this.lane.slice(count).filter((queued) => queued.frame !== null);
-      this.lane.splice(0, count);
-      for (const queued of behind) {
-        this.lane.splice(this.lane.indexOf(queued), 1);
-        queued.reject(err);
-      }
-      return;
     }
     this.lane.splice(0, count);
+    // The updates queued behind one the peer did not take fail with it: one taken past a missed
+    // one would leave its replica holding a later tick of a clock without an earlier one, which
+    // its recovery point would then claim (src/cluster/wal-delta.ts). Its sender marks it Dead.
+    if (failure === null) return;
+    for (const queued of this.lane.filter((q) => q.frame !== null)) {
+      this.lane.splice(this.lane.indexOf(queued), 1);
+      queued.reject(failure);
+    }
   }
 
   /** A task that changes the replica but is not a point update, in its turn. */

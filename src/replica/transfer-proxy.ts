@@ -27,8 +27,8 @@ export type ApplyTask = Extract<ReplicaTask, { type: 'apply' }>;
 
 /** A turn kept in a receiver's lane for updates known later. */
 export interface LaneSlot {
-  /** Sends `update` in the slot's turn, ahead of what waits behind the slot, which stays kept; answers once it is applied. */
-  put(update: ApplyTask): Promise<void>;
+  /** Sends `task` in the slot's turn, ahead of what waits behind the slot, which stays kept; answers its result once it ran. */
+  put<T extends ReplicaTask>(task: T): Promise<ReplicaResult<T>>;
   /** Sends `update` in the slot's turn and ends the slot; `sent` settles with its answer. */
   fill(update: ApplyTask): void;
   /** Gives the turn up with nothing sent (`sent` resolves), or fails it (`sent` rejects). */
@@ -149,7 +149,10 @@ export class TransferProxy implements ShardReplica {
   hold(to: number): { lane: ReceiverLane; slot: LaneSlot; mark: Promise<RecoveryPoint> } {
     const lane = this.lanes(to);
     if (lane === null) throw new Error(`no lane to peer ${to}`);
-    return { lane, slot: lane.reserve(), mark: this.inner.run({ type: 'recovery_point' }, null) };
+    const slot = lane.reserve();
+    // A slot dropped with an error rejects `sent`, which its holder awaits only on success.
+    slot.sent.catch(() => undefined);
+    return { lane, slot, mark: this.inner.run({ type: 'recovery_point' }, null) };
   }
 
   /**

@@ -15,6 +15,7 @@ import { runShardQueries } from '../shard/shard-query.js';
 import { formulaHits } from '../shard/formula-rescore.js';
 import { maximalMarginalRelevance } from '../shard/mmr.js';
 import { settleShardDirectory, stageShardStore, swapShardStore, writeShardPart } from '../shard/snapshot-part.js';
+import { discard, downloadPart, isRemotePart } from '../shard/part-download.js';
 import { checkDeadline, underDeadline } from '../shard/deadline.js';
 import { addUsage, emptyUsage, type HardwareUsage } from '../shard/hardware.js';
 import { measured } from './task-usage.js';
@@ -126,7 +127,14 @@ async function run(task: ShardTask): Promise<TaskResults[ShardTask['type']]> {
       return { points: await writeShardPart(shard, task.path), lastOp: shard.lastOp };
     }
     case 'restore': {
-      const staged = await stageShardStore(task.spec, task.part, task.lastOp, task.route);
+      // A part another peer serves (a snapshot transfer) is downloaded first, then restored as a local one.
+      const part = isRemotePart(task.part) ? await downloadPart(task.part, task.spec.path) : task.part;
+      let staged: string;
+      try {
+        staged = await stageShardStore(task.spec, part, task.lastOp, task.route);
+      } finally {
+        if (part !== task.part) await discard(part.path);
+      }
       await shards.get(task.shard)?.close();
       shards.delete(task.shard);
       const { shard, failure } = await swapShardStore(staged, task.spec);

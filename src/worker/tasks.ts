@@ -85,7 +85,15 @@ export type ShardTask =
   /** Writes the shard's points to a new file at `path` (its part of a snapshot). */
   | { type: 'snapshot'; shard: string; path: string }
   /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
-  | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice; lastOp: number; route: ShardRoute };
+  | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice | RemotePart; lastOp: number; route: ShardRoute };
+
+/** A shard part another peer serves (a `snapshot` transfer's source): the worker downloads it beside the shard first. */
+export interface RemotePart {
+  url: string;
+  /** Sent with the download (the source's API key). */
+  headers: Record<string, string>;
+  size: number;
+}
 
 export interface TaskResults {
   open: { lastOp: number };
