@@ -96,8 +96,8 @@ function shardOf(request: ShardRequest): number {
 function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
   const { host } = options;
 
-  /** Transfer runs (collection, shard, run clock) whose opening this peer's receiver took, as far as this process saw. */
-  const opened = new Set<string>();
+  /** By shard (collection, shard), the clock of the transfer run whose opening its receiver here took, as far as this process saw. */
+  const opened = new Map<string, number>();
 
   /** Waits (bounded) until this peer has seen what the sender had when it sent the request. */
   async function caughtUp(request: FastifyRequest): Promise<void> {
@@ -160,21 +160,22 @@ function shardRoutes(options: P2pServerOptions): FastifyPluginAsync {
       // still misses, which its recovery point would then claim: it is answered and not applied.
       // Whether the opening was taken is the receiver's clock map (durable, unlike this peer's
       // memory of it), read once per run.
-      const key = `${request.params.collection}\u0000${shardOf(request)}\u0000${transfer.clockId}`;
+      const key = `${request.params.collection}\u0000${shardOf(request)}`;
+      const isOpen = () => opened.get(key) === transfer.clockId;
       const openingTag = { peer: transfer.source, clockId: transfer.clockId, tick: 1 };
       const opening = updates.findIndex((u) => u.clock.clockId === transfer.clockId && u.clock.tick === 1);
       const passedOn = (u: ReplicaUpdate, i: number) => u.clock.clockId >= 0 && u.replay !== true && (opening < 0 || i < opening);
-      if (!opened.has(key) && updates.some(passedOn)) {
+      if (!isOpen() && updates.some(passedOn)) {
         const { clocks } = await replica.run({ type: 'recovery_point' }, null);
-        if (new ClockMap(clocks).covers(openingTag)) opened.add(key);
+        if (new ClockMap(clocks).covers(openingTag)) opened.set(key, transfer.clockId);
       }
-      const superseded = opened.has(key) ? () => false : passedOn;
+      const superseded = isOpen() ? () => false : passedOn;
       const taken = (list: readonly ReplicaUpdate[], from: number) => applyAll(replica, list.filter((u, i) => !superseded(u, from + i)))
         .then((answers) => list.map((u, i) => (superseded(u, from + i) ? { ok: null } : answers.shift()!)));
       if (opening < 0) return sendAnswer(reply, 200, { replies: await taken(updates, 0) });
       const before = await taken(updates.slice(0, opening + 1), 0);
       if ('error' in before[opening]) return sendAnswer(reply, 200, { replies: [...before, ...updates.slice(opening + 1).map(() => before[opening])] });
-      opened.add(key);
+      opened.set(key, transfer.clockId);
       return sendAnswer(reply, 200, { replies: [...before, ...(await applyAll(replica, updates.slice(opening + 1)))] });
     });
 
