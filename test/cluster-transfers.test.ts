@@ -9,7 +9,7 @@ import { fromCreateRequest } from '../src/api/collection-config.js';
 import { changesBetween } from '../src/cluster/cluster-view.js';
 import type { TransferLimits } from '../src/cluster/control-plane.js';
 import { decodeTransferRecord, parseKey, transferKey, ClusterValueError } from '../src/cluster/keys.js';
-import { progressComment } from '../src/cluster/stream-transfer.js';
+import { progressComment } from '../src/cluster/transfer-runner.js';
 import { loadConfig } from '../src/config/config.js';
 import { controlPlaneCluster } from './helpers/control-plane-cluster.js';
 

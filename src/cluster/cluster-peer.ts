@@ -16,7 +16,7 @@ import { changesBetween, ClusterView, type ClusterChanges } from './cluster-view
 import { PeerHost, revisionWait } from './p2p-host.js';
 import { Reconciler } from './reconcile.js';
 import { Recovery } from './recovery.js';
-import { TransferRunner } from './stream-transfer.js';
+import { TransferRunner } from './transfer-runner.js';
 import { localReplicaFigures } from './telemetry-fan-out.js';
 
 export interface ClusterPeerOptions {
@@ -91,7 +91,7 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       log,
     });
     const onApply = async (view: ClusterView, changes: ClusterChanges, revision: number) => {
-      // A new transfer's receiver is cleared before any replica set reads the view (stream-transfer.ts).
+      // A new transfer's receiver is cleared before any replica set reads the view (transfer-runner.ts).
       transfers.prepare(view);
       // The sets take the view's placement first: a collection the reconcile opens gets its replicas from it.
       placement.applyView(view);

@@ -449,7 +449,7 @@ export class ControlPlane {
   /**
    * Starts a transfer an operator asked for (`replicate_shard`; `move_shard` with `sync` false):
    * a new replica of the shard on `ref.to`, Partial (Recovery for a `wal_delta`), and the
-   * transfer key, in one transaction; `ref.from`'s Active replica feeds it (stream-transfer.ts);
+   * transfer key, in one transaction; `ref.from`'s Active replica feeds it (transfer-runner.ts);
    * a replica the receiver already held is transferred into anew, as Qdrant does. Refused as Qdrant refuses it,
    * in its order: an unknown collection, shard or peer (the receiver first), a source without an
    * Active replica, a shard already in a transfer with either peer. Operator transfers are not

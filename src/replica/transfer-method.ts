@@ -1,4 +1,4 @@
-// Qdrant's shard transfer methods (src/cluster/stream-transfer.ts runs them): `stream_records`
+// Qdrant's shard transfer methods (src/cluster/transfer-runner.ts runs them): `stream_records`
 // (every record, in batches, after the receiver's copy is cleared), `snapshot` (the source's
 // shard part, downloaded and restored by the receiver) and `wal_delta` (only the operations the
 // receiver's recovery point misses, from the source's operation log; src/cluster/wal-delta.ts).

@@ -1,25 +1,27 @@
 // The source side of shard transfers: for every transfer of the view whose source is this peer,
 // its replica of the shard (a TransferProxy) brings the receiver level, among the updates it
-// passes on meanwhile: a `stream_records` clears the receiver's copy, then streams its points in
-// id order, batch by batch (src/replica/transfer-proxy.ts says why the receiver ends equal to the
-// source); a `snapshot` writes its shard part at the place the feeding starts, and has the
-// receiver download and restore it (taking on the source's clock map) ahead of the updates
-// passed on; a `wal_delta` replays the operations the receiver misses from its log
-// (src/cluster/wal-delta.ts), and goes on as a `stream_records` (the same transfer restarted, as
-// Qdrant's falls back) when the log cannot serve it or the replay fails; progress goes
-// to the transfer's `comment` at most once a second; at the end the source proposes the finish
-// (the receiver Active, the key gone), and for a move then its own replica leaving the shard. A
-// batch that does not reach the receiver, or a receiver or a source replica that is no longer
-// there, aborts the transfer (the receiver Dead, or gone for a move; a Dead one's peer's recovery
-// starts another later).
+// passes on meanwhile, by the transfer's method:
+// - `stream_records` clears the receiver's copy, then streams its points in id order, batch by
+//   batch (src/replica/transfer-proxy.ts says why the receiver ends equal to the source);
+// - `snapshot` writes its shard part at the place the feeding starts, and has the receiver
+//   download and restore it (taking on the source's clock map) ahead of the updates passed on;
+// - `wal_delta` replays the operations the receiver misses from its log (src/cluster/wal-delta.ts),
+//   and goes on as a `stream_records` (the same transfer restarted, as Qdrant's falls back) when
+//   the log cannot serve it or the replay fails.
+// Progress goes to the transfer's `comment` at most once a second; at the end the source proposes
+// the finish (the receiver Active, the key gone), and for a move then its own replica leaving the
+// shard. A batch that does not reach the receiver, or a receiver or a source replica that is no
+// longer there, aborts the transfer (the receiver Dead, or gone for a move; a Dead one's peer's
+// recovery starts another later).
 //
 // `prepare` runs BEFORE the placement takes a view: it makes this peer's replica feed a new
 // transfer's receiver (every update it applies from then on is passed on, whichever peer's set
-// sent it) in the same step as it queues the clearing of the receiver's copy, first in the
-// receiver's lane; it stops the feeding once the view no longer holds the transfer (updates sent
-// from before come relayed or stamped with the view they were sent from). A transfer this peer finds already under way when it starts (created at
-// or before the first view it applied) was run by its previous process, which left the receiver
-// missing what it never passed on: it is aborted.
+// sent it) in the same step as it queues the method's first step (the clearing, or the lane turn
+// kept for the part or the delta), first in the receiver's lane; it stops the feeding once the
+// view no longer holds the transfer's run (updates sent from before come relayed or stamped with
+// the view they were sent from). A transfer this peer finds already under way when it starts
+// (created at or before the first view it applied) was run by its previous process, which left
+// the receiver missing what it never passed on: it is aborted.
 
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -28,12 +30,12 @@ import type { PointId } from '../model.js';
 import type { ShardContent } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
 import { transferClock, type LaneSlot, type TransferProxy } from '../replica/transfer-proxy.js';
-import { sameTransfer, transferClockOf, type ClusterView, type ShardTransfer } from './cluster-view.js';
-import { resolveDelta, sendDelta } from './wal-delta.js';
-import { TransferParts } from './transfer-parts.js';
 import type { ShardRoute } from '../shard/snapshot-part.js';
+import { sameTransfer, transferClockOf, type ClusterView, type ShardTransfer } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
 import { transferKey, type PeerId } from './keys.js';
+import { TransferParts } from './transfer-parts.js';
+import { resolveDelta, sendDelta } from './wal-delta.js';
 
 /** What the runner proposes. */
 export type TransferProposer = Pick<ControlPlane, 'finishTransfer' | 'completeMove' | 'abortTransfer' | 'restartTransfer' | 'setTransferComment' | 'setReplicaState'>;
@@ -108,7 +110,7 @@ export class TransferRunner {
     this.commentIntervalMs = options.commentIntervalMs ?? COMMENT_INTERVAL_MS;
   }
 
-  /** Before the placement takes `view`: starts the view's new transfers from this peer (their clearing queued at once), stops those gone. */
+  /** Before the placement takes `view`: starts the view's new transfer runs from this peer (their first step queued at once), stops those gone. */
   prepare(view: ClusterView): void {
     this.view = view;
     // A run is kept until its transfer leaves the view: one that ended is not started again by a view from before its end.
@@ -133,8 +135,8 @@ export class TransferRunner {
       const proxy = this.options.source(view, transfer.collection, transfer.shard);
       const run: Run = { transfer, proxy, stopped: false, commenting: false, slot: null };
       this.runs.set(key, run);
-      // Every update queued here from now on goes to the receiver too, behind the clearing (or
-      // the turn kept for the delta) queued in the same step.
+      // Every update queued here from now on goes to the receiver too, behind the method's first
+      // step (the clearing, or the turn kept for the part or the delta) queued in the same step.
       proxy?.feed(transfer.to);
       void this.drive(run);
     }
