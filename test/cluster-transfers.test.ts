@@ -43,9 +43,9 @@ t.test('transfer keys: encoded under transfers/, parsed back with their parts, r
       return err;
     }
   };
-  const method = failure('{"method":"snapshot","sync":true,"started_at":"x"}');
+  const method = failure('{"method":"resharding_stream_records","sync":true,"started_at":"x"}');
   t.type(method, ClusterValueError);
-  t.equal((method as Error).message, `cluster state key quiver/${key}: unknown transfer method snapshot`);
+  t.equal((method as Error).message, `cluster state key quiver/${key}: unknown transfer method resharding_stream_records`);
   const sync = failure('{"method":"stream_records","sync":"yes","started_at":"x"}');
   t.type(sync, ClusterValueError);
   t.equal((sync as Error).message, `cluster state key quiver/${key}: member sync is not a boolean`);

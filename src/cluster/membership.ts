@@ -79,7 +79,10 @@ export interface MembershipOptions {
   /** `--uri`; required for a first peer, else derived as the bootstrap peer derives it. */
   uri?: string;
   p2pPort: number;
+  /** The port the other members reach this one's on (`cluster.etcd.advertise_port`, else `service.grpc_port`). */
   grpcPort: number;
+  /** The port this peer's member listens on for the other members, when not `grpcPort` (a proxy in between). */
+  listenPort?: number;
   member: LocalMemberOptions;
   /** A client of the local member (`http://127.0.0.1:<clientPort>`); it connects lazily. */
   etcd: Etcd3;
@@ -127,12 +130,15 @@ function initialClusterOf(members: JoinMember[]): string {
   return members.flatMap((member) => member.peerURLs.map((url) => `${member.name}=${url}`)).join(',');
 }
 
-/** etcd binds IPs only: a loopback host binds itself, any other host all interfaces. */
-export function listenPeerUrl(advertisePeerUrl: string): string {
+/**
+ * etcd binds IPs only: a loopback host binds itself, any other host all interfaces; on `port`,
+ * or the advertised one.
+ */
+export function listenPeerUrl(advertisePeerUrl: string, port?: number): string {
   const url = new URL(advertisePeerUrl);
   const host = url.hostname === 'localhost' ? '127.0.0.1' : url.hostname;
   const loopback = /^127\./.test(host) || host === '[::1]';
-  return `http://${loopback ? host : '0.0.0.0'}:${url.port}`;
+  return `http://${loopback ? host : '0.0.0.0'}:${port ?? url.port}`;
 }
 
 function startMember(options: MembershipOptions, peerUrl: string, initialCluster: string, state: 'new' | 'existing', token: string, forceNewCluster = false): Promise<EtcdMember> {
@@ -140,7 +146,7 @@ function startMember(options: MembershipOptions, peerUrl: string, initialCluster
     ...options.member,
     name: memberName(options),
     advertisePeerUrl: peerUrl,
-    listenPeerUrl: listenPeerUrl(peerUrl),
+    listenPeerUrl: listenPeerUrl(peerUrl, options.listenPort),
     initialCluster,
     initialClusterState: state,
     clusterToken: `quiver-${token}`,

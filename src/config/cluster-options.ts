@@ -28,11 +28,20 @@ export interface ClusterConfig {
     /** How long a joining peer waits for its bootstrap peer. */
     bootstrap_timeout_sec: number;
   };
-  /**
-   * Quiver's own: the client URLs of an external etcd cluster holding the control plane. Empty:
-   * each peer runs its own etcd member (its peer traffic on `service.grpc_port`).
-   */
-  etcd: { endpoints: string[] };
+  etcd: {
+    /**
+     * Quiver's own: the client URLs of an external etcd cluster holding the control plane. Empty:
+     * each peer runs its own etcd member (its peer traffic on `service.grpc_port`).
+     */
+    endpoints: string[];
+    /**
+     * Quiver's own: the port the other peers' etcd members reach this peer's member on, when it
+     * is not `service.grpc_port`, the port the member listens on (a proxy or a port mapping in
+     * between, as `--uri` may name another port than `cluster.p2p.port`). Null: `service.grpc_port`.
+     * Taken when the peer enters a cluster; a restart keeps the address it entered with.
+     */
+    advertise_port: number | null;
+  };
 }
 
 /** How this peer enters a deployment: Qdrant's command-line arguments, read at each start. */
@@ -53,7 +62,7 @@ export function defaultClusterConfig(): ClusterConfig {
     connection_timeout_ms: 2_000,
     p2p: { port: 6335, enable_tls: false },
     consensus: { tick_period_ms: 100, bootstrap_timeout_sec: 15 },
-    etcd: { endpoints: [] },
+    etcd: { endpoints: [], advertise_port: null },
   };
 }
 
@@ -104,6 +113,7 @@ export function checkCluster(cluster: ClusterConfig, service: { http_port: numbe
   checkPositiveInteger('cluster.consensus.tick_period_ms', cluster.consensus.tick_period_ms);
   checkPositiveInteger('cluster.consensus.bootstrap_timeout_sec', cluster.consensus.bootstrap_timeout_sec);
   if (service.grpc_port !== null) checkPort('service.grpc_port', service.grpc_port, false);
+  if (cluster.etcd.advertise_port !== null) checkPort('cluster.etcd.advertise_port', cluster.etcd.advertise_port, false);
   if (!cluster.enabled) return;
   // Refused rather than accepted and ignored: a peer would talk in clear, or to its own etcd.
   if (cluster.p2p.enable_tls) throw new ConfigError('cluster.p2p.enable_tls is not supported by this server: peers talk plain HTTP on the p2p port; keep it (and the gRPC port etcd uses) on a private network');

@@ -12,7 +12,14 @@ import type { ReadableStream } from 'node:stream/web';
 import { v4 as randomUUID } from 'uuid';
 import { ServiceError } from '../errors.js';
 import type { FileSlice } from '../storage/tar.js';
-import type { RemotePart } from '../worker/tasks.js';
+
+/** A shard part another peer serves (a `snapshot` transfer's source): the worker downloads it beside the shard first. */
+export interface RemotePart {
+  url: string;
+  /** Sent with the download (the source's API key). */
+  headers: Record<string, string>;
+  size: number;
+}
 
 /** Longest wait for the answer, and for each piece of the body after it (Qdrant's snapshot download read timeout). */
 const IDLE_MS = 60_000;

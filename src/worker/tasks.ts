@@ -21,6 +21,7 @@ import type { FacetValue } from '../shard/payload-index/types.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { ShardOptimizations } from '../shard/optimizer/report.js';
 import type { ShardRoute } from '../shard/snapshot-part.js';
+import type { RemotePart } from '../shard/part-download.js';
 import type { FileSlice } from '../storage/tar.js';
 import type { HardwareUsage } from '../shard/hardware.js';
 import type { MessagePort } from 'node:worker_threads';
@@ -86,14 +87,6 @@ export type ShardTask =
   | { type: 'snapshot'; shard: string; path: string }
   /** Replaces the shard's data with a snapshot part, opening the shard if it was not open. */
   | { type: 'restore'; shard: string; spec: ShardSpec; part: FileSlice | RemotePart; lastOp: number; route: ShardRoute };
-
-/** A shard part another peer serves (a `snapshot` transfer's source): the worker downloads it beside the shard first. */
-export interface RemotePart {
-  url: string;
-  /** Sent with the download (the source's API key). */
-  headers: Record<string, string>;
-  size: number;
-}
 
 export interface TaskResults {
   open: { lastOp: number };
