@@ -28,7 +28,7 @@ t.test('apply, recovery_point and log_after tasks', async (t) => {
     t.equal(await workers.run(0, { type: 'apply', shard, ops: upsert(op), opId: op, clock: { peer: 0, clockId: 0, tick: op }, wait: op % 2 === 0, dryRun: false }), null);
   }
   t.same(await workers.run(0, { type: 'count', shard, filter: null }), 4, 'every acknowledged write is seen by the next task');
-  t.same(await workers.run(0, { type: 'recovery_point', shard }), { clocks: [{ peer: 0, clockId: 0, tick: 4 }], firstSeq: 3, lastSeq: 4, appliedSeq: 4 });
+  t.same(await workers.run(0, { type: 'recovery_point', shard }), { clocks: [{ peer: 0, clockId: 0, tick: 4 }], cutoff: [{ peer: 0, clockId: 0, tick: 2 }], firstSeq: 3, lastSeq: 4, appliedSeq: 4 }, 'the entries truncated: their ticks are the cutoff');
 
   const entries = await workers.run(0, { type: 'log_after', shard, after: 2, limit: 10 });
   t.same(entries, [
