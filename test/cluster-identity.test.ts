@@ -107,6 +107,7 @@ t.test('the joiner\'s addresses', async (t) => {
   t.equal(listenPeerUrl('http://localhost:6334'), 'http://127.0.0.1:6334', 'etcd binds IPs only');
   t.equal(listenPeerUrl('http://127.0.0.5:6334'), 'http://127.0.0.5:6334');
   t.equal(listenPeerUrl('http://peer-5.example:6334'), 'http://0.0.0.0:6334');
+  t.equal(listenPeerUrl('http://127.0.0.1:7444', 6334), 'http://127.0.0.1:6334', 'advertised on another port than it listens on (a proxy in between)');
 });
 
 t.test('/cluster from the member status', async (t) => {

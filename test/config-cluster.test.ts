@@ -30,7 +30,7 @@ t.test('defaults are Qdrant\'s: single node, p2p 6335, gRPC 6334, its timeouts a
     connection_timeout_ms: 2_000,
     p2p: { port: 6335, enable_tls: false },
     consensus: { tick_period_ms: 100, bootstrap_timeout_sec: 15 },
-    etcd: { endpoints: [] },
+    etcd: { endpoints: [], advertise_port: null },
   });
   t.equal(config.service.grpc_port, 6334);
   t.same(config.peer, { uri: null, bootstrap: null, reinit: false });
@@ -56,11 +56,12 @@ t.test('the cluster section from the environment, through QDRANT__SECTION__KEY',
     connection_timeout_ms: 500,
     p2p: { port: 7335, enable_tls: false },
     consensus: { tick_period_ms: 50, bootstrap_timeout_sec: 30 },
-    etcd: { endpoints: [] },
+    etcd: { endpoints: [], advertise_port: null },
   });
   t.equal(config.service.grpc_port, 7334);
   t.same(loadConfig([], { QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379, http://etcd-2:2379' }).cluster.etcd.endpoints, ['http://etcd-1:2379', 'http://etcd-2:2379'], 'a comma-separated list');
   t.same(loadConfig([], { QDRANT__CLUSTER__ETCD__ENDPOINTS: '' }).cluster.etcd.endpoints, [], 'an empty variable: no external etcd');
+  t.equal(loadConfig([], { QDRANT__CLUSTER__ETCD__ADVERTISE_PORT: '7444' }).cluster.etcd.advertise_port, 7444, 'the etcd member advertised on another port than it listens on');
 });
 
 t.test('the cluster section from the YAML file, the environment over it', async (t) => {
@@ -136,6 +137,7 @@ t.test('bad cluster settings and arguments refuse to start, naming what is wrong
   refuses(t, [], { QDRANT__CLUSTER__CONSENSUS__BOOTSTRAP_TIMEOUT_SEC: 'soon' }, /^invalid cluster\.consensus\.bootstrap_timeout_sec: soon/);
   refuses(t, [], { QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://ok:2379,etcd-2:2379' }, /^invalid cluster\.etcd\.endpoints: etcd-2:2379/);
   refuses(t, [], { QDRANT__CLUSTER__ETCD__ENDPOINTS: '{a: 1}' }, /^invalid cluster\.etcd\.endpoints: \{"a":1\}/);
+  refuses(t, [], { QDRANT__CLUSTER__ETCD__ADVERTISE_PORT: '0' }, /^invalid cluster\.etcd\.advertise_port: 0 \(a port from 1 to 65535\)$/);
   refuses(t, [], { QDRANT__LOG_LEVEL__X: 'INFO' }, /^invalid log_level/);
 });
 
