@@ -58,6 +58,12 @@ t.test('storage.performance transfer limits: Qdrant\'s defaults (1 each), the en
   t.throws(() => loadConfig([], { QDRANT__STORAGE__PERFORMANCE__INCOMING_SHARD_TRANSFERS_LIMIT: '-1' }), /invalid storage\.performance\.incoming_shard_transfers_limit: -1 \(a whole number of transfers, or null\)/);
 });
 
+t.test('storage.shard_transfer_method: null by default (Qdrant\'s), a method from the environment, anything else refused', async (t) => {
+  t.equal(loadConfig([], {}).storage.shard_transfer_method, null);
+  for (const method of ['stream_records', 'snapshot', 'wal_delta']) t.equal(loadConfig([], { QDRANT__STORAGE__SHARD_TRANSFER_METHOD: method }).storage.shard_transfer_method, method);
+  t.throws(() => loadConfig([], { QDRANT__STORAGE__SHARD_TRANSFER_METHOD: 'resharding_stream_records' }), /invalid storage\.shard_transfer_method: resharding_stream_records \(stream_records, snapshot, wal_delta, or null\)/);
+});
+
 t.test('progress comment: Qdrant\'s shape, the total never below what was done', async (t) => {
   t.equal(progressComment(0, 5000, 400), 'Transferring records (0/5000), started 0s ago, ETA: -');
   t.equal(progressComment(1200, 5000, 3000), 'Transferring records (1200/5000), started 3s ago, ETA: 9.50s');
