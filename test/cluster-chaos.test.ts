@@ -10,10 +10,10 @@
 // QUIVER_SOAK_KILLS sets the number of kills (default 3; a soak runs with more).
 
 import t from 'tap';
-import { AckHistory, runWriter } from './helpers/ack-history.js';
+import { AckHistory, runWriter, untilAcknowledged } from './helpers/ack-history.js';
 import { call } from './helpers/api-http.js';
 import { startCluster, startPeer, until, type ClusterPeer } from './helpers/cluster.js';
-import { allActive, formed, result } from './helpers/cluster-api.js';
+import { allActive, formed, result, untilAllActive } from './helpers/cluster-api.js';
 
 const ENV = { QDRANT__CLUSTER__GRPC_TIMEOUT_MS: '2000', QDRANT__CLUSTER__CONNECTION_TIMEOUT_MS: '1000' };
 const DIM = 4;
@@ -62,11 +62,7 @@ t.test(`${KILLS} kill -9s of a random peer under writes through every peer: ever
     stop = true;
     await Promise.allSettled(writers);
   });
-  const acknowledged = () => [...histories.values()].reduce((n, h) => n + h.counts.acknowledged, 0);
-  const progress = async (what: string, more: number) => {
-    const from = acknowledged();
-    await until(what, async () => acknowledged() >= from + more, 60_000);
-  };
+  const progress = (what: string, more: number) => untilAcknowledged(what, [...histories.values()], more);
 
   const random = seeded(18);
   let lastRestart = Date.now();
@@ -87,15 +83,7 @@ t.test(`${KILLS} kill -9s of a random peer under writes through every peer: ever
   stop = true;
   await Promise.all(writers);
 
-  for (const { name } of COLLECTIONS) {
-    const lastSeen = { text: '' };
-    try {
-      await until(`every replica of ${name} Active again, no transfer left`, () => allActive(live, name, lastSeen), 120_000);
-    } catch (err) {
-      const warnings = live.map((p) => p.server.output().split('\n').filter((line) => /transfer|recover|Dead|abort/i.test(line)).slice(-15).join('\n')).join('\n---\n');
-      throw new Error(`${(err as Error).message}\nlast seen:\n${lastSeen.text}\npeers' log lines on transfers:\n${warnings}`);
-    }
-  }
+  for (const { name } of COLLECTIONS) await untilAllActive(live, name, 120_000);
   const converged = (Date.now() - lastRestart) / 1000;
 
   for (const { name } of COLLECTIONS) {
@@ -159,10 +147,7 @@ t.test('a hung peer (SIGSTOP) under writes through every peer: the others go on,
     stop = true;
     await Promise.allSettled(writers);
   });
-  const progress = async (what: string, more: number) => {
-    const from = history.counts.acknowledged;
-    await until(what, async () => history.counts.acknowledged >= from + more, 60_000);
-  };
+  const progress = (what: string, more: number) => untilAcknowledged(what, [history], more);
   await progress('writes before the hang', 30);
   const hung = peers[1];
   hung.server.process.kill('SIGSTOP');
@@ -175,7 +160,7 @@ t.test('a hung peer (SIGSTOP) under writes through every peer: the others go on,
   await progress(`writes after peer ${ids[1]} resumed`, 30);
   stop = true;
   await Promise.all(writers);
-  await until('every replica Active again, no transfer left', () => allActive(peers, 'hung'), 120_000);
+  await untilAllActive(peers, 'hung', 120_000);
   for (const peer of peers) t.same(await history.differences(peer, 'hung', 'all'), { missing: 0, stale: 0, unknown: 0 }, `every acknowledged value through ${peer.url}, consistency all`);
   const { acknowledged, failed, points } = history.counts;
   t.comment(`hung: peers 3, one SIGSTOPped, acknowledged writes ${acknowledged} (${points} points), failed attempts retried ${failed}, lost 0, converged ${((Date.now() - resumedAt) / 1000).toFixed(1)} s after it resumed`);

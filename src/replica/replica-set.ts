@@ -12,12 +12,12 @@ import { activeConsistency, activeOrdering } from './request-scope.js';
 import { WriteQueue } from '../write-queue.js';
 import { answersReads, countReplicas, fanOut, gatherAnswers, notEnoughReplicas, readOrder, readRequirement, ReadsFailed, type ReplicaStanding } from './read-consistency.js';
 import { resolveAnswers, resolves } from './read-resolution.js';
-import { FED_BY_TRANSFER, type ReplicaResult, type ReplicaState, type ReplicaTask, type ShardReplica, type WriteOrdering } from './replica.js';
+import { FED_BY_TRANSFER, SOURCE_OF_TRUTH, type ReplicaResult, type ReplicaState, type ReplicaTask, type ShardReplica, type WriteOrdering } from './replica.js';
 import { isTransient } from './replica-errors.js';
 import type { ReplicaStates } from './replica-states.js';
 import type { ShardId } from './shard-id.js';
 import { leaderFailed, leaderGone, noLeader, updateLeader } from './write-ordering.js';
-import { appliesWithoutWait, DEACTIVATION_TIMEOUT_MS, deactivation, deactivationTimedOut, judgeUpdate, noUpdatableReplica, takesUpdates, type Deactivation, type TargetOutcome } from './write-outcome.js';
+import { appliesWithoutWait, DEACTIVATION_TIMEOUT_MS, deactivation, deactivationTimedOut, judgeUpdate, noLongerActive, noUpdatableReplica, takesUpdates, type Deactivation, type TargetOutcome } from './write-outcome.js';
 
 /** The collection parameters a set's policies read, at the time of each request (they may change). */
 export interface ReplicaSetParams {
@@ -62,6 +62,8 @@ export class ReplicaSet {
   private gate: Promise<unknown> | null = null;
   /** Peers whose replica failed an update, skipped until the states show them Dead (Qdrant's locally disabled peers). */
   private readonly disabled = new Set<number>();
+  /** The Dead mark of each disabled peer's replica, under way. */
+  private readonly marks = new Map<number, Promise<void>>();
   readonly peer: number;
   readonly shardKey?: ShardKey;
   private readonly states: ReplicaStates;
@@ -206,7 +208,7 @@ export class ReplicaSet {
     const waits = task.type !== 'apply' || task.wait;
     const queued = task.type === 'apply' ? 1 : 0;
     this.updating += queued;
-    const { targets, relays, settled } = await this.dispatch(task);
+    const { targets, relays, skipped, settled } = await this.dispatch(task);
     this.updating -= queued;
     const outcomes: TargetOutcome[] = settled.map((s, i) => {
       const { replica, state } = targets[i];
@@ -216,8 +218,18 @@ export class ReplicaSet {
     // A source marked Dead did not pass the update on either: its receivers missed it too.
     const missed = verdict.deactivate.flatMap(({ peer }) => (relays.get(peer) ?? []).map((receiver): Deactivation => ({ peer: receiver, from: this.states.stateOf(receiver) ?? null })));
     const marked = this.deactivate([...verdict.deactivate, ...missed]);
-    if (verdict.accepted && waits && verdict.waitForDeactivation && !(await this.shownWithin(marked))) {
-      throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
+    // A replica skipped because an earlier update failed on it missed this one too: the update
+    // stands only once its Dead mark shows, as for a replica that failed this one. Acknowledged
+    // without it, an update taken by this peer's replica alone, while this peer cannot reach the
+    // others nor etcd (a partition), would be lost once its view catches up and shows its own
+    // replica Dead.
+    const waitFor = verdict.waitForDeactivation || skipped.length > 0;
+    if (verdict.accepted && waits && waitFor) {
+      if (!(await this.shownWithin(Promise.all([marked, ...skipped]).then(() => undefined)))) throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
+      // The states now shown may say the answering replica was no longer a source of truth (marked Dead elsewhere meanwhile).
+      const answering = this.replicas.find((r) => r.peer === verdict.answerFrom);
+      const now = answering && this.stateOf(answering);
+      if (verdict.error === null && (now === undefined || !SOURCE_OF_TRUTH.has(now))) throw noLongerActive(this.id, verdict.answerFrom!, now);
     }
     if (verdict.error !== null) throw verdict.error;
     const answer = settled[targets.findIndex((t) => t.replica.peer === verdict.answerFrom)];
@@ -225,16 +237,18 @@ export class ReplicaSet {
   }
 
   /** The replicas that take an update now, and the receivers each transfer source passes it on to. */
-  private targets(): { targets: Target[]; relays: Map<number, number[]> } {
+  private targets(): { targets: Target[]; relays: Map<number, number[]>; skipped: Promise<void>[] } {
     const targets: Target[] = [];
     const relays = new Map<number, number[]>();
+    const skipped: Promise<void>[] = [];
     for (const replica of this.replicas) {
       const state = this.stateOf(replica);
       if (takesUpdates(state, this.disabled.has(replica.peer))) targets.push({ replica, state: state! });
+      else if (takesUpdates(state, false)) skipped.push(this.marks.get(replica.peer) ?? Promise.resolve());
       const source = state !== undefined && FED_BY_TRANSFER.has(state) ? this.states.transferSourceOf?.(replica.peer) : undefined;
       if (source !== undefined) relays.set(source, [...(relays.get(source) ?? []), replica.peer]);
     }
-    return { targets, relays };
+    return { targets, relays, skipped };
   }
 
   /**
@@ -244,9 +258,9 @@ export class ReplicaSet {
    * direct one must not overtake them (the replica would skip the older clock tags it then meets).
    * Updates called while one waits queue behind it, so the order of the calls holds.
    */
-  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; settled: PromiseSettledResult<unknown>[] }> {
+  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; skipped: Promise<void>[]; settled: PromiseSettledResult<unknown>[] }> {
     const send = () => {
-      const { targets, relays } = this.targets();
+      const { targets, relays, skipped } = this.targets();
       if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
       this.lastTargets = new Set(targets.map((t) => t.replica.peer));
       const seen = this.states.revision?.();
@@ -258,7 +272,7 @@ export class ReplicaSet {
       }));
       this.inFlight.add(sent);
       void sent.finally(() => this.inFlight.delete(sent));
-      return sent.then((settled) => ({ targets, relays, settled }));
+      return sent.then((settled) => ({ targets, relays, skipped, settled }));
     };
     const last = this.lastTargets;
     if (this.gate === null && this.inFlight.size > 0 && last !== null && this.targets().targets.some((t) => !last.has(t.replica.peer))) {
@@ -298,7 +312,13 @@ export class ReplicaSet {
   private deactivate(failed: readonly Deactivation[]): Promise<void> {
     const marks = failed.map(({ peer, from }) => {
       this.disabled.add(peer);
-      return this.states.markFailed(peer, from).finally(() => this.disabled.delete(peer));
+      const mark: Promise<void> = this.states.markFailed(peer, from).finally(() => {
+        if (this.marks.get(peer) !== mark) return;
+        this.disabled.delete(peer);
+        this.marks.delete(peer);
+      });
+      this.marks.set(peer, mark);
+      return mark;
     });
     const all = Promise.all(marks).then(() => undefined);
     // Without `wait` nobody awaits the marks; a failed one leaves the replica as it was.

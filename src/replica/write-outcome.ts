@@ -137,6 +137,14 @@ function durationText(ms: number): string {
 }
 
 /** Qdrant's 500 when failed replicas did not show as deactivated within the timeout. */
+/**
+ * An update whose one source of truth that applied it is no longer one once the replicas that
+ * missed it show Dead (this peer's view was behind: another peer had marked it meanwhile).
+ */
+export function noLongerActive(shard: number, peer: number, state: ReplicaState | undefined): ServiceError {
+  return new ServiceError(`The replica of shard ${shard} on peer ${peer} that applied the operation is ${state ?? 'gone'} now. Consistency of this update is not guaranteed. Please retry.`);
+}
+
 export function deactivationTimedOut(shard: number, timeoutMs: number, failure: Failure | null): ServiceError {
   return new ServiceError(
     `Some replica of shard ${shard} failed to apply operation and deactivation timed out after ${durationText(timeoutMs)}. Consistency of this update is not guaranteed. Please retry. ${failedPeer(failure)}`,

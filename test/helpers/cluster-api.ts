@@ -68,3 +68,71 @@ export async function allActive(peers: readonly ClusterPeer[], collection: strin
   if (!active && lastSeen) lastSeen.text = seen.map(({ states, transfers }, i) => `${peers[i].url}: ${JSON.stringify([...states])} transfers ${JSON.stringify(transfers)}`).join('\n');
   return active;
 }
+
+/**
+ * Waits (bounded) until every peer sees every replica of the collection Active and no transfer
+ * under way; on a timeout the error tells what each peer saw last and the peers' last log lines
+ * on transfers and recovery.
+ */
+export async function untilAllActive(peers: readonly ClusterPeer[], collection: string, ms: number): Promise<void> {
+  const lastSeen = { text: '' };
+  try {
+    await until(`every replica of ${collection} Active, no transfer left`, () => allActive(peers, collection, lastSeen), ms);
+  } catch (err) {
+    const lines = peers.map((p) => lastLogLines(p, 15, /transfer|recover|Dead|abort/i).join('\n')).join('\n---\n');
+    throw new Error(`${(err as Error).message}\nlast seen:\n${lastSeen.text}\npeers' log lines on transfers:\n${lines}`);
+  }
+}
+
+/**
+ * A peer's last `count` log entries (those matching `only`, if given), one line each: a JSON log
+ * line as its level, message and error message, any other line (a crash's stack) as it is;
+ * repeats folded into one.
+ */
+export function lastLogLines(peer: ClusterPeer, count = 15, only?: RegExp): string[] {
+  const lines: string[] = [];
+  for (const raw of peer.server.output().split('\n')) {
+    const text = raw.trim();
+    if (text === '') continue;
+    let line = text;
+    try {
+      const entry = JSON.parse(text) as { level?: number; msg?: string; err?: { message?: string } };
+      line = `[${entry.level}] ${entry.msg ?? ''}${entry.err?.message ? `: ${entry.err.message}` : ''}`;
+    } catch {
+      // not a log entry: kept as it is
+    }
+    if (only && !only.test(line)) continue;
+    const previous = lines.at(-1);
+    const repeated = previous === undefined ? null : /^(.*?)(?: \(×(\d+)\))?$/s.exec(previous);
+    if (repeated && repeated[1] === line) lines[lines.length - 1] = `${line} (×${Number(repeated[2] ?? 1) + 1})`;
+    else lines.push(line);
+  }
+  return lines.slice(-count);
+}
+
+/**
+ * What each peer says of the cluster and of `collections`, whether it still runs, and its last
+ * log lines (`lines` of them, those matching `only` if given): the evidence of a failed wait.
+ */
+export async function describePeers(peers: readonly ClusterPeer[], collections: readonly string[], lines = 15, only?: RegExp): Promise<string> {
+  const parts = await Promise.all(peers.map(async (peer) => {
+    const { exitCode, signalCode } = peer.server.process;
+    const ended = exitCode !== null || signalCode !== null ? ` EXITED (${exitCode ?? signalCode})` : '';
+    const raft = await result<{ peer_id: number; raft_info: unknown }>(peer, 'GET', '/cluster').then(
+      (body) => `peer ${body.peer_id} raft ${JSON.stringify(body.raft_info)}`, (err: Error) => err.message);
+    const states = await Promise.all(collections.map((name) => replicaStates(peer, name).then(
+      ({ states, transfers }) => `${name}: ${JSON.stringify([...states])} transfers ${JSON.stringify(transfers)}`,
+      (err: Error) => `${name}: ${err.message}`)));
+    return [`${peer.url}${ended} ${raft}`, ...states, 'last log lines:', ...lastLogLines(peer, lines, only)].join('\n');
+  }));
+  return parts.join('\n---\n');
+}
+
+/** Resolves with the first of `peers` whose process ends. */
+export function firstExit(peers: readonly ClusterPeer[]): Promise<ClusterPeer> {
+  return Promise.race(peers.map((peer) => {
+    const { process } = peer.server;
+    if (process.exitCode !== null || process.signalCode !== null) return Promise.resolve(peer);
+    return new Promise<ClusterPeer>((resolve) => process.once('exit', () => resolve(peer)));
+  }));
+}
