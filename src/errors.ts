@@ -140,6 +140,15 @@ export class LogTruncated extends QuiverError {
   }
 }
 
+/** "Shard temporarily unavailable: ..." (503): no replica of the shards asked for can serve now. */
+export class ShardUnavailable extends QuiverError {
+  readonly statusCode = 503;
+  readonly kind = 'ShardUnavailable';
+  constructor(description: string) {
+    super(`Shard temporarily unavailable: ${description}`);
+  }
+}
+
 /** "Service internal error: ..." (500). */
 export class ServiceError extends QuiverError {
   readonly statusCode = 500;
@@ -157,7 +166,7 @@ export class CommandError extends Error {}
 
 export type ErrorKind =
   | 'BadInput' | 'BadRequest' | 'FormatError' | 'ValidationError' | 'NotFound' | 'AlreadyExists'
-  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'LogTruncated' | 'ServiceError'
+  | 'Unauthorized' | 'RejectedToken' | 'Forbidden' | 'Timeout' | 'ChecksumMismatch' | 'InsufficientStorage' | 'LogTruncated' | 'ShardUnavailable' | 'ServiceError'
   | 'StrictModeViolation' | 'RateLimited';
 
 export interface WireError {

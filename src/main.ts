@@ -10,6 +10,7 @@ import { isLoopback, loadConfig, type QuiverConfig } from './config/config.js';
 import { ConfigError } from './config/config-error.js';
 import { parseLogFilter } from './config/log-filter.js';
 import { ShardWorkers } from './worker/pool.js';
+import type { WireFilter } from './api/filter.js';
 
 function startConfig(): QuiverConfig {
   try {
@@ -26,7 +27,7 @@ const config = startConfig();
 const faults = process.env.QUIVER_TEST_FAULTS === '1';
 const workers = new ShardWorkers(config.workers, { limits: config.worker_limits, faults });
 
-const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneCluster }, { startClusterPeer }, { MetaStore }] = await Promise.all([
+const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { prepareSnapshots }, { openNodeState }, { VERSION }, { StandaloneCluster }, { startClusterPeer }, { MetaStore }, { toFilter }] = await Promise.all([
   import('./collection/manager.js'),
   import('./server/app.js'),
   import('./server/shutdown.js'),
@@ -37,6 +38,7 @@ const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { p
   import('./server/cluster-service.js'),
   import('./cluster/cluster-peer.js'),
   import('./storage/meta-store.js'),
+  import('./api/filter.js'),
 ]);
 
 const logFilter = parseLogFilter(config.log_level);
@@ -63,7 +65,7 @@ async function openClusterPeer() {
   }
   const meta = await MetaStore.open(config.storage.storage_path);
   const node = await openNodeState(meta, config);
-  const peer = await startClusterPeer({ config, workers, meta, processId: node.processId, startedAt: node.startedAt, quota: node.quota, log: clusterLog }).catch(async (err: Error) => {
+  const peer = await startClusterPeer({ config, workers, meta, processId: node.processId, startedAt: node.startedAt, quota: node.quota, log: clusterLog, filterOf: (wire) => toFilter(wire as WireFilter) }).catch(async (err: Error) => {
     console.error(`Cannot start the cluster peer: ${err.message}`);
     await workers.close();
     await meta.close();

@@ -3,7 +3,7 @@
 // errors.rs for the prefixes, the named files below for the descriptions). It sits below every
 // layer, so each may throw them; the messages about a request's form are in src/api/messages.ts.
 
-import { AlreadyExists, BadInput, BadRequest, NotFound } from './errors.js';
+import { AlreadyExists, BadInput, BadRequest, NotFound, ShardUnavailable } from './errors.js';
 import type { PointId } from './model.js';
 
 /**
@@ -89,6 +89,11 @@ export function fallbackShardKeysNotFound(target: string | number, fallback: str
   return notFound(`Neither target shard key ${target} nor fallback shard key ${fallback} exist`);
 }
 
+/** lib/collection/src/shards/shard_holder: a fallback selector whose target key has no Active replica and whose fallback key is missing (Qdrant's shard_unavailable, 503). */
+export function fallbackShardKeysInactive(target: string | number, fallback: string | number): ShardUnavailable {
+  return new ShardUnavailable(`Neither target shard key ${target} nor fallback shard key ${fallback} have active replicas`);
+}
+
 /** src/common/collections.rs: shard keys asked of a collection with automatic sharding (creating or dropping one). */
 export function shardKeysNeedCustomSharding(): BadRequest {
   return new BadRequest('Shard Key cannot be created with Auto sharding method');
@@ -153,9 +158,36 @@ export function transferMethodNotSupported(method: string): BadRequest {
   return new BadRequest(`Shard transfer method ${method} is not supported by Quiver: use stream_records, snapshot or wal_delta`);
 }
 
-/** Quiver's: a cluster operation it does not have (replicate_points). */
-export function clusterOperationNotSupported(operation: string): BadRequest {
-  return new BadRequest(`Cluster operation ${operation} is not supported by Quiver`);
+/** lib/collection/src/shards/shard_holder: a shard key a read or a cluster operation names that the collection does not have. */
+export function shardKeyNotFound(key: string | number): BadRequest {
+  return new BadRequest(`Shard key ${key} not found`);
+}
+
+/** src/common/collections.rs: `replicate_points` from a shard key of more than one shard. */
+export function replicateFromManyShards(key: string | number, shards: number): BadRequest {
+  return new BadRequest(`Only replicating from shard keys with exactly one shard is supported. Shard key ${key} has ${shards} shards`);
+}
+
+/** src/common/collections.rs: `replicate_points` into a shard key of more than one replica. */
+export function replicateToManyReplicas(key: string | number, replicas: number): BadRequest {
+  return new BadRequest(`Only replicating to shard keys with exactly one replica is supported. Shard key ${key} has ${replicas} replicas`);
+}
+
+/** Rust's Debug names of the transfer methods, as Qdrant's messages print them. */
+const METHOD_DEBUG_NAMES: Readonly<Record<string, string>> = { stream_records: 'StreamRecords', snapshot: 'Snapshot', wal_delta: 'WalDelta' };
+
+/** src/common/collections.rs: `replicate_points` with a filter, where the configured method cannot filter. */
+export function filterNeedsStreaming(method: string): BadRequest {
+  return new BadRequest(`Can't do shard transfer using method ${METHOD_DEBUG_NAMES[method] ?? method} in combination with a filter`);
+}
+
+/**
+ * Quiver's: `replicate_points` without a filter where the configured method is a snapshot or a
+ * WAL delta, which would replace the target shard's content with the source's; Quiver copies
+ * points between shards by streaming them only.
+ */
+export function pointsCopyNeedsStreaming(method: string): BadRequest {
+  return new BadRequest(`Shard transfer method ${method} is not supported by Quiver for replicate_points: points are copied between shards by stream_records`);
 }
 
 /** src/common/collections.rs: `start_resharding` where resharding is not enabled (Qdrant's open-source build). */

@@ -89,7 +89,7 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
   assertError(t, await operate(peers[0], { drop_replica: { shard_id: 0, peer_id: first } }), 400, `Bad request: Shard 0 must have at least one active replica after removing ${first}`, 'dropping the last replica');
   assertError(t, await operate(peers[0], { start_resharding: { direction: 'up' } }), 400, 'Bad request: resharding is only supported in Qdrant Cloud', 'resharding, as Qdrant\'s open-source build answers');
   assertError(t, await operate(peers[0], { abort_resharding: {} }), 400, 'Bad request: resharding is not in progress for collection ops', 'aborting no resharding');
-  assertError(t, await operate(peers[0], { replicate_points: { from_shard_key: 'a', to_shard_key: 'b' } }), 400, 'Bad request: Cluster operation replicate_points is not supported by Quiver', 'replicate_points');
+  assertError(t, await operate(peers[0], { replicate_points: { from_shard_key: 'a', to_shard_key: 'b' } }), 400, 'Bad request: Shard key a not found', 'replicate_points between keys of an automatically sharded collection');
   assertError(t, await operate(peers[0], { move_shard: { shard_id: 0 } }), 400, 'Format error in JSON body: data did not match any variant of untagged enum ClusterOperations', 'a body of no operation');
   t.ok(await settled(peers, new Map([[first, 'Active']])), 'the refusals changed nothing');
 

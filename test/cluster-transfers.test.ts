@@ -217,3 +217,53 @@ t.test('deleting the collection deletes its transfers', async (t) => {
   t.same(view.transfers, []);
   t.same([...view.entries.keys()].filter((k) => k.startsWith('transfers/')), []);
 });
+
+t.test('a copy of points into another shard (replicate_points): its key, its start and refusals, the source\'s removal ends it with the target Dead', async (t) => {
+  const ref = { collection: 'k', shard: 3, from: 7, to: 9, toShard: 5 };
+  t.equal(transferKey(ref), 'transfers/k/3/7-9-5', 'the receiver\'s shard after the peers');
+  t.same(parseKey(transferKey(ref)), { kind: 'transfer', ...ref });
+  t.same(parseKey('transfers/k/3/7-9-x'), { kind: 'unknown' });
+  t.match(decodeTransferRecord(transferKey(ref), '{"method":"stream_records","sync":true,"started_at":"x","filter":{"must":[]}}'), { filter: { must: [] } });
+  t.throws(() => decodeTransferRecord(transferKey(ref), '{"method":"stream_records","sync":true,"started_at":"x","filter":[1]}'), /member filter is not an object/);
+
+  const { a, seen } = await controlPlaneCluster(t, 2);
+  const [first, second] = [...(await seen(0)).peers.keys()];
+  const config = fromCreateRequest({ vectors: { size: 4, distance: 'Cosine' }, sharding_method: 'custom', shard_number: 1, replication_factor: 1 } as Parameters<typeof fromCreateRequest>[0], 2);
+  await a.createCollection('k', config);
+  const fallback = await a.createShardKey('k', 'default', { placement: [first!] });
+  const tenant = await a.createShardKey('k', 'tenant', { placement: [second!] });
+  await a.createShardKey('k', 'wide', { shardsNumber: 2, placement: [first!] });
+  const filter = { must: [{ key: 'city', match: { value: 'London' } }] };
+  const refused = async (work: Promise<unknown>) => work.then(() => 'started', (err: Error) => err.message.replace(/^Bad request: /, ''));
+  t.equal(await refused(a.startPointsTransfer('k', 'nope', 'tenant', null, 'stream_records')), 'Shard key nope not found');
+  t.equal(await refused(a.startPointsTransfer('k', 'wide', 'tenant', null, 'stream_records')), 'Only replicating from shard keys with exactly one shard is supported. Shard key wide has 2 shards');
+  t.equal(await refused(a.startPointsTransfer('k', 'default', 'wide', null, 'stream_records')), 'Only replicating to shard keys with exactly one replica is supported. Shard key wide has 2 replicas');
+  t.equal(await refused(a.startPointsTransfer('k', 'default', 'tenant', filter, 'snapshot')), 'Can\'t do shard transfer using method Snapshot in combination with a filter', 'the configured method, with a filter');
+  t.equal(await refused(a.startPointsTransfer('k', 'default', 'tenant', null, 'wal_delta')),
+    'Shard transfer method wal_delta is not supported by Quiver for replicate_points: points are copied between shards by stream_records', 'without one');
+
+  const started = await a.startPointsTransfer('k', 'default', 'tenant', filter, 'stream_records');
+  const [from, into] = [fallback.shards[0]!, tenant.shards[0]!];
+  t.same(started.ref, { collection: 'k', shard: from, from: first, to: second, toShard: into });
+  let view = await seen(started.revision);
+  t.equal(view.replicas('k', into)!.get(second!), 'Partial', 'the target Partial, from Active');
+  t.same(view.transfers.map((x) => [x.shard, x.toShard, x.record.filter]), [[from, into, filter]]);
+  t.equal(view.transferTo('k', into, second!)?.toShard, into, 'the transfer feeding the target is found by the target\'s shard');
+  t.equal(view.transferTo('k', from, second!), undefined, 'not by the source\'s');
+  t.equal(await refused(a.startPointsTransfer('k', 'default', 'tenant', null, 'stream_records')), `Shard ${from} is already involved in transfer ${first} -> ${second}`, 'one copy at a time');
+
+  const comment = await a.setTransferComment(started.ref, view.transfers[0]!.createRevision, 'x');
+  t.equal(comment.stored, true, 'a progress comment, found through the target\'s shard');
+  const finished = await a.finishTransfer(started.ref);
+  t.equal(finished.ended, true);
+  view = await seen(finished.revision);
+  t.equal(view.replicas('k', into)!.get(second!), 'Active', 'the finish makes the target Active');
+  t.same(view.transfers, []);
+
+  // Again, then the source's replica dropped: the copy ends with the target Dead.
+  const again = await a.startPointsTransfer('k', 'default', 'tenant', null, 'stream_records');
+  const removed = await a.removePeer(first!, true);
+  view = await seen(removed.revision);
+  t.equal(view.replicas('k', into)!.get(second!), 'Dead', 'the target Dead once its source left');
+  t.same(view.transfers.filter((x) => x.createRevision === again.revision), [], 'the copy is gone');
+});

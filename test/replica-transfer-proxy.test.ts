@@ -5,9 +5,11 @@
 // receiver, so the receiver ends with the newest value, equal to the source; once the transfer
 // finished only updates sent from before its end (arriving late) or relayed go on; a relay that fails is reported while the update stands on the source. And the replica set's side: a Partial
 // receiver gets updates only through its transfer's source (`relay`), and once it becomes a
-// direct target the next update waits until the relayed ones settled.
+// direct target the next update waits until the relayed ones settled. And a copy of points into
+// another shard (`replicate_points`): what it passes on for each update, on which clock, and when.
 
 import t from 'tap';
+import { toFilter } from '../src/api/filter.js';
 import { decode } from '../src/peer/wire.js';
 import type { P2pClient } from '../src/peer/p2p-client.js';
 import { RemoteReplica } from '../src/peer/remote-replica.js';
@@ -72,7 +74,7 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   const cleared = proxy.clear(RECEIVER, tag(1), new Promise<void>((resolve) => (ready = resolve)));
   // The first batch's read waits in the source's queue; an update of a point it holds is queued behind it.
   const held = source.hold('scroll');
-  const first = proxy.batch(RECEIVER, null, 3, tag(2), 0);
+  const first = proxy.batch(RECEIVER, null, 3, tag(2));
   await held.arrived;
   const racing = proxy.run(update(upsert(point(2, 'v2'))), null);
   held.release();
@@ -85,7 +87,7 @@ t.test('an update racing a batch lands after it: the receiver ends with the newe
   // One named in `relay` as well (a replica set that saw the transfer running): passed on once.
   const later = proxy.run(update(upsert(point(5, 'v3')), [RECEIVER]), null);
   const removed = proxy.run(update([{ kind: 'delete', target: { ids: [4] } }]), null);
-  const second = proxy.batch(RECEIVER, read.next, 3, tag(3), 0);
+  const second = proxy.batch(RECEIVER, read.next, 3, tag(3));
   t.same(await second.read, { count: 1, next: null }, 'the last batch: point 5 (4 was deleted before it was read)');
   await Promise.all([cleared, first.sent, second.sent, racing, later, removed]);
 
@@ -179,3 +181,47 @@ t.test('a replica set: a source that failed the update is Dead, and so is the re
   t.equal(await set.apply(update(upsert(point(1, 'v1')))), null, 'the update stands on this peer\'s replica');
   t.same(states.marked, [{ peer: SOURCE, from: 'Active' }, { peer: RECEIVER, from: 'Partial' }]);
 });
+
+t.test('a copy of points into another shard passes on what each update left of the points it names, and operations on a filter as they are', async (t) => {
+  const source = new FakeReplica(SHARD, SOURCE);
+  const receiver = new FakeReplica({ collection: 'c', shard: 1 }, RECEIVER);
+  for (let id = 1; id <= 4; id++) await source.run(update(upsert(point(id, id % 2 ? 'in' : 'out'))), null);
+  await receiver.run(update(upsert(point(9, 'its own'))), null);
+  const { lane, requests } = laneTo(receiver);
+  const failures: unknown[] = [];
+  const proxy = new TransferProxy(source, () => null, () => undefined);
+  const wanted = toFilter({ must: [{ key: 'value', match: { value: 'in' } }] });
+  let tick = 0;
+  const copy = proxy.copyPoints('k', lane, wanted, { opening: { peer: SOURCE, clockId: -7, tick: 1 }, next: () => ({ peer: SOURCE, clockId: 2 ** 50 + 7, tick: ++tick }) }, (err) => failures.push(err));
+  const opened = copy.open(Promise.resolve());
+  const first = copy.batch(null, 10);
+  t.same(await first.read, { count: 2, next: null }, 'the batch reads the matching points (1 and 3)');
+  // Point 1 moves out of the filter, 2 moves in, 5 is new and matches; then a payload set on a filter.
+  await proxy.run(update(upsert(point(1, 'out'), point(2, 'in'), point(5, 'in'))), null);
+  await proxy.run(update([{ kind: 'set_payload', target: { filter: {} }, payload: { seen: true }, key: null }]), null);
+  await proxy.run(update([{ kind: 'delete', target: { ids: [3] } }]), null);
+  await Promise.all([opened, first.sent]);
+  await until(() => requests.flat().length === 5);
+  t.same(failures, []);
+  t.same(values(receiver), [[2, 'in'], [5, 'in'], [9, 'its own']], 'the receiver holds the matching points as they are now, and its own');
+  const sent = requests.flat();
+  t.same(sent.map((u) => u.clock.clockId), [-7, 2 ** 50 + 7, 2 ** 50 + 7, 2 ** 50 + 7, 2 ** 50 + 7], 'the opening on the transfer\'s clock, the rest on the copy\'s');
+  t.same(sent.map((u) => u.ops.map((op) => op.kind)), [[], ['upsert'], ['upsert', 'delete'], ['set_payload'], ['delete']],
+    'a batch; the upsert as the matching points it left and the deletion of the others; the payload set as it came; the deletion');
+  t.same((sent[2].ops[1] as Extract<WriteOp, { kind: 'delete' }>).target, { ids: [1] });
+
+  proxy.stopCopying('k', 20);
+  await proxy.run({ ...update(upsert(point(6, 'in'))), seen: 20 }, null);
+  await proxy.run({ ...update(upsert(point(7, 'in'))), seen: 19 }, null);
+  await until(() => requests.flat().length === 6);
+  t.same(values(receiver).map(([id]) => id), [2, 5, 7, 9], 'once finished, only an update sent from a view before the end goes on');
+  proxy.stopCopying('k', null);
+  await proxy.run({ ...update(upsert(point(8, 'in'))), seen: 19 }, null);
+  t.equal(requests.flat().length, 6, 'after an abort nothing goes on');
+});
+
+/** Waits (bounded) for the lane's requests to arrive: the copy's sends are not awaited by the updates. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (!check()) throw new Error('the lane did not send what was expected');
+}

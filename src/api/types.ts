@@ -57,7 +57,7 @@ export type WireClusterOperations =
   | { restart_transfer: WireShardTransfer & { method: WireShardTransferMethod } }
   | { start_resharding: { direction: 'up' | 'down'; peer_id?: Opt<number>; shard_key?: Opt<WireShardKey> } }
   | { abort_resharding: Record<string, never> }
-  | { replicate_points: { filter?: unknown; from_shard_key: WireShardKey; to_shard_key: WireShardKey } };
+  | { replicate_points: { filter?: Opt<WireFilter>; from_shard_key: WireShardKey; to_shard_key: WireShardKey } };
 
 export interface WireHnswConfigDiff {
   m?: Opt<number>;

@@ -19,13 +19,13 @@ import type { AliasAction } from '../collection/name-rules.js';
 import { checkCollectionSnapshotFits } from '../collection/snapshot-compatibility.js';
 import { StrictMode } from '../collection/strict-mode.js';
 import { BadInput, ServiceError } from '../errors.js';
-import { collectionNotFound, transferDoesNotExist, transferUnchanged } from '../messages.js';
+import { collectionNotFound, filterNeedsStreaming, pointsCopyNeedsStreaming, transferDoesNotExist, transferUnchanged } from '../messages.js';
 import type { ShardKey } from '../model.js';
 import type { TransferMethod } from '../replica/transfer-method.js';
 import type { IndexSpec } from '../shard/shard.js';
-import type { ClusterView } from './cluster-view.js';
+import { sameTransfer, type ClusterView } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
-import type { PeerId } from './keys.js';
+import { receiverShard, type PeerId } from './keys.js';
 import { defaultShardNumber } from './placement.js';
 import type { Reconciler } from './reconcile.js';
 import { statesAfterRecovery } from './recovered-replicas.js';
@@ -177,18 +177,22 @@ export class ClusterCatalog implements Catalog {
         return this.controlPlane.startOperatorTransfer({ collection, shard: change.shard, from: change.from, to: change.to }, !change.move, change.method ?? this.transferMethod ?? 'stream_records');
       case 'drop_replica':
         return this.controlPlane.dropReplica(collection, change.shard, change.peer);
+      case 'replicate_points':
+        return this.controlPlane.startPointsTransfer(collection, change.fromKey, change.toKey, change.filter, this.transferMethod ?? 'stream_records');
       case 'abort_transfer': {
-        const ref = { collection, shard: change.shard, from: change.from, to: change.to };
+        const ref = { collection, shard: change.shard, from: change.from, to: change.to, ...(change.toShard === undefined ? {} : { toShard: change.toShard }) };
         const { ended, revision } = await this.controlPlane.abortTransfer(ref);
         if (!ended) throw transferDoesNotExist(ref);
         return { revision };
       }
       case 'restart_transfer': {
         // Restarting with the method it has is refused, as Qdrant refuses it.
-        const ref = { collection, shard: change.shard, from: change.from, to: change.to };
-        const transfer = this.reconciler.view.transferTo(collection, change.shard, change.to);
-        if (!transfer || transfer.from !== change.from) throw transferDoesNotExist(ref);
+        const ref = { collection, shard: change.shard, from: change.from, to: change.to, ...(change.toShard === undefined ? {} : { toShard: change.toShard }) };
+        const transfer = this.reconciler.view.transferTo(collection, receiverShard(ref), change.to);
+        if (!transfer || !sameTransfer(transfer, ref)) throw transferDoesNotExist(ref);
         if (change.method === transfer.record.method) throw transferUnchanged(change.shard, change.from, change.to);
+        // A copy of points into another shard only streams (it keeps the receiver's own points).
+        if (transfer.toShard !== undefined) throw transfer.record.filter === undefined ? pointsCopyNeedsStreaming(change.method) : filterNeedsStreaming(change.method);
         const { restarted, revision } = await this.controlPlane.restartTransfer(ref, change.method);
         if (!restarted) throw transferDoesNotExist(ref);
         return { revision };

@@ -7,6 +7,8 @@ import type { QuiverConfig } from '../config/config.js';
 import type { Catalog } from '../collection/catalog.js';
 import { CollectionManager } from '../collection/manager.js';
 import type { QuotaGuard } from '../quota/guard.js';
+import type { JsonValue } from '../model.js';
+import type { Filter } from '../shard/filter/types.js';
 import type { MetaStore } from '../storage/meta-store.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import { ClusterCatalog } from './cluster-catalog.js';
@@ -28,6 +30,8 @@ export interface ClusterPeerOptions {
   startedAt: Date;
   quota: QuotaGuard;
   log: { info(message: string): void; warn(message: string): void; error(message: string): void };
+  /** A stored filter (a `replicate_points` transfer's) read as the REST layer reads a request's (the layer above hands it down). */
+  filterOf: (wire: JsonValue) => Filter;
 }
 
 export interface ClusterPeer {
@@ -63,6 +67,8 @@ export async function startClusterPeer(options: ClusterPeerOptions): Promise<Clu
       peer: node.peerId,
       controlPlane: node.controlPlane,
       source: (view, collection, shard) => placement.transferSource(view, collection, shard),
+      pointsLane: (view, collection, shard, peer) => placement.pointsLane(view, collection, shard, peer),
+      filterOf: options.filterOf,
       parts: node.transferParts,
       // Transfers run once the collections are open (below).
       restoreSpec: (collection, shard) => collections.collectionNamed(collection)?.restoreSpecOf(shard) ?? null,

@@ -213,6 +213,19 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     return this.localReplica(id, storageId);
   }
 
+  /**
+   * The lane to `peer`'s replica of a shard as `view` places it, this peer's own included: the
+   * receiver of a copy of points from another shard (`replicate_points`) takes it over p2p like
+   * any receiver, whichever peer holds it, so the p2p server's checks and order hold for it too.
+   */
+  pointsLane(view: ClusterView, collection: string, shard: number, peer: number): RemoteReplica | null {
+    const storageId = view.collections.get(collection)?.storageId;
+    const uri = view.peers.get(peer)?.uri;
+    const id = { collection, shard };
+    if (storageId === undefined || uri === undefined || replicaStateIn(view, id, storageId, peer) === undefined) return null;
+    return this.remoteReplica(id, storageId, peer, uri);
+  }
+
   /** The one RemoteReplica of (collection, shard, peer); a new one only if the peer's URI changed. */
   private remoteReplica(shard: ShardId, storageId: string, peer: number, uri: string): RemoteReplica {
     const key = `${shardKeyOf(storageId, shard.shard)}\0${peer}`;

@@ -11,7 +11,7 @@ import type { CollectionRecord } from '../collection/manager.js';
 import type { JsonValue } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import {
-  decodeAliasTable, decodeClusterInfo, decodeCollectionRecord, decodeLiveInfo, decodePeerInfo, decodeQuota, decodeShardEntry, decodeTransferRecord, parseKey, parseValue,
+  decodeAliasTable, decodeClusterInfo, decodeCollectionRecord, decodeLiveInfo, decodePeerInfo, decodeQuota, decodeShardEntry, decodeTransferRecord, parseKey, parseValue, receiverShard,
   type ClusterInfo, type LiveInfo, type PeerId, type PeerInfo, type ShardEntry, type TransferRecord, type TransferRef,
 } from './keys.js';
 
@@ -62,7 +62,7 @@ export function transferClockOf(transfer: ShardTransfer): number {
 
 /** Whether `a` and `b` name the same transfer (the same shard, source and receiver). */
 export function sameTransfer(a: TransferRef, b: TransferRef): boolean {
-  return a.collection === b.collection && a.shard === b.shard && a.from === b.from && a.to === b.to;
+  return a.collection === b.collection && a.shard === b.shard && a.from === b.from && a.to === b.to && a.toShard === b.toShard;
 }
 
 export class ClusterView {
@@ -118,7 +118,7 @@ export class ClusterView {
     this.shards = new Map([...shards].sort(([a], [b]) => byText(a, b)).map(([name, list]) => [name, new Map(list.sort(([a], [b]) => a - b))]));
     this.aliases = sortedMap(aliases, byText);
     this.metadata = sortedMap(metadata, byText);
-    this.transfers = transfers.sort((a, b) => byText(a.collection, b.collection) || a.shard - b.shard || a.from - b.from || a.to - b.to);
+    this.transfers = transfers.sort((a, b) => byText(a.collection, b.collection) || a.shard - b.shard || a.from - b.from || a.to - b.to || receiverShard(a) - receiverShard(b));
   }
 
   static empty(): ClusterView {
@@ -146,9 +146,9 @@ export class ClusterView {
     return { create: value?.createRevision ?? 0, mod: value?.modRevision ?? 0 };
   }
 
-  /** The transfer feeding `peer`'s replica of a shard, if one runs. */
+  /** The transfer feeding `peer`'s replica of a shard (from a replica of that shard or, copying points, of another), if one runs. */
   transferTo(collection: string, shard: number, peer: PeerId): ShardTransfer | undefined {
-    return this.transfers.find((t) => t.collection === collection && t.shard === shard && t.to === peer);
+    return this.transfers.find((t) => t.collection === collection && receiverShard(t) === shard && t.to === peer);
   }
 
   /** The replica states of a shard by peer, or null when the shard is not in the view. */

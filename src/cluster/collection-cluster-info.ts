@@ -32,6 +32,8 @@ interface RemoteShardInfo {
 /** Qdrant's ShardTransferInfo. */
 export interface ShardTransferInfo {
   shard_id: number;
+  /** The receiver's shard when it is another than the source's (`replicate_points`). */
+  to_shard_id?: number;
   from: number;
   to: number;
   sync: boolean;
@@ -94,7 +96,7 @@ export function collectionClusterInfo(view: ClusterView, peerId: number, collect
  */
 export function shardTransfersIn(view: ClusterView, collection: string, withComment: (t: ShardTransfer) => boolean): ShardTransferInfo[] {
   return view.transfers.filter((t) => t.collection === collection).map((t): ShardTransferInfo => ({
-    shard_id: t.shard, from: t.from, to: t.to, sync: t.record.sync, method: t.record.method,
+    shard_id: t.shard, ...(t.toShard === undefined ? {} : { to_shard_id: t.toShard }), from: t.from, to: t.to, sync: t.record.sync, method: t.record.method,
     ...(withComment(t) && t.record.comment !== undefined ? { comment: t.record.comment } : {}),
   }));
 }

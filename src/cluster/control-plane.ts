@@ -19,16 +19,16 @@ import { shardCountOf, type CollectionConfig } from '../collection/config-model.
 import { applyAliasActions, checkNewCollectionName, resolveName, type AliasAction, type CollectionNames } from '../collection/name-rules.js';
 import { ServiceError } from '../errors.js';
 import {
-  collectionNotFound, lastActiveReplica, noReplicaOn, peerDoesNotExist, peerHoldsShards, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
-  shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
+  collectionNotFound, filterNeedsStreaming, lastActiveReplica, pointsCopyNeedsStreaming, noReplicaOn, peerDoesNotExist, peerHoldsShards, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
+  replicateFromManyShards, replicateToManyReplicas, shardKeyNotFound, shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
 } from '../messages.js';
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
 import { FED_BY_TRANSFER, type ReplicaState } from '../replica/replica.js';
 import { receiverState, type TransferMethod } from '../replica/transfer-method.js';
-import { CALL_TIMEOUT_MS, callDeadline, readClusterView, type ClusterView } from './cluster-view.js';
+import { CALL_TIMEOUT_MS, callDeadline, readClusterView, sameTransfer, type ClusterView, type ShardTransfer } from './cluster-view.js';
 import {
-  ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, collectionTransfersPrefix, encodeValue, metadataKey, peerKey, shardEntryKey, shardTransfersPrefix, transferKey,
+  ALIASES_KEY, QUOTA_KEY, collectionKey, collectionShardsPrefix, collectionTransfersPrefix, encodeValue, metadataKey, peerKey, receiverShard, shardEntryKey, shardTransfersPrefix, transferKey,
   type AliasTable, type PeerId, type PeerInfo, type ShardEntry, type TransferRecord, type TransferRef,
 } from './keys.js';
 import { distributeShards, type RandomSource, type ShardPlacement } from './placement.js';
@@ -473,6 +473,51 @@ export class ControlPlane {
     });
   }
 
+  /**
+   * `replicate_points`: a transfer copying the points of shard key `fromKey`'s shard that match
+   * `filter` into shard key `toKey`'s replica, from the source shard's first Active replica, by
+   * streaming records (src/cluster/transfer-runner.ts), in one transaction with the receiver's
+   * state set to Partial (whatever it was: Qdrant's `start_shard_transfer`), until the transfer
+   * ends. Refused as Qdrant refuses it: a key that does not exist, a source key of more than one
+   * shard, a target key of more than one replica, a source without an Active replica, a
+   * transfer already feeding the receiver or under way in the source shard with either peer, a
+   * `method` (the configured one) other than a stream.
+   */
+  startPointsTransfer(nameOrAlias: string, fromKey: ShardKey, toKey: ShardKey, filter: JsonValue | null, method: TransferMethod): Promise<Committed & { ref: TransferRef }> {
+    return this.change((p) => {
+      const { name, record } = p.collection(nameOrAlias);
+      const keys = record.shardKeys ?? [];
+      const shardsOf = (key: ShardKey) => {
+        const entry = keys.find((e) => e.key === key);
+        if (!entry) throw shardKeyNotFound(key);
+        return entry.shards;
+      };
+      const fromShards = shardsOf(fromKey);
+      if (fromShards.length !== 1) throw replicateFromManyShards(fromKey, fromShards.length);
+      const targets = shardsOf(toKey).flatMap((shard) => Object.keys(p.readEntry(name, shard).entry?.replicas ?? {}).map((peer) => ({ shard, peer: Number(peer) })));
+      if (targets.length !== 1) throw replicateToManyReplicas(toKey, targets.length);
+      const [{ shard: toShard, peer: to }] = targets as [{ shard: number; peer: PeerId }];
+      const shard = fromShards[0]!;
+      const source = p.readEntry(name, shard).entry;
+      const peers = Object.keys(source?.replicas ?? {}).map(Number).sort((a, b) => a - b);
+      const from = peers.find((peer) => source!.replicas[String(peer)] === 'Active');
+      if (from === undefined) throw shardNotActiveOn(shard, peers[0] ?? 0);
+      this.peersExist(p, [to, from]);
+      // The collection's method (Qdrant's check): only a stream copies some points into a shard that keeps its own.
+      if (method !== 'stream_records') throw filter === null ? pointsCopyNeedsStreaming(method) : filterNeedsStreaming(method);
+      const ref: TransferRef = { collection: name, shard, from, to, toShard };
+      const under = p.view.transfers.find((t) => t.collection === name && ((t.shard === shard && [t.from, t.to].some((peer) => peer === from || peer === to)) || (receiverShard(t) === toShard && t.to === to)));
+      if (under) throw shardInTransfer(under.shard, under.from, under.to);
+      for (const t of p.view.transfers) if (t.collection === name) p.sameIncarnation(transferKey(t));
+      const key = transferKey(ref);
+      p.sameIncarnation(key);
+      const { key: entryKey, entry } = p.readEntry(name, toShard);
+      p.put(entryKey, withState(entry!, to, 'Partial'));
+      p.put(key, { method: 'stream_records', sync: true, started_at: new Date().toISOString(), ...(filter === null ? {} : { filter }) } satisfies TransferRecord);
+      return { ref };
+    });
+  }
+
   /** Refuses the first of `peers` the cluster does not know, noting each one looked up. */
   private peersExist(p: Proposal, peers: readonly PeerId[]): void {
     for (const peer of peers) {
@@ -510,15 +555,17 @@ export class ControlPlane {
       if (!entry) throw shardDoesNotExist(shard, name);
       this.peersExist(p, [peer]);
       if (entry.replicas[String(peer)] === undefined) throw noReplicaOn(shard, peer);
-      let remaining = withoutPeer(entry, peer);
+      const remaining = withoutPeer(entry, peer);
       if (!Object.values(remaining.replicas).some((state) => state === 'Active')) throw lastActiveReplica(shard, peer);
+      const changed = new Map<string, ShardEntry>([[entryKey, remaining]]);
       for (const t of p.view.transfers) {
-        if (t.collection !== name || t.shard !== shard || (t.from !== peer && t.to !== peer)) continue;
+        const feeds = t.shard === shard && t.from === peer;
+        if (t.collection !== name || (!feeds && !(receiverShard(t) === shard && t.to === peer))) continue;
         p.unchanged(transferKey(t));
         p.delete(transferKey(t));
-        if (t.from === peer && isFed(remaining.replicas[String(t.to)])) remaining = withState(remaining, t.to, 'Dead');
+        if (feeds) receiverDead(p, changed, t);
       }
-      p.put(entryKey, remaining);
+      for (const [key, changedEntry] of changed) p.put(key, changedEntry);
       return {};
     });
   }
@@ -559,9 +606,7 @@ export class ControlPlane {
         if (t.from !== peer && t.to !== peer) continue;
         p.unchanged(transferKey(t));
         p.delete(transferKey(t));
-        const entryKey = shardEntryKey(t.collection, t.shard);
-        const entry = changed.get(entryKey) ?? p.view.shards.get(t.collection)?.get(t.shard);
-        if (t.from === peer && entry && isFed(entry.replicas[String(t.to)])) changed.set(entryKey, withState(entry, t.to, 'Dead'));
+        if (t.from === peer) receiverDead(p, changed, t);
       }
       for (const [key, entry] of changed) p.put(key, entry);
       p.delete(peerKey(peer));
@@ -592,13 +637,14 @@ export class ControlPlane {
       p.unchanged(key);
       const created = p.view.revisionsOf(key).create;
       if (created === 0 || (createRevision !== undefined && created !== createRevision)) return { ended: false };
-      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
+      const { key: entryKey, entry } = p.readEntry(ref.collection, receiverShard(ref));
+      const source = ref.toShard === undefined ? entry : p.readEntry(ref.collection, ref.shard).entry;
       // A source no longer Active may have missed updates the receiver then missed too: no finish.
-      if (state === 'Active' && entry?.replicas[String(ref.from)] !== 'Active') return { ended: false };
+      if (state === 'Active' && source?.replicas[String(ref.from)] !== 'Active') return { ended: false };
       // The receiver is Partial (or Recovery) while its transfer runs (both change in one transaction), unless
       // a failed update marked it Dead meanwhile: it stays so. An aborted move's receiver leaves
       // the shard instead (Qdrant's abort_shard_transfer): the move never happened.
-      const move = p.view.transferTo(ref.collection, ref.shard, ref.to)?.record.sync === false;
+      const move = p.view.transferTo(ref.collection, receiverShard(ref), ref.to)?.record.sync === false;
       if (entry && state === 'Dead' && move) p.put(entryKey, withoutPeer(entry, ref.to));
       else if (entry && isFed(entry.replicas[String(ref.to)])) p.put(entryKey, withState(entry, ref.to, state));
       p.delete(key);
@@ -617,9 +663,9 @@ export class ControlPlane {
     return this.change((p) => {
       const key = transferKey(ref);
       p.unchanged(key);
-      const transfer = p.view.transferTo(ref.collection, ref.shard, ref.to);
-      if (!transfer || transfer.from !== ref.from || (createRevision !== undefined && transfer.createRevision !== createRevision)) return { restarted: false };
-      const { key: entryKey, entry } = p.readEntry(ref.collection, ref.shard);
+      const transfer = p.view.transferTo(ref.collection, receiverShard(ref), ref.to);
+      if (!transfer || !sameTransfer(transfer, ref) || (createRevision !== undefined && transfer.createRevision !== createRevision)) return { restarted: false };
+      const { key: entryKey, entry } = p.readEntry(ref.collection, receiverShard(ref));
       if (!entry || !isFed(entry.replicas[String(ref.to)])) return { restarted: false };
       const { comment: _progress, ...record } = transfer.record;
       p.put(key, { ...record, method, started_at: new Date().toISOString(), run: (record.run ?? 0) + 1 } satisfies TransferRecord);
@@ -633,8 +679,8 @@ export class ControlPlane {
     return this.change((p) => {
       const key = transferKey(ref);
       p.sameIncarnation(key);
-      const transfer = p.view.transferTo(ref.collection, ref.shard, ref.to);
-      if (!transfer || transfer.from !== ref.from || transfer.createRevision !== createRevision) return { stored: false };
+      const transfer = p.view.transferTo(ref.collection, receiverShard(ref), ref.to);
+      if (!transfer || !sameTransfer(transfer, ref) || transfer.createRevision !== createRevision) return { stored: false };
       p.put(key, { ...transfer.record, comment } satisfies TransferRecord);
       return { stored: true };
     });
@@ -662,6 +708,16 @@ export class ControlPlane {
     const answer = await this.namespace.put(key).value(encodeValue(value)).options(callDeadline(this.callTimeoutMs)).exec();
     return { revision: Number(answer.header.revision) };
   }
+}
+
+/**
+ * A transfer whose source leaves ends with its receiver Dead, if it is still fed by it: its
+ * shard's entry as `changed` holds it by key (this transaction's changes so far), else as read.
+ */
+function receiverDead(p: Proposal, changed: Map<string, ShardEntry>, t: ShardTransfer): void {
+  const key = shardEntryKey(t.collection, receiverShard(t));
+  const entry = changed.get(key) ?? p.readEntry(t.collection, receiverShard(t)).entry;
+  if (entry && isFed(entry.replicas[String(t.to)])) changed.set(key, withState(entry, t.to, 'Dead'));
 }
 
 function withState(entry: ShardEntry, peer: PeerId, state: ReplicaState): ShardEntry {

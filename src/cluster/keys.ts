@@ -33,7 +33,7 @@ export const LIVE_PREFIX = 'live/';
 export const COLLECTIONS_PREFIX = 'collections/';
 export const SHARDS_PREFIX = 'shards/';
 export const METADATA_PREFIX = 'metadata/';
-/** Shard transfers: `transfers/<name>/<shard>/<from>-<to>`. */
+/** Shard transfers: `transfers/<name>/<shard>/<from>-<to>`, `<from>-<to>-<to shard>` into another shard. */
 export const TRANSFERS_PREFIX = 'transfers/';
 
 export function peerKey(id: PeerId): string {
@@ -73,10 +73,22 @@ export interface TransferRef {
   shard: number;
   from: PeerId;
   to: PeerId;
+  /**
+   * The shard the receiver's replica belongs to when it is another shard than the source's
+   * (Qdrant's `to_shard_id`: `replicate_points` copies points between shard keys); absent when
+   * the receiver is a replica of the same shard.
+   */
+  toShard?: number;
+}
+
+/** The shard whose replica on `ref.to` a transfer feeds. */
+export function receiverShard(ref: TransferRef): number {
+  return ref.toShard ?? ref.shard;
 }
 
 export function transferKey(ref: TransferRef): string {
-  return `${shardTransfersPrefix(ref.collection, ref.shard)}${ref.from}-${ref.to}`;
+  const into = ref.toShard === undefined ? '' : `-${ref.toShard}`;
+  return `${shardTransfersPrefix(ref.collection, ref.shard)}${ref.from}-${ref.to}${into}`;
 }
 
 export function metadataKey(key: string): string {
@@ -125,6 +137,12 @@ export interface TransferRecord {
   started_at: string;
   /** How often it was restarted with another method (absent: never); each run has its own clock. */
   run?: number;
+  /**
+   * The points a transfer into another shard copies (`replicate_points`'s filter, as the request
+   * gave it; absent: every point). Kept in its wire form: each source peer reads it as its REST
+   * layer reads a filter.
+   */
+  filter?: JsonValue;
 }
 
 /** `quiver/aliases`: every alias and its collection, in one key so alias actions are all or nothing. */
@@ -162,9 +180,10 @@ export function parseKey(key: string): ClusterKey {
 
 function transferOf(rest: string): ClusterKey {
   const [name, shard, peers, ...more] = rest.split('/');
-  const pair = /^(\d+)-(\d+)$/.exec(peers ?? '');
+  const pair = /^(\d+)-(\d+)(?:-(\d+))?$/.exec(peers ?? '');
   if (more.length > 0 || name === undefined || shard === undefined || !/^\d+$/.test(shard) || !pair) return { kind: 'unknown' };
-  return { kind: 'transfer', collection: decodeURIComponent(name), shard: Number(shard), from: Number(pair[1]), to: Number(pair[2]) };
+  const ref: TransferRef = { collection: decodeURIComponent(name), shard: Number(shard), from: Number(pair[1]), to: Number(pair[2]) };
+  return { kind: 'transfer', ...ref, ...(pair[3] === undefined ? {} : { toShard: Number(pair[3]) }) };
 }
 
 function peerOf(id: string, kind: 'peer' | 'live'): ClusterKey {
@@ -245,5 +264,6 @@ export function decodeTransferRecord(key: string, text: string): TransferRecord 
   if (!isTransferMethod(record.method)) throw new ClusterValueError(key, `unknown transfer method ${record.method}`);
   if (record.comment !== undefined && typeof record.comment !== 'string') throw new ClusterValueError(key, 'member comment is not a string');
   if (record.run !== undefined && !(Number.isSafeInteger(record.run) && record.run >= 0)) throw new ClusterValueError(key, 'member run is not a whole number');
+  if (record.filter !== undefined && (record.filter === null || typeof record.filter !== 'object' || Array.isArray(record.filter))) throw new ClusterValueError(key, 'member filter is not an object');
   return record;
 }

@@ -26,14 +26,17 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PointId } from '../model.js';
+import type { JsonValue, PointId } from '../model.js';
 import type { ShardContent } from '../replica/replica.js';
 import type { ShardId } from '../replica/shard-id.js';
-import { transferClock, type LaneSlot, type TransferProxy } from '../replica/transfer-proxy.js';
+import { copyClockId } from '../replica/points-copy.js';
+import type { QueuedBatch } from '../replica/transfer-batch.js';
+import { transferClock, type LaneSlot, type ReceiverLane, type TransferProxy } from '../replica/transfer-proxy.js';
+import type { Filter } from '../shard/filter/types.js';
 import type { ShardRoute } from '../shard/snapshot-part.js';
 import { sameTransfer, transferClockOf, type ClusterView, type ShardTransfer } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
-import { transferKey, type PeerId } from './keys.js';
+import { receiverShard, transferKey, type PeerId } from './keys.js';
 import { TransferParts } from './transfer-parts.js';
 import { resolveDelta, sendDelta } from './wal-delta.js';
 
@@ -45,6 +48,10 @@ export interface TransferRunnerOptions {
   controlPlane: TransferProposer;
   /** This peer's replica of a shard as a view places it (ClusterPlacement.transferSource). */
   source: (view: ClusterView, collection: string, shard: number) => TransferProxy | null;
+  /** The one lane to `peer`'s replica of a shard as a view places it, this peer's own included (a copy of points into another shard). */
+  pointsLane: (view: ClusterView, collection: string, shard: number, peer: PeerId) => ReceiverLane | null;
+  /** A transfer's filter (`replicate_points`), read as the REST layer reads a request's. */
+  filterOf: (wire: JsonValue) => Filter;
   /** Where this peer's snapshot transfers keep the parts they serve. */
   parts: Pick<TransferParts, 'create' | 'remove'>;
   /** A shard's content and route as a receiver restores it (Collection.restoreSpecOf); null when this peer does not hold it open. */
@@ -120,8 +127,8 @@ export class TransferRunner {
       // What waits behind a kept turn goes on: a restart's run queues its own start behind it.
       run.slot?.drop();
       // From now on only the updates sent from before this view go on (transfer-proxy.ts), if it finished.
-      const finished = view.replicas(run.transfer.collection, run.transfer.shard)?.get(run.transfer.to) === 'Active';
-      run.proxy?.stopFeeding(run.transfer.to, finished ? view.revision : null);
+      const finished = view.replicas(run.transfer.collection, receiverShard(run.transfer))?.get(run.transfer.to) === 'Active';
+      this.stopSending(run, finished ? view.revision : null);
       this.runs.delete(key);
     }
     for (const transfer of view.transfers) {
@@ -136,8 +143,9 @@ export class TransferRunner {
       const run: Run = { transfer, proxy, stopped: false, commenting: false, slot: null };
       this.runs.set(key, run);
       // Every update queued here from now on goes to the receiver too, behind the method's first
-      // step (the clearing, or the turn kept for the part or the delta) queued in the same step.
-      proxy?.feed(transfer.to);
+      // step (the clearing, or the turn kept for the part or the delta) queued in the same step;
+      // a copy of points into another shard registers itself as its first step (copyPoints).
+      if (transfer.toShard === undefined) proxy?.feed(transfer.to);
       void this.drive(run);
     }
   }
@@ -152,8 +160,14 @@ export class TransferRunner {
     for (const run of this.runs.values()) {
       run.stopped = true;
       run.slot?.drop(new Error('the transfer\'s source stops'));
-      run.proxy?.stopFeeding(run.transfer.to, null);
+      this.stopSending(run, null);
     }
+  }
+
+  /** Ends what this peer's replica passes on to the run's receiver; `finishedAt`: the revision that made it Active (null: aborted). */
+  private stopSending(run: Run, finishedAt: number | null): void {
+    if (run.transfer.toShard === undefined) run.proxy?.stopFeeding(run.transfer.to, finishedAt);
+    else run.proxy?.stopCopying(transferKey(run.transfer), finishedAt);
   }
 
   /**
@@ -166,14 +180,21 @@ export class TransferRunner {
     const transfer = view.transferTo(shard.collection, shard.shard, peer);
     if (transfer && transfer.from === this.options.peer) {
       const run = this.runs.get(transferKey(transfer));
-      if (run) run.stopped = true;
-      void this.abort(transfer, `an update did not reach the receiver: ${message(err)}`);
+      if (run) this.relayFailedTo(run, err);
+      else void this.abort(transfer, `an update did not reach the receiver: ${message(err)}`);
       return;
     }
     if (view.replicas(shard.collection, shard.shard)?.get(peer) === 'Active') {
       this.options.controlPlane.setReplicaState(shard.collection, shard.shard, peer, 'Dead', ['Active'])
         .catch((e: unknown) => this.options.log.warn(`marking peer ${peer}'s replica of ${shard.collection}:${shard.shard} Dead: ${message(e)}`));
     }
+  }
+
+  /** An update the run was to pass on did not reach its receiver: the transfer is aborted (once). */
+  private relayFailedTo(run: Run, err: unknown): void {
+    if (run.stopped) return;
+    run.stopped = true;
+    void this.abort(run.transfer, `an update did not reach the receiver: ${message(err)}`);
   }
 
   /** Runs the transfer by its method, then finishes it (or aborts it, or falls back to a stream). */
@@ -196,6 +217,7 @@ export class TransferRunner {
 
   /** Runs the method's part of the transfer; false when the run stopped (or was restarted) before the end. */
   private bringLevel(run: Run): Promise<boolean> {
+    if (run.transfer.toShard !== undefined) return this.copyPoints(run);
     switch (run.transfer.record.method) {
       case 'stream_records':
         return this.streamRecords(run);
@@ -260,25 +282,53 @@ export class TransferRunner {
     // applied that too: sent after this peer applied the start, the receiver is Partial by then.
     const started = this.options.waitApplied(transfer.createRevision, START_WAIT_MS);
     const cleared = proxy.clear(transfer.to, tag(tick++), started);
-    cleared.catch(() => undefined); // awaited below; a failure stops the run there
-    const sends: Promise<void>[] = [cleared];
     const total = await proxy.inner.run({ type: 'count', filter: null }, null);
+    return this.streamBatches(run, cleared, total, startedAt, (from) => proxy.batch(transfer.to, from, this.batchSize, tag(tick++)));
+  }
+
+  /**
+   * Copies the points of the source shard that match the transfer's filter into the receiver's
+   * replica of another shard (`replicate_points`): no clearing (the receiver keeps its own
+   * points), the matching points streamed, and every update applied here meanwhile passed on as
+   * src/replica/points-copy.ts says; answers once all reached it.
+   */
+  private async copyPoints(run: Run): Promise<boolean> {
+    const { transfer, proxy } = run;
+    const startedAt = Date.now();
+    if (proxy === null) throw new Error('this peer holds no replica of the shard');
+    const into = receiverShard(transfer);
+    const lane = this.view === null ? null : this.options.pointsLane(this.view, transfer.collection, into, transfer.to);
+    if (lane === null) throw new Error(`no lane to peer ${transfer.to}'s replica of shard ${into}`);
+    const filter = transfer.record.filter === undefined ? null : this.options.filterOf(transfer.record.filter);
+    const opening = transferClock(this.options.peer, transferClockOf(transfer))(1);
+    const tag = transferClock(this.options.peer, copyClockId(transfer.createRevision));
+    let tick = 0;
+    const copy = proxy.copyPoints(transferKey(transfer), lane, filter, { opening, next: () => tag(++tick) }, (err) => this.relayFailedTo(run, err));
+    const opened = copy.open(this.options.waitApplied(transfer.createRevision, START_WAIT_MS));
+    const total = await proxy.inner.run({ type: 'count', filter }, null);
+    return this.streamBatches(run, opened, total, startedAt, (from) => copy.batch(from, this.batchSize));
+  }
+
+  /** Queues batch after batch (`next`) behind `first`, a bounded number ahead, commenting the progress; false when the run stopped first. */
+  private async streamBatches(run: Run, first: Promise<void>, total: number, startedAt: number, next: (from: PointId | null) => QueuedBatch): Promise<boolean> {
+    first.catch(() => undefined); // awaited below; a failure stops the run there
+    const sends: Promise<void>[] = [first];
     let done = 0;
     let from: PointId | null = null;
     let lastComment = 0;
     for (;;) {
       if (run.stopped) return false;
-      const batch = proxy.batch(transfer.to, from, this.batchSize, tag(tick++), 0);
+      const batch = next(from);
       sends.push(batch.sent);
       batch.sent.catch(() => undefined); // awaited below; a failure stops the run there
-      const { count, next } = await batch.read;
+      const { count, next: after } = await batch.read;
       done += count;
       if (Date.now() - lastComment >= this.commentIntervalMs) {
         lastComment = Date.now();
         this.comment(run, progressComment(done, total, Date.now() - startedAt));
       }
-      if (next === null) break;
-      from = next;
+      if (after === null) break;
+      from = after;
       if (sends.length > BATCHES_AHEAD) await sends[sends.length - 1 - BATCHES_AHEAD];
     }
     await Promise.all(sends);

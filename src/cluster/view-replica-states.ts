@@ -64,7 +64,9 @@ export class ViewReplicaStates implements ReplicaStates {
   transferSourceOf(peer: number): number | undefined {
     const view = this.views.view();
     if (view.collections.get(this.shard.collection)?.storageId !== this.storageId) return undefined;
-    return view.transferTo(this.shard.collection, this.shard.shard, peer)?.from;
+    // A copy of points from another shard (`replicate_points`) does not feed the replica in this set's stead.
+    const transfer = view.transferTo(this.shard.collection, this.shard.shard, peer);
+    return transfer?.toShard === undefined ? transfer?.from : undefined;
   }
 
   /**

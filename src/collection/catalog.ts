@@ -6,7 +6,7 @@
 
 import type { TransferMethod } from '../replica/transfer-method.js';
 import type { IndexSpec } from '../shard/shard.js';
-import type { ShardKey } from '../model.js';
+import type { JsonValue, ShardKey } from '../model.js';
 import type { ReplicaState } from '../replica/replica.js';
 import type { FileSlice } from '../storage/tar.js';
 import type { Collection, UpdateResult } from './collection.js';
@@ -33,8 +33,9 @@ export interface ShardKeyRequest {
  */
 export type ReplicaChange =
   | { kind: 'transfer'; shard: number; from: number; to: number; move: boolean; /** Null: the configured method, or stream_records. */ method: TransferMethod | null }
-  | { kind: 'abort_transfer'; shard: number; from: number; to: number }
-  | { kind: 'restart_transfer'; shard: number; from: number; to: number; method: TransferMethod }
+  | { kind: 'abort_transfer'; shard: number; from: number; to: number; /** The receiver's shard when it is another (`to_shard_id`). */ toShard?: number }
+  | { kind: 'restart_transfer'; shard: number; from: number; to: number; toShard?: number; method: TransferMethod }
+  | { kind: 'replicate_points'; fromKey: ShardKey; toKey: ShardKey; /** As the request gave it (checked); null: every point. */ filter: JsonValue | null }
   | { kind: 'drop_replica'; shard: number; peer: number };
 
 /**

@@ -2,11 +2,11 @@
 // its own shards, and every write says which key(s) it goes to. This module holds the selectors
 // and the one routing rule both reads and writes follow: which shards a selector reaches.
 
-import { BadInput, BadRequest } from '../errors.js';
-import { fallbackShardKeysNotFound } from '../messages.js';
+import { BadInput } from '../errors.js';
+import { fallbackShardKeysInactive, fallbackShardKeysNotFound, shardKeyNotFound } from '../messages.js';
 import type { ShardKey } from '../model.js';
 
-/** One key, many keys, or a key with a fallback key used while the target key does not exist. */
+/** One key, many keys, or a key with a fallback key used while the target key does not exist or does not serve. */
 export type ShardKeySelector = ShardKey | ShardKey[] | { target: ShardKey; fallback: ShardKey };
 
 /** A custom-sharded collection's key and the ids of its shards (persisted with the collection). */
@@ -20,6 +20,8 @@ export interface RoutedShard {
   /** Qdrant's shard id: 0..n-1 with automatic sharding; numbered from 1 as custom keys are created. */
   readonly id: number;
   readonly shardKey?: ShardKey;
+  /** Whether one of its replicas is Active (a fallback selector routes to a target key only then). */
+  readonly hasActiveReplica: boolean;
 }
 
 /**
@@ -45,11 +47,19 @@ function isFallback(selector: ShardKeySelector): selector is { target: ShardKey;
   return typeof selector === 'object' && !Array.isArray(selector);
 }
 
-/** The target key if it exists, else the fallback key if that exists (Qdrant's tiered multitenancy). */
+/**
+ * The key a fallback selector routes to (Qdrant's tiered multitenancy): the target key when it
+ * has shards and each has an Active replica; else the fallback key, if it exists. A target key
+ * still being filled (`replicate_points`, all its replicas Partial) takes no write here: the copy
+ * from the fallback key's shard passes on what the fallback key takes (Qdrant writes to both).
+ */
 function fallbackEntry(layout: ShardLayout, { target, fallback }: { target: ShardKey; fallback: ShardKey }): ShardKeyEntry {
-  const entry = entryOf(layout, target) ?? entryOf(layout, fallback);
-  if (!entry) throw fallbackShardKeysNotFound(target, fallback);
-  return entry;
+  const targetEntry = entryOf(layout, target);
+  const fallbackEntry = entryOf(layout, fallback);
+  if (targetEntry && targetEntry.shards.length > 0 && shardsOf(layout, targetEntry).every((s) => s.hasActiveReplica)) return targetEntry;
+  if (fallbackEntry) return fallbackEntry;
+  if (targetEntry) throw fallbackShardKeysInactive(target, fallback);
+  throw fallbackShardKeysNotFound(target, fallback);
 }
 
 /** The shards a read reaches: all of them without a selector, else those of the selected keys. */
@@ -60,7 +70,7 @@ export function readShards<S extends RoutedShard>(layout: ShardLayout<S>, select
   const out: S[] = [];
   for (const key of keys) {
     const entry = entryOf(layout, key);
-    if (!entry) throw new BadRequest(`Shard key ${key} not found`);
+    if (!entry) throw shardKeyNotFound(key);
     for (const shard of shardsOf(layout, entry)) if (!out.includes(shard)) out.push(shard);
   }
   return out;

@@ -94,6 +94,11 @@ export class ReplicaSet {
     return this.localLifecycle ? this.replicas.filter((r) => r.peer === this.peer) : this.replicas;
   }
 
+  /** Whether one of its replicas is Active (Qdrant's `active_shards`): what routing by a fallback shard key asks of a target key's shards. */
+  get hasActiveReplica(): boolean {
+    return this.replicas.some((r) => this.stateOf(r) === 'Active');
+  }
+
   /** Qdrant's shard id within the collection. */
   get id(): number {
     return this.shard.shard;

@@ -16,11 +16,13 @@
 
 import type { ClockTag } from '../shard/clock-map.js';
 import type { RecoveryPoint } from '../shard/shard.js';
-import type { PointView } from '../shard/selectors.js';
-import type { PointRecord, WriteOp } from '../shard/write-ops.js';
+import type { WriteOp } from '../shard/write-ops.js';
 import type { DeadlineBudget } from '../shard/deadline.js';
+import type { Filter } from '../shard/filter/types.js';
 import type { PointId } from '../model.js';
+import { PointsCopy, type CopyClock } from './points-copy.js';
 import type { ReplicaResult, ReplicaTask, ShardReplica } from './replica.js';
+import { queueBatch, type QueuedBatch } from './transfer-batch.js';
 
 /** A point update as a replica applies it. */
 export type ApplyTask = Extract<ReplicaTask, { type: 'apply' }>;
@@ -64,22 +66,14 @@ export function transferClock(source: number, clockId: number): (tick: number) =
 /** Every point: what clears a receiver's stale copy before the batches come. */
 const CLEAR: WriteOp = { kind: 'delete', target: { filter: {} } };
 
-/** A batch's records as the scroll read them, whole. */
-function recordsOf(points: readonly PointView[]): PointRecord[] {
-  return points.map((p) => ({ id: p.id, vectors: p.vectors ?? {}, payload: p.payload ?? null }));
-}
-
-/** One batch queued: its points read (with where the next batch starts), and its send. */
-export interface QueuedBatch {
-  read: Promise<{ count: number; next: PointId | null }>;
-  sent: Promise<void>;
-}
 
 export class TransferProxy implements ShardReplica {
   /** Receivers every update applied here is passed on to. */
   private readonly feeding = new Set<number>();
   /** Receivers whose transfer from here finished, by the revision of the view that ended it. */
   private readonly finished = new Map<number, number>();
+  /** Copies of points into other shards' replicas (src/replica/points-copy.ts), by their transfer's key. */
+  private readonly copies = new Map<string, PointsCopy>();
 
   /**
    * `lanes`: the lane to a peer's replica of this shard (null if the view names no such peer);
@@ -104,6 +98,29 @@ export class TransferProxy implements ShardReplica {
     else this.finished.set(to, finishedAt);
   }
 
+  /**
+   * Copies the points matching `filter` into another shard's replica over `lane` from now on
+   * (`key`: its transfer's): every update applied here is passed on as the copy passes it; call
+   * it in the step that queues the copy's opening (`PointsCopy.open`) and first batch.
+   */
+  copyPoints(key: string, lane: ReceiverLane, filter: Filter | null, clock: CopyClock, onFailed: (err: unknown) => void): PointsCopy {
+    const copy = new PointsCopy(this.inner, lane, filter, clock, onFailed);
+    this.copies.set(key, copy);
+    return copy;
+  }
+
+  /**
+   * Ends copy `key`; `finishedAt`: the revision that made its receiver Active (null: aborted).
+   * A finished copy still takes the updates sent from a view before its end: their sender may
+   * have routed them here rather than to the receiver, which was not Active there.
+   */
+  stopCopying(key: string, finishedAt: number | null): void {
+    const copy = this.copies.get(key);
+    if (!copy) return;
+    if (finishedAt === null) this.copies.delete(key);
+    else copy.finishedAt = finishedAt;
+  }
+
   /** The receivers `update` goes to besides this replica (see the header). */
   private receiversOf(update: ApplyTask, relay: readonly number[]): Set<number> {
     const receivers = new Set([...this.feeding, ...relay]);
@@ -125,11 +142,14 @@ export class TransferProxy implements ShardReplica {
    * answered: the update stands on this replica).
    */
   run<T extends ReplicaTask>(task: T, deadline: DeadlineBudget | null): Promise<ReplicaResult<T>> {
-    if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0 && this.finished.size === 0)) return this.inner.run(task, deadline);
+    if (task.type !== 'apply' || task.dryRun || (task.relay === undefined && this.feeding.size === 0 && this.finished.size === 0 && this.copies.size === 0)) return this.inner.run(task, deadline);
     const { relay, ...rest } = task as ApplyTask;
     const update: ApplyTask = rest;
     const receivers = this.receiversOf(update, relay ?? []);
     const local = this.inner.run(update, deadline);
+    for (const copy of this.copies.values()) {
+      if (copy.finishedAt === null || (update.seen !== undefined && update.seen < copy.finishedAt)) copy.pass(update, local);
+    }
     const relayed = [...receivers].map((peer) => {
       const lane = this.lanes(peer);
       if (lane === null) {
@@ -181,24 +201,13 @@ export class TransferProxy implements ShardReplica {
    * Queues a read of up to `limit` points from `from` on (in id order, every vector and the
    * payload) here, and the upsert of what it reads to `to` at the same place in `to`'s lane.
    */
-  batch(to: number, from: PointId | null, limit: number, tag: ClockTag, opId: number): QueuedBatch {
+  batch(to: number, from: PointId | null, limit: number, tag: ClockTag): QueuedBatch {
     const lane = this.lanes(to);
     if (lane === null) {
       const err = Promise.reject(new Error(`no lane to peer ${to}`));
       err.catch(() => undefined);
       return { read: err as QueuedBatch['read'], sent: err as Promise<void> };
     }
-    const scroll = this.inner.run({ type: 'scroll', filter: null, from, limit: limit + 1, shape: { withPayload: { all: true }, withVector: true }, orderBy: null }, null);
-    const slot = lane.reserve();
-    const read = scroll.then((points) => {
-      const taken = points.slice(0, limit);
-      if (taken.length === 0) slot.drop();
-      else slot.fill({ type: 'apply', ops: [{ kind: 'upsert', points: recordsOf(taken), mode: 'upsert', updateFilter: null }], opId, clock: tag, wait: true, dryRun: false });
-      return { count: taken.length, next: points[limit]?.id ?? null };
-    }, (err: unknown) => {
-      slot.drop(err);
-      throw err;
-    });
-    return { read, sent: slot.sent };
+    return queueBatch(this.inner, lane.reserve(), null, from, limit, tag);
   }
 }

@@ -34,6 +34,7 @@ export async function formed(peers: readonly ClusterPeer[], ms = 60_000): Promis
 
 export interface ShardTransferInfo {
   shard_id: number;
+  to_shard_id?: number;
   from: number;
   to: number;
   sync: boolean;

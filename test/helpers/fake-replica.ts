@@ -9,6 +9,8 @@ import { ServiceError, type QuiverError } from '../../src/errors.js';
 import type { PointId } from '../../src/model.js';
 import { deadlineOf, timeoutError, type DeadlineBudget } from '../../src/shard/deadline.js';
 import type { PointRecord, WriteOp } from '../../src/shard/write-ops.js';
+import { matchesPayload } from '../../src/shard/filter/evaluate.js';
+import type { Filter } from '../../src/shard/filter/types.js';
 import type { ForwardedUpdate, ReplicaResult, ReplicaTask, ShardReplica } from '../../src/replica/replica.js';
 import type { ShardId } from '../../src/replica/shard-id.js';
 import { WriteQueue } from '../../src/write-queue.js';
@@ -124,12 +126,12 @@ export class FakeReplica implements ShardReplica {
       case 'retrieve':
         return task.ids.filter((id) => this.points.has(id)).map((id) => ({ id, payload: this.points.get(id)!.payload ?? {} }));
       case 'count':
-        if (task.filter) throw unsupported('a filter');
-        return this.points.size;
+        return [...this.points.values()].filter((p) => matches(task.filter, p)).length;
       case 'scroll': {
-        // Every point from `from` on, in id order, whole (a transfer's read): numeric ids only.
-        if (task.filter || task.orderBy) throw unsupported('a filtered or ordered scroll');
-        const ids = [...this.points.keys()].map(Number).sort((a, b) => a - b).filter((id) => task.from === null || id >= Number(task.from));
+        // The matching points from `from` on, in id order, whole (a transfer's read): numeric ids only.
+        if (task.orderBy) throw unsupported('an ordered scroll');
+        const ids = [...this.points.keys()].map(Number).sort((a, b) => a - b)
+          .filter((id) => (task.from === null || id >= Number(task.from)) && matches(task.filter, this.points.get(id)!));
         return ids.slice(0, task.limit).map((id) => ({ id, vectors: this.points.get(id)!.vectors, payload: this.points.get(id)!.payload ?? {} }));
       }
       default:
@@ -137,14 +139,17 @@ export class FakeReplica implements ShardReplica {
     }
   }
 
-  /** Upserts, deletes by id or of every point (an empty filter), and set_payload, which fails on a missing point: all checked before any applies. */
+  /** Upserts, deletes and set_payload, by id or by filter (by id it fails on a missing point): all checked before any applies. */
   private apply(ops: WriteOp[], opId: number, dryRun: boolean): void {
     const staged = new Map(this.points);
     for (const op of ops) {
       if (op.kind === 'upsert') for (const p of op.points) staged.set(p.id, { ...p, version: opId });
       else if (op.kind === 'delete' && 'ids' in op.target) for (const id of op.target.ids) staged.delete(id);
-      else if (op.kind === 'delete' && 'filter' in op.target && Object.keys(op.target.filter).length === 0) staged.clear();
-      else if (op.kind === 'set_payload' && 'ids' in op.target) {
+      else if (op.kind === 'delete' && 'filter' in op.target) {
+        for (const [id, p] of staged) if (matches(op.target.filter, p)) staged.delete(id);
+      } else if (op.kind === 'set_payload' && 'filter' in op.target) {
+        for (const [id, p] of staged) if (matches(op.target.filter, p)) staged.set(id, { ...p, payload: { ...p.payload, ...op.payload }, version: opId });
+      } else if (op.kind === 'set_payload' && 'ids' in op.target) {
         for (const id of op.target.ids) {
           const point = staged.get(id);
           if (!point) throw pointNotFound(id);
@@ -157,6 +162,11 @@ export class FakeReplica implements ShardReplica {
     for (const [id, p] of staged) this.points.set(id, p);
     this.applied.push(opId);
   }
+}
+
+/** Whether a point matches a filter (null: any), as a shard checks it. */
+function matches(filter: Filter | null, point: PointRecord): boolean {
+  return filter === null || matchesPayload(filter, { id: point.id, payload: point.payload ?? {}, vectors: new Set(Object.keys(point.vectors)) });
 }
 
 function unsupported(what: string): QuiverError {

@@ -4,11 +4,13 @@
 import { isTransferMethod } from '../../replica/transfer-method.js';
 import type { FastifyInstance } from 'fastify';
 import { emptyPlacement, initialStateNotAllowed, peerDoesNotExist } from '../../api/messages.js';
-import { clusterOperationNotSupported, distributedModeDisabled, reshardingCloudOnly, reshardingNotInProgress, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
+import { distributedModeDisabled, reshardingCloudOnly, reshardingNotInProgress, targetShardNotAllowed, transferMethodNotSupported } from '../../messages.js';
 import { COMMIT_PARAMS, validateBody } from '../../api/validator.js';
+import { toFilter } from '../../api/filter.js';
 import type { ReplicaChange, ShardKeyRequest } from '../../collection/catalog.js';
 import type { WireClusterOperations, WireCreateShardingKey } from '../../api/types.js';
 import type { ReplicaState } from '../../replica/replica.js';
+import type { JsonValue } from '../../model.js';
 import { collectionClusterInfo, localStats, singleNodeClusterInfo } from '../../cluster/collection-cluster-info.js';
 import { withCommitTimeout } from '../deadline.js';
 import { ok } from '../reply.js';
@@ -85,12 +87,22 @@ function replicaChangeOf(body: Exclude<WireClusterOperations, { create_sharding_
   if ('restart_transfer' in body) {
     const op = body.restart_transfer;
     if (!isTransferMethod(op.method)) throw transferMethodNotSupported(op.method);
-    return { kind: 'restart_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, method: op.method };
+    return { kind: 'restart_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, ...intoShard(op.shard_id, op.to_shard_id), method: op.method };
   }
   if ('abort_transfer' in body) {
     const op = body.abort_transfer;
-    return { kind: 'abort_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id };
+    return { kind: 'abort_transfer', shard: op.shard_id, from: op.from_peer_id, to: op.to_peer_id, ...intoShard(op.shard_id, op.to_shard_id) };
   }
-  if ('drop_replica' in body) return { kind: 'drop_replica', shard: body.drop_replica.shard_id, peer: body.drop_replica.peer_id };
-  throw clusterOperationNotSupported(Object.keys(body)[0]);
+  if ('replicate_points' in body) {
+    const { filter, from_shard_key: fromKey, to_shard_key: toKey } = body.replicate_points;
+    // Read as every filter is (Qdrant's 4xx for a bad one), and kept in the form it came in.
+    if (filter !== undefined && filter !== null) toFilter(filter, 'replicate_points.filter');
+    return { kind: 'replicate_points', fromKey, toKey, filter: (filter ?? null) as JsonValue | null };
+  }
+  return { kind: 'drop_replica', shard: body.drop_replica.shard_id, peer: body.drop_replica.peer_id };
+}
+
+/** A transfer's receiver shard when the request names another than its source shard (`to_shard_id`). */
+function intoShard(shard: number, toShard: number | null | undefined): { toShard?: number } {
+  return toShard === undefined || toShard === null || toShard === shard ? {} : { toShard };
 }
