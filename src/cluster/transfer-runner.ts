@@ -190,9 +190,16 @@ export class TransferRunner {
     }
   }
 
-  /** An update the run was to pass on did not reach its receiver: the transfer is aborted (once). */
+  /**
+   * An update the run was to pass on did not reach its receiver: the transfer is aborted (once).
+   * Once the run stopped (aborted already, or ended: a copy still passes on the updates sent from
+   * before its end) it is only reported: the update stands on the source, where its sender sent it.
+   */
   private relayFailedTo(run: Run, err: unknown): void {
-    if (run.stopped) return;
+    if (run.stopped) {
+      this.options.log.warn(`an update did not reach the receiver of the transfer of ${describe(run.transfer)}, which no longer runs: ${message(err)}`);
+      return;
+    }
     run.stopped = true;
     void this.abort(run.transfer, `an update did not reach the receiver: ${message(err)}`);
   }
