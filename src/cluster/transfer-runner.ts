@@ -445,7 +445,8 @@ export class TransferRunner {
 }
 
 function describe(transfer: ShardTransfer): string {
-  return `shard ${transfer.collection}:${transfer.shard} from peer ${transfer.from} to peer ${transfer.to}`;
+  const into = transfer.toShard === undefined ? '' : ` (into shard ${transfer.toShard})`;
+  return `shard ${transfer.collection}:${transfer.shard} from peer ${transfer.from} to peer ${transfer.to}${into}`;
 }
 
 function message(err: unknown): string {
