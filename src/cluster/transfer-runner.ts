@@ -180,8 +180,8 @@ export class TransferRunner {
     const transfer = view.transferTo(shard.collection, shard.shard, peer);
     if (transfer && transfer.from === this.options.peer) {
       const run = this.runs.get(transferKey(transfer));
-      if (run) this.relayFailedTo(run, err);
-      else void this.abort(transfer, `an update did not reach the receiver: ${message(err)}`);
+      if (run) run.stopped = true;
+      void this.abort(transfer, `an update did not reach the receiver: ${message(err)}`);
       return;
     }
     if (view.replicas(shard.collection, shard.shard)?.get(peer) === 'Active') {
@@ -191,13 +191,14 @@ export class TransferRunner {
   }
 
   /**
-   * An update the run was to pass on did not reach its receiver: the transfer is aborted (once).
-   * Once the run stopped (aborted already, or ended: a copy still passes on the updates sent from
-   * before its end) it is only reported: the update stands on the source, where its sender sent it.
+   * An update a copy of points was to pass on did not reach its receiver: the copy is aborted
+   * (once). Once its run stopped (aborted already, or ended: a copy still passes on the updates
+   * sent from before its end) it is only reported: the update stands in the source key, where its
+   * sender routed it.
    */
-  private relayFailedTo(run: Run, err: unknown): void {
+  private copyFailed(run: Run, err: unknown): void {
     if (run.stopped) {
-      this.options.log.warn(`an update did not reach the receiver of the transfer of ${describe(run.transfer)}, which no longer runs: ${message(err)}`);
+      this.options.log.warn(`an update did not reach the receiver of the copy ${describe(run.transfer)}, which no longer runs: ${message(err)}`);
       return;
     }
     run.stopped = true;
@@ -310,7 +311,7 @@ export class TransferRunner {
     const opening = transferClock(this.options.peer, transferClockOf(transfer))(1);
     const tag = transferClock(this.options.peer, copyClockId(transfer.createRevision));
     let tick = 0;
-    const copy = proxy.copyPoints(transferKey(transfer), lane, filter, { opening, next: () => tag(++tick) }, (err) => this.relayFailedTo(run, err));
+    const copy = proxy.copyPoints(transferKey(transfer), lane, filter, { opening, next: () => tag(++tick) }, (err) => this.copyFailed(run, err));
     const opened = copy.open(this.options.waitApplied(transfer.createRevision, START_WAIT_MS));
     const total = await proxy.inner.run({ type: 'count', filter }, null);
     return this.streamBatches(run, opened, total, startedAt, (from) => copy.batch(from, this.batchSize));
