@@ -57,7 +57,7 @@ function proposer(views: Views, failures: number, error: Error, quorumLost = () 
       calls.push(args);
       if (calls.length <= failures) throw error;
       setImmediate(() => views.apply(viewAt(10, { 1: 'Active', 2: 'Dead' })));
-      return { revision: 10, changed: true, previous: 'Active' };
+      return { revision: 10, changed: true, previous: 'Active', read: 4 };
     },
     async markDead(_collection: string, _shard: number, from: ReadonlyMap<number, ReplicaState | null>) {
       if (quorumLost()) throw new ServiceError('etcd has no quorum');
@@ -81,7 +81,7 @@ t.test('a mark proposes Dead from the failed state and resolves once applied her
   const views = new Views(viewAt(5, { 1: 'Active', 2: 'Active' }));
   const p = proposer(views, 2, new ServiceError('etcd has no quorum'));
   const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, 5000);
-  await states.markFailed(2, 'Active');
+  t.strictSame(await states.markFailed(2, 'Active'), { read: 4, committed: 10 }, 'how it was decided: the revision it read, and its own');
   t.strictSame(p.calls, [['c', 0, 2, 'Dead', ['Active']], ['c', 0, 2, 'Dead', ['Active']], ['c', 0, 2, 'Dead', ['Active']]], 'proposed again until committed');
   t.equal(states.stateOf(2), 'Dead', 'shown once the mark resolved');
   t.equal(views.waits[0][0], 10, 'waited for the committed revision');

@@ -139,10 +139,10 @@ class TransferStates implements ReplicaStates {
 
   readonly marked: { peer: number; from: ReplicaState | null }[] = [];
 
-  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+  markFailed(peer: number, from: ReplicaState | null): Promise<null> {
     this.marked.push({ peer, from });
     if (from === null || this.states.get(peer) === from) this.states.set(peer, 'Dead');
-    return Promise.resolve();
+    return Promise.resolve(null);
   }
 
   transferSourceOf(peer: number): number | undefined {

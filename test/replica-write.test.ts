@@ -9,11 +9,11 @@ import { BadInput, ServiceError } from '../src/errors.js';
 import { pointNotFound } from '../src/messages.js';
 import type { ReplicaState, ReplicaTask, WriteOrdering } from '../src/replica/replica.js';
 import { ReplicaSet } from '../src/replica/replica-set.js';
-import type { ReplicaStates } from '../src/replica/replica-states.js';
+import type { MarkDecision, ReplicaStates } from '../src/replica/replica-states.js';
 import { applyAcross } from '../src/replica/shard-writes.js';
 import { OperationClock } from '../src/replica/operation-clock.js';
 import { updateLeader } from '../src/replica/write-ordering.js';
-import { judgeUpdate, requiredSuccesses, type TargetOutcome } from '../src/replica/write-outcome.js';
+import { judgeUpdate, requiredSuccesses, statesKeptSince, type TargetOutcome } from '../src/replica/write-outcome.js';
 import type { WriteOp } from '../src/shard/write-ops.js';
 import { FakeReplica } from './helpers/fake-replica.js';
 
@@ -32,22 +32,25 @@ class ProposedStates implements ReplicaStates {
   readonly proposed: { peer: number; from: ReplicaState | null }[] = [];
   private readonly pending: (() => void)[] = [];
 
-  constructor(private readonly states: Map<number, ReplicaState>, private readonly autoApply: boolean) {}
+  /** How each mark was decided in the cluster (null: not a cluster's states). */
+  decision: MarkDecision | null = null;
+
+  constructor(private readonly states: Map<number, ReplicaState>, private readonly autoApply: boolean, readonly revision?: () => number) {}
 
   stateOf(peer: number): ReplicaState | undefined {
     return this.states.get(peer);
   }
 
-  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+  markFailed(peer: number, from: ReplicaState | null): Promise<MarkDecision | null> {
     this.proposed.push({ peer, from });
     const apply = () => {
       if (from === null || this.states.get(peer) === from) this.states.set(peer, 'Dead');
     };
     if (this.autoApply) {
       apply();
-      return Promise.resolve();
+      return Promise.resolve(this.decision);
     }
-    return new Promise((resolve) => this.pending.push(() => (apply(), resolve())));
+    return new Promise((resolve) => this.pending.push(() => (apply(), resolve(this.decision))));
   }
 
   applyProposals(): void {
@@ -60,12 +63,14 @@ interface Options {
   wcf?: number;
   autoApply?: boolean;
   deactivationTimeoutMs?: number;
+  /** The revision of the states (a cluster view's); absent: a single node's. */
+  revision?: () => number;
 }
 
 /** A set of one replica per state given, of peers 0, 1, ... */
-function replicaSet(states: ReplicaState[], { thisPeer = 0, wcf = 1, autoApply = true, deactivationTimeoutMs }: Options = {}) {
+function replicaSet(states: ReplicaState[], { thisPeer = 0, wcf = 1, autoApply = true, deactivationTimeoutMs, revision }: Options = {}) {
   const replicas = states.map((_, peer) => new FakeReplica(SHARD, peer));
-  const held = new ProposedStates(new Map(states.map((s, peer) => [peer, s])), autoApply);
+  const held = new ProposedStates(new Map(states.map((s, peer) => [peer, s])), autoApply, revision);
   const set = new ReplicaSet(SHARD, replicas, { peer: thisPeer, states: held, params: () => ({ writeConsistencyFactor: wcf, readFanOutFactor: null }), deactivationTimeoutMs });
   return { set, replicas, states: held };
 }
@@ -169,6 +174,39 @@ t.test('with wait, the answer waits until failed replicas show Dead; bounded by 
   t.same(timed.states.proposed.map((p) => p.peer), [1], 'the still-disabled replica was not asked again');
   t.equal(timed.replicas[1].tasks('apply').length, 1);
   timed.states.applyProposals();
+});
+
+t.test('a cluster\'s marks: the update stands only if the states changed since it was sent by its own marks alone', async (t) => {
+  // The update was sent by the view at revision 20; peer 1 failed it and is marked Dead.
+  const kept = replicaSet(['Active', 'Active'], { revision: () => 20 });
+  kept.states.decision = { read: 18, committed: 21 };
+  kept.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  t.equal(await update(kept.set), null, 'the mark read the states as they were at 20, and changed them itself: the update stands');
+
+  // The mark found a change after 20 it did not make (this peer's view was behind: its own
+  // replica Dead since 19 < x, and maybe recovered since from one without the update).
+  const moved = replicaSet(['Active', 'Active'], { revision: () => 20 });
+  moved.states.decision = { read: 25, committed: null };
+  moved.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  await t.rejects(update(moved.set), {
+    message: 'Service internal error: The replica states of shard 3 changed while the operation was applied on peer 0. Consistency of this update is not guaranteed. Please retry.',
+    statusCode: 500,
+  });
+
+  // A later update skipping the replica disabled by that failure waits for the same mark, and is judged by it too.
+  const skipping = replicaSet(['Active', 'Active'], { revision: () => 20, autoApply: false, deactivationTimeoutMs: 5000 });
+  skipping.states.decision = { read: 30, committed: null };
+  skipping.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  const first = update(skipping.set);
+  while (skipping.states.proposed.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  const second = update(skipping.set);
+  skipping.states.applyProposals();
+  await t.rejects(first, { message: /replica states of shard 3 changed/ });
+  await t.rejects(second, { message: /replica states of shard 3 changed/ }, 'the skipped one as well');
+  t.equal(skipping.replicas[1].tasks('apply').length, 1, 'the disabled replica was not asked again');
+
+  t.ok(statesKeptSince(20, [{ read: 20, committed: 22 }, { read: 22, committed: 23 }, null]), 'a chain of the update\'s own marks');
+  t.notOk(statesKeptSince(20, [{ read: 20, committed: 22 }, { read: 21, committed: 23 }]), 'a change at 21 that none of them made');
 });
 
 t.test('the leader per ordering', async (t) => {

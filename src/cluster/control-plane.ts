@@ -63,6 +63,8 @@ export interface ReplicaStateChange extends Committed {
   changed: boolean;
   /** The replica's state before the change (null: the peer holds no replica of the shard). */
   previous: ReplicaState | null;
+  /** The revision of the last change of the shard's entry, as read. */
+  read: number;
 }
 
 /** Qdrant's `storage.performance` transfer limits, per peer (null: no limit). */
@@ -312,10 +314,11 @@ export class ControlPlane {
     return this.change((p) => {
       const { key, entry } = this.existingEntry(p, collection, shard);
       const previous = entry.replicas[String(peer)] ?? null;
-      if (previous === null || previous === state || (from !== null && !from.includes(previous))) return { changed: false, previous };
-      if (state === 'Dead' && lastActive(entry, peer)) return { changed: false, previous };
+      const read = p.view.revisionsOf(key).mod;
+      if (previous === null || previous === state || (from !== null && !from.includes(previous))) return { changed: false, previous, read };
+      if (state === 'Dead' && lastActive(entry, peer)) return { changed: false, previous, read };
       p.put(key, { ...entry, replicas: { ...entry.replicas, [String(peer)]: state } } satisfies ShardEntry);
-      return { changed: true, previous };
+      return { changed: true, previous, read };
     });
   }
 

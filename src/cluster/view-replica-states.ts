@@ -6,11 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isQuiverError } from '../errors.js';
 import type { ReplicaState } from '../replica/replica.js';
-import type { ReplicaStates } from '../replica/replica-states.js';
+import type { MarkDecision, ReplicaStates } from '../replica/replica-states.js';
 import type { ShardId } from '../replica/shard-id.js';
 import { DEACTIVATION_TIMEOUT_MS } from '../replica/write-outcome.js';
 import type { ClusterView } from './cluster-view.js';
-import type { ControlPlane } from './control-plane.js';
+import type { ControlPlane, ReplicaStateChange } from './control-plane.js';
 
 /** The view a peer's data path reads, and the wait for a revision to be applied (the apply loop's). */
 export interface AppliedViews {
@@ -78,16 +78,17 @@ export class ViewReplicaStates implements ReplicaStates {
    * collection or shard is gone) is final. Rejects once the bound passed (the set stops skipping
    * the replica once the mark settled either way: from then on the view's state rules, replica-set.ts).
    */
-  async markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+  async markFailed(peer: number, from: ReplicaState | null): Promise<MarkDecision> {
     const end = Date.now() + this.waitMs;
-    let revision: number;
+    let change: ReplicaStateChange;
     try {
-      revision = await this.propose(peer, from, end);
+      change = await this.propose(peer, from, end);
     } catch (err) {
       if (!(isQuiverError(err) && err.statusCode < 500)) this.linger(peer, from);
       throw err;
     }
-    await this.views.waitApplied(revision, Math.max(0, end - Date.now()));
+    await this.views.waitApplied(change.revision, Math.max(0, end - Date.now()));
+    return { read: change.read, committed: change.changed ? change.revision : null };
   }
 
   /**
@@ -123,10 +124,10 @@ export class ViewReplicaStates implements ReplicaStates {
     }
   }
 
-  private async propose(peer: number, from: ReplicaState | null, end: number): Promise<number> {
+  private async propose(peer: number, from: ReplicaState | null, end: number): Promise<ReplicaStateChange> {
     for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
       try {
-        return (await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from])).revision;
+        return await this.proposer.setReplicaState(this.shard.collection, this.shard.shard, peer, 'Dead', from === null ? null : [from]);
       } catch (err) {
         if ((isQuiverError(err) && err.statusCode < 500) || Date.now() + pause >= end) throw err;
         // Bounded like the set's own wait for the mark (replica-set.ts), which runs as long.

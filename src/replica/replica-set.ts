@@ -14,10 +14,10 @@ import { answersReads, countReplicas, fanOut, gatherAnswers, notEnoughReplicas, 
 import { resolveAnswers, resolves } from './read-resolution.js';
 import { FED_BY_TRANSFER, SOURCE_OF_TRUTH, type ReplicaResult, type ReplicaState, type ReplicaTask, type ShardReplica, type WriteOrdering } from './replica.js';
 import { isTransient } from './replica-errors.js';
-import type { ReplicaStates } from './replica-states.js';
+import type { MarkDecision, ReplicaStates } from './replica-states.js';
 import type { ShardId } from './shard-id.js';
 import { leaderFailed, leaderGone, noLeader, updateLeader } from './write-ordering.js';
-import { appliesWithoutWait, DEACTIVATION_TIMEOUT_MS, deactivation, deactivationTimedOut, judgeUpdate, noLongerActive, noUpdatableReplica, takesUpdates, type Deactivation, type TargetOutcome } from './write-outcome.js';
+import { appliesWithoutWait, DEACTIVATION_TIMEOUT_MS, deactivation, deactivationTimedOut, judgeUpdate, noLongerActive, noUpdatableReplica, statesChangedMeanwhile, statesKeptSince, takesUpdates, type Deactivation, type TargetOutcome } from './write-outcome.js';
 
 /** The collection parameters a set's policies read, at the time of each request (they may change). */
 export interface ReplicaSetParams {
@@ -63,7 +63,7 @@ export class ReplicaSet {
   /** Peers whose replica failed an update, skipped until the states show them Dead (Qdrant's locally disabled peers). */
   private readonly disabled = new Set<number>();
   /** The Dead mark of each disabled peer's replica, under way. */
-  private readonly marks = new Map<number, Promise<void>>();
+  private readonly marks = new Map<number, Promise<MarkDecision | null>>();
   readonly peer: number;
   readonly shardKey?: ShardKey;
   private readonly states: ReplicaStates;
@@ -213,7 +213,7 @@ export class ReplicaSet {
     const waits = task.type !== 'apply' || task.wait;
     const queued = task.type === 'apply' ? 1 : 0;
     this.updating += queued;
-    const { targets, relays, skipped, settled } = await this.dispatch(task);
+    const { targets, relays, skipped, settled, seen } = await this.dispatch(task);
     this.updating -= queued;
     const outcomes: TargetOutcome[] = settled.map((s, i) => {
       const { replica, state } = targets[i];
@@ -230,11 +230,17 @@ export class ReplicaSet {
     // replica Dead.
     const waitFor = verdict.waitForDeactivation || skipped.length > 0;
     if (verdict.accepted && waits && waitFor) {
-      if (!(await this.shownWithin(Promise.all([marked, ...skipped]).then(() => undefined)))) throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
+      const decisions = await this.shownWithin(Promise.all([marked, ...skipped]).then((lists) => lists.flat()));
+      if (decisions === null) throw deactivationTimedOut(this.id, this.deactivationTimeoutMs, verdict.firstFailure);
       // The states now shown may say the answering replica was no longer a source of truth (marked Dead elsewhere meanwhile).
       const answering = this.replicas.find((r) => r.peer === verdict.answerFrom);
       const now = answering && this.stateOf(answering);
       if (verdict.error === null && (now === undefined || !SOURCE_OF_TRUTH.has(now))) throw noLongerActive(this.id, verdict.answerFrom!, now);
+      // Active now is not Active throughout: a replica this peer believed Active may have been
+      // Dead in the cluster when it applied the update (this peer's view behind, as after a
+      // partition), and recovered since from one that never had it. The update stands only if
+      // the marks found the shard's states as this peer sent it, but for the marks themselves.
+      if (verdict.error === null && seen !== undefined && !statesKeptSince(seen, decisions)) throw statesChangedMeanwhile(this.id, verdict.answerFrom!);
     }
     if (verdict.error !== null) throw verdict.error;
     const answer = settled[targets.findIndex((t) => t.replica.peer === verdict.answerFrom)];
@@ -242,14 +248,14 @@ export class ReplicaSet {
   }
 
   /** The replicas that take an update now, and the receivers each transfer source passes it on to. */
-  private targets(): { targets: Target[]; relays: Map<number, number[]>; skipped: Promise<void>[] } {
+  private targets(): { targets: Target[]; relays: Map<number, number[]>; skipped: Promise<MarkDecision | null>[] } {
     const targets: Target[] = [];
     const relays = new Map<number, number[]>();
-    const skipped: Promise<void>[] = [];
+    const skipped: Promise<MarkDecision | null>[] = [];
     for (const replica of this.replicas) {
       const state = this.stateOf(replica);
       if (takesUpdates(state, this.disabled.has(replica.peer))) targets.push({ replica, state: state! });
-      else if (takesUpdates(state, false)) skipped.push(this.marks.get(replica.peer) ?? Promise.resolve());
+      else if (takesUpdates(state, false)) skipped.push(this.marks.get(replica.peer) ?? Promise.resolve(null));
       const source = state !== undefined && FED_BY_TRANSFER.has(state) ? this.states.transferSourceOf?.(replica.peer) : undefined;
       if (source !== undefined) relays.set(source, [...(relays.get(source) ?? []), replica.peer]);
     }
@@ -263,7 +269,7 @@ export class ReplicaSet {
    * direct one must not overtake them (the replica would skip the older clock tags it then meets).
    * Updates called while one waits queue behind it, so the order of the calls holds.
    */
-  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; skipped: Promise<void>[]; settled: PromiseSettledResult<unknown>[] }> {
+  private dispatch(task: ReplicaTask): Promise<{ targets: Target[]; relays: Map<number, number[]>; skipped: Promise<MarkDecision | null>[]; settled: PromiseSettledResult<unknown>[]; seen: number | undefined }> {
     const send = () => {
       const { targets, relays, skipped } = this.targets();
       if (targets.length === 0) throw noUpdatableReplica(this.id, this.peer);
@@ -277,7 +283,7 @@ export class ReplicaSet {
       }));
       this.inFlight.add(sent);
       void sent.finally(() => this.inFlight.delete(sent));
-      return sent.then((settled) => ({ targets, relays, skipped, settled }));
+      return sent.then((settled) => ({ targets, relays, skipped, settled, seen }));
     };
     const last = this.lastTargets;
     if (this.gate === null && this.inFlight.size > 0 && last !== null && this.targets().targets.some((t) => !last.has(t.replica.peer))) {
@@ -300,24 +306,24 @@ export class ReplicaSet {
     return turn;
   }
 
-  /** Whether `marked` resolves within the deactivation timeout (a mark that failed never shows). */
-  private async shownWithin(marked: Promise<void>): Promise<boolean> {
+  /** What `marked` resolves with, if within the deactivation timeout; null otherwise (a mark that failed never shows). */
+  private async shownWithin<T>(marked: Promise<T>): Promise<T | null> {
     let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.deactivationTimeoutMs);
+    const expired = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.deactivationTimeoutMs);
     });
-    return Promise.race([marked.then(() => true, () => false), expired]).finally(() => clearTimeout(timer));
+    return Promise.race([marked.then((value) => value, () => null), expired]).finally(() => clearTimeout(timer));
   }
 
   /**
    * Disables failed replicas on this peer at once (reads and updates skip them) and has their
-   * states marked Dead; resolves once every one is. A replica stays disabled until its mark
-   * settled: from then on its state says whether it is used.
+   * states marked Dead; resolves once every one is, with how each was decided. A replica stays
+   * disabled until its mark settled: from then on its state says whether it is used.
    */
-  private deactivate(failed: readonly Deactivation[]): Promise<void> {
+  private deactivate(failed: readonly Deactivation[]): Promise<(MarkDecision | null)[]> {
     const marks = failed.map(({ peer, from }) => {
       this.disabled.add(peer);
-      const mark: Promise<void> = this.states.markFailed(peer, from).finally(() => {
+      const mark: Promise<MarkDecision | null> = this.states.markFailed(peer, from).finally(() => {
         if (this.marks.get(peer) !== mark) return;
         this.disabled.delete(peer);
         this.marks.delete(peer);
@@ -325,7 +331,7 @@ export class ReplicaSet {
       this.marks.set(peer, mark);
       return mark;
     });
-    const all = Promise.all(marks).then(() => undefined);
+    const all = Promise.all(marks);
     // Without `wait` nobody awaits the marks; a failed one leaves the replica as it was.
     all.catch(() => undefined);
     return all;

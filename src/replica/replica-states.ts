@@ -6,6 +6,16 @@
 
 import type { ReplicaState } from './replica.js';
 
+/**
+ * How a Dead mark was decided in the cluster: the revision of the last change of the shard's
+ * states it read (`read`), and the revision of its own change (`committed`; null when it wrote
+ * nothing: the replica had already left the state, or is the shard's last Active one).
+ */
+export interface MarkDecision {
+  read: number;
+  committed: number | null;
+}
+
 export interface ReplicaStates {
   /** The state of `peer`'s replica of the shard; undefined when the shard has none on that peer. */
   stateOf(peer: number): ReplicaState | undefined;
@@ -13,9 +23,10 @@ export interface ReplicaStates {
    * Records that `peer`'s replica failed an update while in state `from` (null: in whatever state
    * it is in now): its state becomes Dead, unless it already left `from` (another change came
    * first). Resolves once the new state is applied and `stateOf` shows it; in a cluster, once
-   * this peer applied the change proposed through etcd.
+   * this peer applied the change proposed through etcd, with how it was decided (null: the states
+   * are this node's own, nobody else changes them).
    */
-  markFailed(peer: number, from: ReplicaState | null): Promise<void>;
+  markFailed(peer: number, from: ReplicaState | null): Promise<MarkDecision | null>;
   /**
    * The peer whose replica feeds `peer`'s through a transfer (FED_BY_TRANSFER), if one does: the
    * set sends that source the updates to pass on. Absent where no transfer ever runs (a single node).
@@ -45,9 +56,9 @@ export class LocalReplicaStates implements ReplicaStates {
     this.states.set(peer, state);
   }
 
-  markFailed(peer: number, from: ReplicaState | null): Promise<void> {
+  markFailed(peer: number, from: ReplicaState | null): Promise<MarkDecision | null> {
     const state = this.states.get(peer);
     if (state !== undefined && (from === null || state === from)) this.states.set(peer, 'Dead');
-    return Promise.resolve();
+    return Promise.resolve(null);
   }
 }

@@ -5,6 +5,7 @@
 import { ServiceError } from '../errors.js';
 import { FED_BY_TRANSFER, RECEIVING, SOURCE_OF_TRUTH, UPDATABLE, type ReplicaState } from './replica.js';
 import { errorText, isMissingPoint, isTransient } from './replica-errors.js';
+import type { MarkDecision } from './replica-states.js';
 
 /** How long a `wait=true` update waits for failed replicas to show as no longer Active (Qdrant's `DEFAULT_SHARD_DEACTIVATION_TIMEOUT`). */
 export const DEACTIVATION_TIMEOUT_MS = 30_000;
@@ -129,6 +130,23 @@ function failedPeer(failure: Failure | null): string {
 /** Qdrant's 500 when the update applied somewhere, but on no replica that can be the source of truth. */
 export function notAppliedToActive(failure: Failure | null): ServiceError {
   return new ServiceError(`Failed to apply operation to at least one \`Active\` replica. Consistency of this update is not guaranteed. Please retry. ${failedPeer(failure)}`);
+}
+
+/**
+ * Whether the shard's states stayed as they were at revision `seen` (the view an update was sent
+ * by), but for the Dead marks it waited for (`decisions`): each mark read the shard's states last
+ * changed at or before `seen`, or by one of those marks. Any other change in between (a replica
+ * marked Dead elsewhere, a recovery) may have taken the update from the replica that applied it.
+ * Null decisions are a single node's, whose states nobody else changes.
+ */
+export function statesKeptSince(seen: number, decisions: readonly (MarkDecision | null)[]): boolean {
+  const own = new Set(decisions.flatMap((d) => (d?.committed == null ? [] : [d.committed])));
+  return decisions.every((d) => d === null || d.read <= seen || own.has(d.read));
+}
+
+/** Quiver's 500 when the shard's states changed otherwise than by the update's own Dead marks while it was applied. */
+export function statesChangedMeanwhile(shard: number, peer: number): ServiceError {
+  return new ServiceError(`The replica states of shard ${shard} changed while the operation was applied on peer ${peer}. Consistency of this update is not guaranteed. Please retry.`);
 }
 
 /** A duration as Rust's `Duration` debug-prints it in Qdrant's messages ("30s", "500ms"). */
