@@ -25,7 +25,7 @@ import type { TransferMethod } from '../replica/transfer-method.js';
 import type { IndexSpec } from '../shard/shard.js';
 import { sameTransfer, type ClusterView } from './cluster-view.js';
 import type { ControlPlane } from './control-plane.js';
-import { receiverShard, type PeerId } from './keys.js';
+import { receiverShard, type PeerId, type TransferRef } from './keys.js';
 import { defaultShardNumber } from './placement.js';
 import type { Reconciler } from './reconcile.js';
 import { statesAfterRecovery } from './recovered-replicas.js';
@@ -180,14 +180,14 @@ export class ClusterCatalog implements Catalog {
       case 'replicate_points':
         return this.controlPlane.startPointsTransfer(collection, change.fromKey, change.toKey, change.filter, this.transferMethod ?? 'stream_records');
       case 'abort_transfer': {
-        const ref = { collection, shard: change.shard, from: change.from, to: change.to, ...(change.toShard === undefined ? {} : { toShard: change.toShard }) };
+        const ref = transferRefOf(collection, change);
         const { ended, revision } = await this.controlPlane.abortTransfer(ref);
         if (!ended) throw transferDoesNotExist(ref);
         return { revision };
       }
       case 'restart_transfer': {
         // Restarting with the method it has is refused, as Qdrant refuses it.
-        const ref = { collection, shard: change.shard, from: change.from, to: change.to, ...(change.toShard === undefined ? {} : { toShard: change.toShard }) };
+        const ref = transferRefOf(collection, change);
         const transfer = this.reconciler.view.transferTo(collection, receiverShard(ref), change.to);
         if (!transfer || !sameTransfer(transfer, ref)) throw transferDoesNotExist(ref);
         if (change.method === transfer.record.method) throw transferUnchanged(change.shard, change.from, change.to);
@@ -243,4 +243,9 @@ export class ClusterCatalog implements Catalog {
     }
     await this.applied(revision, undefined);
   }
+}
+
+/** The transfer an `abort_transfer` or `restart_transfer` names (with its receiver's shard when another). */
+function transferRefOf(collection: string, change: Extract<ReplicaChange, { kind: 'abort_transfer' | 'restart_transfer' }>): TransferRef {
+  return { collection, shard: change.shard, from: change.from, to: change.to, ...(change.toShard === undefined ? {} : { toShard: change.toShard }) };
 }

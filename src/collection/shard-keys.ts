@@ -54,11 +54,11 @@ function isFallback(selector: ShardKeySelector): selector is { target: ShardKey;
  * from the fallback key's shard passes on what the fallback key takes (Qdrant writes to both).
  */
 function fallbackEntry(layout: ShardLayout, { target, fallback }: { target: ShardKey; fallback: ShardKey }): ShardKeyEntry {
-  const targetEntry = entryOf(layout, target);
-  const fallbackEntry = entryOf(layout, fallback);
-  if (targetEntry && targetEntry.shards.length > 0 && shardsOf(layout, targetEntry).every((s) => s.hasActiveReplica)) return targetEntry;
-  if (fallbackEntry) return fallbackEntry;
-  if (targetEntry) throw fallbackShardKeysInactive(target, fallback);
+  const targetKey = entryOf(layout, target);
+  const fallbackKey = entryOf(layout, fallback);
+  if (targetKey && targetKey.shards.length > 0 && shardsOf(layout, targetKey).every((s) => s.hasActiveReplica)) return targetKey;
+  if (fallbackKey) return fallbackKey;
+  if (targetKey) throw fallbackShardKeysInactive(target, fallback);
   throw fallbackShardKeysNotFound(target, fallback);
 }
 
