@@ -173,6 +173,11 @@ export function replicateToManyReplicas(key: string | number, replicas: number):
   return new BadRequest(`Only replicating to shard keys with exactly one replica is supported. Shard key ${key} has ${replicas} replicas`);
 }
 
+/** Quiver's: `replicate_points` from a shard key into the same key (nothing to copy; its replica cannot feed itself). */
+export function replicateIntoItself(key: string | number): BadRequest {
+  return new BadRequest(`Cannot replicate points from shard key ${key} into itself`);
+}
+
 /** Rust's Debug names of the transfer methods, as Qdrant's messages print them. */
 const METHOD_DEBUG_NAMES: Readonly<Record<string, string>> = { stream_records: 'StreamRecords', snapshot: 'Snapshot', wal_delta: 'WalDelta' };
 

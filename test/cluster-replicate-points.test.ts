@@ -95,6 +95,8 @@ t.test('one peer: the tenant promoted while a writer changes it through the fall
     'Bad request: Only replicating from shard keys with exactly one shard is supported. Shard key wide has 2 shards', 'a source key of two shards');
   assertError(t, await operate(peer, { replicate_points: { from_shard_key: 'default', to_shard_key: 'wide' } }), 400,
     'Bad request: Only replicating to shard keys with exactly one replica is supported. Shard key wide has 2 replicas', 'a target key of two replicas');
+  assertError(t, await operate(peer, { replicate_points: { from_shard_key: 'default', to_shard_key: 'default' } }), 400,
+    'Bad request: Cannot replicate points from shard key default into itself', 'a key into itself (Quiver\'s refusal)');
   assertError(t, await operate(peer, { replicate_points: { from_shard_key: 'default', to_shard_key: 'tenant', filter: { must: [{ key: 'city', match: { nope: 1 } }] } } }), 400,
     'Format error in JSON body: data did not match any variant of untagged enum ClusterOperations', 'a filter that is not one');
 

@@ -237,6 +237,7 @@ t.test('a copy of points into another shard (replicate_points): its key, its sta
   const refused = async (work: Promise<unknown>) => work.then(() => 'started', (err: Error) => err.message.replace(/^Bad request: /, ''));
   t.equal(await refused(a.startPointsTransfer('k', 'nope', 'tenant', null, 'stream_records')), 'Shard key nope not found');
   t.equal(await refused(a.startPointsTransfer('k', 'wide', 'tenant', null, 'stream_records')), 'Only replicating from shard keys with exactly one shard is supported. Shard key wide has 2 shards');
+  t.equal(await refused(a.startPointsTransfer('k', 'default', 'default', null, 'stream_records')), 'Cannot replicate points from shard key default into itself', 'the same key');
   t.equal(await refused(a.startPointsTransfer('k', 'default', 'wide', null, 'stream_records')), 'Only replicating to shard keys with exactly one replica is supported. Shard key wide has 2 replicas');
   t.equal(await refused(a.startPointsTransfer('k', 'default', 'tenant', filter, 'snapshot')), 'Can\'t do shard transfer using method Snapshot in combination with a filter', 'the configured method, with a filter');
   t.equal(await refused(a.startPointsTransfer('k', 'default', 'tenant', null, 'wal_delta')),

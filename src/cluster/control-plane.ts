@@ -20,7 +20,7 @@ import { applyAliasActions, checkNewCollectionName, resolveName, type AliasActio
 import { ServiceError } from '../errors.js';
 import {
   collectionNotFound, filterNeedsStreaming, lastActiveReplica, pointsCopyNeedsStreaming, noReplicaOn, peerDoesNotExist, peerHoldsShards, shardDoesNotExist, shardInTransfer, shardKeyAlreadyExists, shardKeyDoesNotExist,
-  replicateFromManyShards, replicateToManyReplicas, shardKeyNotFound, shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
+  replicateFromManyShards, replicateIntoItself, replicateToManyReplicas, shardKeyNotFound, shardKeysNeedCustomSharding, shardNotActiveOn, shardNotFound,
 } from '../messages.js';
 import type { JsonValue, ShardKey } from '../model.js';
 import type { QuotaConfig } from '../quota/config.js';
@@ -501,6 +501,8 @@ export class ControlPlane {
       if (targets.length !== 1) throw replicateToManyReplicas(toKey, targets.length);
       const [{ shard: toShard, peer: to }] = targets as [{ shard: number; peer: PeerId }];
       const shard = fromShards[0]!;
+      // The same key: its one replica would be the copy's source and its Partial receiver at once.
+      if (toShard === shard) throw replicateIntoItself(fromKey);
       const source = p.readEntry(name, shard).entry;
       const peers = Object.keys(source?.replicas ?? {}).map(Number).sort((a, b) => a - b);
       const from = peers.find((peer) => source!.replicas[String(peer)] === 'Active');
