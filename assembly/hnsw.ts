@@ -738,6 +738,67 @@ function emit(k: i32): i32 {
   useCodes = true;
 }
 
+// A filtered scan queues the offsets it may return and measures them SCAN_BATCH at a time, four rows at a
+// time (their cache misses overlap), then offers them in order. (Touching each row's cache lines
+// first, as touchCodes does for code rows, made a 10%-filtered scan of 128-d float32 rows slower:
+// 158 -> 200 us.) Rows measured against the
+// bound at the batch's start decide as if each were measured against the moving bound (see the
+// note above greedy()). Rows of an index whose rows have no four-row kernel, or offsets measured
+// off the codes of a quantized search (pending ones, see onCodes), are offered one by one.
+const SCAN_BATCH: i32 = 64;
+let scanQueued: i32 = 0;
+
+@inline function queueScanned<K>(id: i32, pool: i32): void {
+  store<u32>(rowIds + (<usize>(scanQueued++) << 2), id);
+  if (scanQueued == SCAN_BATCH) flushScanned<K>(pool);
+}
+
+function flushScanned<K>(pool: i32): void {
+  const m = scanQueued;
+  scanQueued = 0;
+  let fours = rowsInFours<K>();
+  if (fours && useCodes) {
+    for (let j = 0; j < m && fours; j++) fours = onCodes(rowId(j));
+  }
+  if (!fours) {
+    for (let j = 0; j < m; j++) offerScanned<K>(rowId(j), pool);
+    return;
+  }
+  const full = results.size >= pool;
+  measureRows<K>(0, m, full, full ? -results.topKey() : Infinity);
+  for (let j = 0; j < m; j++) {
+    const d = rowDistAt(j);
+    if (results.size < pool) results.push(-d, rowId(j));
+    else if (d < -results.topKey()) { results.pop(); results.push(-d, rowId(j)); }
+  }
+}
+
+/** Every stored offset an exact scan may return (live, allowed, linked or not) offered to `results`. */
+function scanAll<K>(pool: i32): void {
+  if (allow == 0) {
+    // Consecutive rows: the hardware prefetcher already overlaps their misses, and measuring them
+    // in batches was slower here (25000 x 128-d float32: 1.35 -> 1.6-2.0 ms).
+    for (let id = 0; id < count; id++) {
+      if (load<u8>(levels + <usize>id) != EMPTY && !isDeleted(id)) offerScanned<K>(id, pool);
+    }
+    return;
+  }
+  // Only the allowed offsets, from the words of the allow-bitset (a selective filter leaves most
+  // empty), in batches (their rows are far apart: nothing prefetches them).
+  ensureRows(SCAN_BATCH);
+  scanQueued = 0;
+  const words = (count + 31) >> 5;
+  for (let w = 0; w < words; w++) {
+    let bits = load<u32>(allow + (<usize>w << 2));
+    while (bits != 0) {
+      const id = (w << 5) + <i32>ctz(bits);
+      bits &= bits - 1;
+      if (id < count && load<u8>(levels + <usize>id) != EMPTY && scannable(id)) queueScanned<K>(id, pool);
+    }
+  }
+  flushScanned<K>(pool);
+}
+
 /** Adds the pending (unlinked) offsets to `results` (by exact distance, or by codes, see onCodes). */
 function scanPending<K>(pool: i32): void {
   const words = (count + 31) >> 5;
@@ -766,9 +827,7 @@ function searchAs<K>(k: i32, ef: i32, exact: bool, rescoreOn: bool, candidatesK:
   results.clear();
   const pool = useCodes && rescoreOn ? max(candidatesK, k) : k;
   if (exact) {
-    for (let id = 0; id < count; id++) {
-      if (load<u8>(levels + <usize>id) != EMPTY && scannable(id)) offerScanned<K>(id, pool);
-    }
+    scanAll<K>(pool);
   } else {
     if (entryPoint >= 0) {
       let cur = entryPoint;

@@ -5,7 +5,8 @@
 //    /points/query for SECONDS; per-thread CPU from /proc/<pid>/task/*/stat over the window;
 // 3. stops it with SIGTERM so every thread writes its .cpuprofile; prints the window as
 //    CLOCK_MONOTONIC microseconds for analyze.ts.
-// Usage: [QUIVER_ENTRY=build/server/main.js] node --import tsx docs/research/profile-server/drive.ts OUT_DIR [SECONDS]
+// Usage: [QUIVER_ENTRY=build/server/main.js] [LOAD=query|filter|filter-unindexed|batch] node --import tsx docs/research/profile-server/drive.ts OUT_DIR [SECONDS]
+// LOAD picks the bench server's load of that name (default query): its bodies and path.
 
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -30,7 +31,8 @@ const storage = await mkdtemp(join(tmpdir(), 'quiver-profile-'));
   const server = await startQuiver({ storage, workers: 2 });
   const http = await openTarget(server.url, 16, 2);
   await createCollection(http, data, { name: 'p', m: 16, efConstruct: 100, int8: false, shards: 2 });
-  await upload(http, data, 'p', 256, 16, false, quiet);
+  await http.call('PUT', '/collections/p/index?wait=true', { field_name: 'bucket', field_schema: 'integer' });
+  await upload(http, data, 'p', 256, 16, false, quiet, (id) => ({ bucket: id % 10, bucket_plain: id % 10 }));
   await http.close();
   await server.stop();
 }
@@ -51,13 +53,17 @@ for (let i = 0; i < 6000; i++) {
   await new Promise((r) => setTimeout(r, 5));
 }
 const pool = new Pool(url, { connections: 16 });
-const bodies = Array.from({ length: 1000 }, (_, q) => JSON.stringify({ query: Array.from(data.queries.subarray(q * 128, (q + 1) * 128)), limit: 10, params: { hnsw_ef: 64 } }));
+const load = process.env.LOAD ?? 'query';
+const field = load === 'filter' ? 'bucket' : load === 'filter-unindexed' ? 'bucket_plain' : null;
+const one = (q: number) => ({ query: Array.from(data.queries.subarray((q % 1000) * 128, (q % 1000 + 1) * 128)), limit: 10, params: { hnsw_ef: 64 }, ...(field ? { filter: { must: [{ key: field, match: { value: 0 } }] } } : {}) });
+const bodies = Array.from({ length: 1000 }, (_, q) => JSON.stringify(load === 'batch' ? { searches: Array.from({ length: 16 }, (_, j) => one(q * 16 + j)) } : one(q)));
+const queryPath = load === 'batch' ? '/collections/p/points/query/batch' : '/collections/p/points/query';
 async function run(ms: number): Promise<number> {
   let n = 0;
   const until = performance.now() + ms;
   await Promise.all(Array.from({ length: 16 }, async () => {
     while (performance.now() < until) {
-      const res = await pool.request({ method: 'POST', path: '/collections/p/points/query', headers: { 'content-type': 'application/json' }, body: bodies[n++ % 1000] });
+      const res = await pool.request({ method: 'POST', path: queryPath, headers: { 'content-type': 'application/json' }, body: bodies[n++ % 1000] });
       await res.body.text();
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
     }
