@@ -444,7 +444,7 @@ t.test('server mode\'s hot-path loads against a Quiver the CLI starts: rows, acc
   t.ok(hot.engine.qps > 0 && hot.engine.cpuQps > 0 && hot.engine.recall >= 0.9, 'the in-process engine on the same data');
   t.equal(hot.loadAverage.length, 3, 'the machine\'s load averages');
   const byLoad = Object.fromEntries(hot.rows.map((r) => [r.load, r]));
-  for (const [load, perRequest] of [['query', 1], ['batch', 16], ['filter', 1], ['filter-unindexed', 1]] as const) {
+  for (const [load, perRequest] of [['http-floor', 1], ['query', 1], ['batch', 16], ['filter', 1], ['filter-unindexed', 1]] as const) {
     const r = byLoad[load];
     t.ok(r.requests > 0 && r.seconds >= 1, `${load}: requests over a window of --seconds`);
     t.ok(Math.abs(r.requestsPerSecond - r.requests / r.seconds) < 1e-9 * r.requestsPerSecond, `${load}: requests per second`);
@@ -466,6 +466,8 @@ t.test('server mode\'s hot-path loads against a Quiver the CLI starts: rows, acc
   t.equal(hot.servedToEngine, byLoad.query.requestsPerSecond / hot.engine.qps, 'served over in-process queries per second');
   t.same(tableRows(run.stdout).rows.map((r) => r[0]), [...HOT_PATH_LOADS], 'one table row per load');
   t.match(run.stdout, `served single queries/s over in-process queries/s: ${(hot.servedToEngine! * 100).toFixed(1)}%`);
+  t.equal(hot.servedToFloor, byLoad.query.requestsPerSecond / byLoad['http-floor'].requestsPerSecond, 'served over the HTTP floor\'s requests per second');
+  t.match(run.stdout, `served single queries/s over the HTTP floor's (bare Fastify, canned answer, same generator): ${(hot.servedToFloor! * 100).toFixed(1)}%`);
 
   const url = await quiver(['bench', 'server', ...HTTP_DATA, '--url', 'http://127.0.0.1:1', '--loads', 'query,start']);
   t.equal(url.code, 2, '--loads start with --url exits 2');

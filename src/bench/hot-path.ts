@@ -6,7 +6,10 @@
 // - open-loop: single queries offered at `rate` per second on a fixed timetable (open-loop.ts);
 // - upsert: `upsertClients` clients upserting `batch` points each, wait=true, into a fresh
 //   collection of the same shape;
-// - start: a Quiver spawned on empty storage as `npm start` runs it, until GET /readyz answers 200.
+// - start: a Quiver spawned on empty storage as `npm start` runs it, until GET /readyz answers 200;
+// - http-floor: the single-query closed loop against a bare Fastify process that answers every
+//   query with the same ten hits (http-floor-server.ts): the most any server on this HTTP stack
+//   could serve with this generator on this machine, measured in the same run.
 // Every load reports the load generator's own CPU, and the run ends with the same data built in
 // this process and searched on one thread: the served queries per second over the engine's.
 
@@ -15,7 +18,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rowsOf, type Dataset } from './dataset.js';
 import type { GroundTruth } from './ground-truth.js';
-import type { HttpTarget } from './http-target.js';
+import { startHttpFloor } from './http-floor.js';
+import { openTarget, type HttpTarget } from './http-target.js';
 import { httpSweepPoint } from './http-search.js';
 import { openLoop } from './open-loop.js';
 import type { Progress } from './progress.js';
@@ -146,6 +150,8 @@ export async function hotPathMode(http: HttpTarget, data: Dataset, truth: Ground
       const body = (i: number) => shape.bodies[i % shape.bodies.length];
       await closedLoop(http, shape.path, body, options.connections, WARM_UP_SECONDS);
       rows.push(closedRow(load, await closedLoop(http, shape.path, body, options.connections, options.seconds), shape.perRequest, 'queries'));
+    } else if (load === 'http-floor') {
+      rows.push(await floorRow(queryBodies(data, options.k, options.ef, null), options.connections, options.seconds));
     } else if (load === 'open-loop') {
       const bodies = queryBodies(data, options.k, options.ef, null);
       const measure = meter();
@@ -171,10 +177,30 @@ export async function hotPathMode(http: HttpTarget, data: Dataset, truth: Ground
 
   const engine = await engineBaseline(data, judge, options, progress);
   const query = rows.find((r) => r.load === 'query');
+  const floor = rows.find((r) => r.load === 'http-floor');
   return {
     m: options.m, efConstruct: options.efConstruct, ef: options.ef, shards: options.shards, connections: options.connections, recall, loadAverage, rows, engine,
     servedToEngine: query ? query.requestsPerSecond / engine.qps : null,
+    servedToFloor: query && floor ? query.requestsPerSecond / floor.requestsPerSecond : null,
   };
+}
+
+/** The single-query closed loop against the HTTP floor server, started for it and stopped after. */
+async function floorRow(bodies: string[], clients: number, seconds: number): Promise<LoadRow> {
+  const floor = await startHttpFloor();
+  try {
+    const http = await openTarget(floor.url, clients, 0);
+    try {
+      const path = '/collections/floor/points/query';
+      const body = (i: number) => bodies[i % bodies.length];
+      await closedLoop(http, path, body, clients, WARM_UP_SECONDS);
+      return closedRow('http-floor', await closedLoop(http, path, body, clients, seconds), 1, 'queries');
+    } finally {
+      await http.close();
+    }
+  } finally {
+    await floor.stop();
+  }
 }
 
 function loadLabel(load: HotPathLoad, options: HotPathOptions): string {
@@ -182,6 +208,7 @@ function loadLabel(load: HotPathLoad, options: HotPathOptions): string {
     case 'open-loop': return `single queries offered at ${options.rate}/s for ${options.seconds} s`;
     case 'upsert': return `${options.upsertClients} clients x ${options.batch} points, wait=true`;
     case 'start': return 'a Quiver on empty storage until /readyz answers';
+    case 'http-floor': return `a bare Fastify answering ten canned hits, ${options.connections} connections for ${options.seconds} s`;
     default: return `${options.connections} connections for ${options.seconds} s after a ${WARM_UP_SECONDS} s warm-up`;
   }
 }

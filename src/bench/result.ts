@@ -39,7 +39,7 @@ export interface IngestRow {
 }
 
 /** The server hot-path loads (issue 16's table), one row each. */
-export const HOT_PATH_LOADS = ['query', 'batch', 'filter', 'filter-unindexed', 'open-loop', 'upsert', 'start'] as const;
+export const HOT_PATH_LOADS = ['http-floor', 'query', 'batch', 'filter', 'filter-unindexed', 'open-loop', 'upsert', 'start'] as const;
 export type HotPathLoad = typeof HOT_PATH_LOADS[number];
 
 /** One load of the server hot path. */
@@ -82,6 +82,8 @@ export interface HotPath {
   engine: { name: string; qps: number; cpuQps: number; recall: number };
   /** Served single queries per second over the engine's in-process queries per second. */
   servedToEngine: number | null;
+  /** Served single queries per second over the HTTP floor's requests per second (both loads run). */
+  servedToFloor: number | null;
 }
 
 export interface BenchResult {

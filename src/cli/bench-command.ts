@@ -96,7 +96,8 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       + 'of --shards shards: single queries, batches, queries with a 10% filter on an indexed and on an unindexed payload field\n'
       + '(closed loops), single queries at a fixed offered rate (open loop: latency from each request\'s due time), wait=true\n'
       + 'upserts, and a Quiver\'s start on empty storage until /readyz; each with the load generator\'s own CPU, then the served\n'
-      + 'queries/s over the same data\'s in-process queries/s (one thread). The sweep load loads the data set into a collection\n'
+      + 'queries/s over the same data\'s in-process queries/s (one thread) and over the HTTP floor\'s (http-floor: the single-query\n'
+      + 'loop against a bare Fastify process answering ten canned hits, the most this HTTP stack serves here). The sweep load loads the data set into a collection\n'
       + 'per m x ef_construct and sweeps hnsw_ef for recall and QPS; int8 adds a scalar-quantized collection, flat an exact search.',
     options: [
       ...dataOptions(SERVER_DATA_DEFAULTS),

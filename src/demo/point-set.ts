@@ -4,7 +4,7 @@
 // allow-bitset goes to the same VectorIndex the shards use, so results match the server's.
 
 import { toFilter, type WireFilter } from '../api/filter.js';
-import { VectorIndex, type Distance } from '../engine/index.js';
+import { Bitset, VectorIndex, type Distance } from '../engine/index.js';
 import { DEFAULT_VECTOR, type Payload, type PointId } from '../model.js';
 import { selectMatching, type FilterSource } from '../shard/filter/index.js';
 
@@ -40,6 +40,10 @@ export class PointSet implements FilterSource {
 
   isLive(): boolean {
     return true;
+  }
+
+  liveOffsets(): Bitset {
+    return new Bitset(this.size).invert();
   }
 
   payload(offset: number): Payload {

@@ -23,6 +23,7 @@ import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type Mu
 import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
+import { LiveOffsets } from './live-offsets.js';
 import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
@@ -161,7 +162,7 @@ export class Shard implements FilterSource {
   private readonly payloadSizes: number[] = [];
   private readonly versions: number[] = [];
   private readonly offsets = new Map<PointId, number>();
-  private readonly live: Bitset[] = [];
+  private readonly live = new LiveOffsets();
   private readonly vectors = new Map<string, VectorIndex>();
   /** Sparse vectors: loaded from their persisted images on open, records newer than those laid over them. */
   private readonly sparse = new Map<string, SparseIndex>();
@@ -386,6 +387,9 @@ export class Shard implements FilterSource {
   }
   isLive(offset: number): boolean {
     return this.payloads[offset] !== undefined;
+  }
+  liveOffsets(): Bitset {
+    return this.live.below(this.ids.length);
   }
   payload(offset: number): Payload | undefined {
     return this.payloads[offset];
@@ -783,6 +787,7 @@ export class Shard implements FilterSource {
   private fill(record: PointRecord, offset: number, loaded: LoadedImages | null): void {
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
+    this.live.add(offset);
     this.payloadSizes[offset] = -1;
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
@@ -809,6 +814,7 @@ export class Shard implements FilterSource {
     if (offset === undefined) return;
     this.offsets.delete(id);
     this.payloads[offset] = undefined;
+    this.live.delete(offset);
     this.payloadSizes[offset] = -1;
     this.free.push(offset);
     this.sortedIds = null;

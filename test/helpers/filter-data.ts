@@ -1,6 +1,7 @@
 // Seeded random payloads and wire filters for filter tests, and a FilterSource over an array of
 // points (holes = deleted offsets) that keeps payload indexes in step with its points.
 
+import { Bitset } from '../../src/engine/bitset.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from '../../src/shard/payload-index/index.js';
 import type { FilterSource } from '../../src/shard/filter/index.js';
 import type { JsonValue, Payload, PointId } from '../../src/model.js';
@@ -218,6 +219,11 @@ export class ArraySource implements FilterSource {
   }
   isLive(offset: number): boolean {
     return this.points[offset] !== undefined;
+  }
+  liveOffsets(): Bitset {
+    const live = new Bitset(this.size);
+    this.points.forEach((p, offset) => p && live.add(offset));
+    return live;
   }
   payload(offset: number): Payload | undefined {
     return this.points[offset]?.payload;

@@ -19,6 +19,8 @@ export interface FilterSource {
   readonly size: number;
   /** Deleted or empty offsets never match. */
   isLive(offset: number): boolean;
+  /** A new set of every live offset (the caller may change it). */
+  liveOffsets(): Bitset;
   payload(offset: number): Payload | undefined;
   /** Bytes of the stored payload at `offset`, for hardware usage; computed from the payload when absent. */
   payloadBytes?(offset: number): number;
@@ -31,13 +33,7 @@ export interface FilterSource {
 
 /** The exact set of live offsets matching `filter`. */
 export function selectMatching(filter: Filter, src: FilterSource): Bitset {
-  return selectFilter(filter, liveOffsets(src), src);
-}
-
-function liveOffsets(src: FilterSource): Bitset {
-  const live = new Bitset(src.size);
-  for (let offset = 0; offset < src.size; offset++) if (src.isLive(offset)) live.add(offset);
-  return live;
+  return selectFilter(filter, src.liveOffsets(), src);
 }
 
 /**
@@ -57,7 +53,7 @@ export function planFilter(filter: Filter, src: FilterSource): FilterPlan {
   const answered: Condition[] = [];
   const checked: Condition[] = [];
   for (const cond of mustConditions(filter.must ?? [])) (cost(cond, src) < PAYLOAD_CHECK ? answered : checked).push(cond);
-  const candidates = selectFilter({ must: answered }, liveOffsets(src), src);
+  const candidates = selectFilter({ must: answered }, src.liveOffsets(), src);
   const { should, minShould, mustNot } = filter;
   const rest: Filter = {
     ...(checked.length ? { must: checked } : {}), ...(should ? { should } : {}), ...(minShould ? { minShould } : {}), ...(mustNot ? { mustNot } : {}),
