@@ -9,7 +9,7 @@
 import t, { type Test } from 'tap';
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { clusteredVectors, seededRandom } from '../src/bench/synthetic.js';
@@ -467,6 +467,11 @@ t.test('server mode\'s hot-path loads against a Quiver the CLI starts: rows, acc
   t.same(tableRows(run.stdout).rows.map((r) => r[0]), [...HOT_PATH_LOADS], 'one table row per load');
   t.match(run.stdout, `served single queries/s over in-process queries/s: ${(hot.servedToEngine! * 100).toFixed(1)}%`);
   t.equal(hot.servedToFloor, byLoad.query.requestsPerSecond / byLoad['http-floor'].requestsPerSecond, 'served over the HTTP floor\'s requests per second');
+  const floor = byLoad['http-floor'];
+  t.ok(floor.serverCpuPerRequestUs! > 0, 'the floor server\'s CPU per request');
+  const perRequest = floor.generatorCpu! / floor.requestsPerSecond + floor.serverCpuPerRequestUs! / 1e6 + 2 / hot.engine.cpuQps;
+  t.ok(Math.abs(hot.singleQueryCeiling! - availableParallelism() / perRequest) < 1e-9 * hot.singleQueryCeiling!, 'the ceiling: cores over the least CPU a request costs');
+  t.match(run.stdout, `could serve at most here (cores / (generator + floor server CPU per request + 2 in-process searches)): ${hot.singleQueryCeiling!.toFixed(0)}`);
   t.match(run.stdout, `served single queries/s over the HTTP floor's (bare Fastify, canned answer, same generator): ${(hot.servedToFloor! * 100).toFixed(1)}%`);
 
   const url = await quiver(['bench', 'server', ...HTTP_DATA, '--url', 'http://127.0.0.1:1', '--loads', 'query,start']);

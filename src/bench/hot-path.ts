@@ -14,7 +14,7 @@
 // this process and searched on one thread: the served queries per second over the engine's.
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rowsOf, type Dataset } from './dataset.js';
 import type { GroundTruth } from './ground-truth.js';
@@ -182,7 +182,21 @@ export async function hotPathMode(http: HttpTarget, data: Dataset, truth: Ground
     m: options.m, efConstruct: options.efConstruct, ef: options.ef, shards: options.shards, connections: options.connections, recall, loadAverage, rows, engine,
     servedToEngine: query ? query.requestsPerSecond / engine.qps : null,
     servedToFloor: query && floor ? query.requestsPerSecond / floor.requestsPerSecond : null,
+    singleQueryCeiling: floor ? singleQueryCeiling(floor, engine.cpuQps, options.shards) : null,
   };
+}
+
+/**
+ * The most single queries per second this machine could serve with the generator on it: its
+ * cores over what one request costs at least, the generator's and the floor server's CPU per
+ * request (measured at the floor's rate, where both are cheapest per request) plus one search per
+ * shard at the engine's in-process CPU cost over the whole data set (a shard holds a part of it,
+ * so its graph is a little cheaper to search: this is an estimate, not a bound).
+ */
+function singleQueryCeiling(floor: LoadRow, engineCpuQps: number, shards: number): number {
+  const generator = floor.generatorCpu! / floor.requestsPerSecond;
+  const server = floor.serverCpuPerRequestUs! / 1e6;
+  return availableParallelism() / (generator + server + shards / engineCpuQps);
 }
 
 /** The single-query closed loop against the HTTP floor server, started for it and stopped after. */
@@ -194,7 +208,10 @@ async function floorRow(bodies: string[], clients: number, seconds: number): Pro
       const path = '/collections/floor/points/query';
       const body = (i: number) => bodies[i % bodies.length];
       await closedLoop(http, path, body, clients, WARM_UP_SECONDS);
-      return closedRow('http-floor', await closedLoop(http, path, body, clients, seconds), 1, 'queries');
+      const cpuBefore = await floor.cpuSeconds();
+      const run = await closedLoop(http, path, body, clients, seconds);
+      const serverCpu = (await floor.cpuSeconds()) - cpuBefore;
+      return { ...closedRow('http-floor', run, 1, 'queries'), serverCpuPerRequestUs: (serverCpu / run.requests) * 1e6 };
     } finally {
       await http.close();
     }

@@ -11,6 +11,8 @@ const POLL_MS = 20;
 
 export interface HttpFloor {
   url: string;
+  /** The floor server's CPU time so far, user + system, in seconds. */
+  cpuSeconds(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -31,7 +33,7 @@ export async function startHttpFloor(): Promise<HttpFloor> {
       fetch(url).then(async (r) => { await r.arrayBuffer(); return true; }, () => false),
       exited.then(() => 'exited' as const),
     ]);
-    if (up === true) return { url, stop };
+    if (up === true) return { url, stop, cpuSeconds: async () => ((await (await fetch(`${url}/cpu`)).json()) as { micros: number }).micros / 1e6 };
     if (up === 'exited') throw new CommandError(`the HTTP floor server exited during start (status ${child.exitCode}):\n${log}`);
     if (Date.now() > deadline) {
       await stop();

@@ -63,6 +63,8 @@ export interface LoadRow {
   openLoop?: OpenLoopSummary;
   /** start: milliseconds from spawning a server on empty storage until GET /readyz answers 200. */
   readyMs?: number;
+  /** http-floor: the floor server's CPU per request over the window (microseconds, user + system). */
+  serverCpuPerRequestUs?: number;
 }
 
 /** Server mode's hot-path table and the in-process engine it is compared with. */
@@ -84,6 +86,12 @@ export interface HotPath {
   servedToEngine: number | null;
   /** Served single queries per second over the HTTP floor's requests per second (both loads run). */
   servedToFloor: number | null;
+  /**
+   * With http-floor: the machine's cores over the generator's and floor server's CPU per request
+   * plus one in-process search per shard, the single queries per second no server on this HTTP
+   * stack and engine could pass here with the generator on the same machine.
+   */
+  singleQueryCeiling: number | null;
 }
 
 export interface BenchResult {

@@ -13,7 +13,7 @@ function note(row: LoadRow): string {
     return `offered ${o.rate}/s: ${o.completed} of ${o.scheduled} answered, ${o.late} late, ${o.dropped} dropped, max ${fixed(o.maxMs, 1)} ms`;
   }
   if (row.readyMs !== undefined) return `ready after ${row.readyMs.toFixed(0)} ms`;
-  if (row.load === 'http-floor') return 'bare Fastify, ten canned hits: no validation, no engine';
+  if (row.load === 'http-floor') return `bare Fastify, ten canned hits (no validation, no engine): its CPU ${fixed(row.serverCpuPerRequestUs ?? null, 0)} us per request`;
   return '';
 }
 
@@ -38,6 +38,7 @@ export function hotPathLines(hot: HotPath, k: number): string[] {
     `${hot.engine.name} in this process, one thread, same data and graph parameters: ${hot.engine.qps.toFixed(0)} queries/s (${hot.engine.cpuQps.toFixed(0)} per CPU second), recall@${k} ${hot.engine.recall.toFixed(4)}`,
   ];
   if (hot.servedToEngine !== null) lines.push(`served single queries/s over in-process queries/s: ${(hot.servedToEngine * 100).toFixed(1)}%`);
+  if (hot.singleQueryCeiling !== null) lines.push(`single queries/s this machine could serve at most here (cores / (generator + floor server CPU per request + ${hot.shards} in-process searches)): ${hot.singleQueryCeiling.toFixed(0)}`);
   if (hot.servedToFloor !== null) lines.push(`served single queries/s over the HTTP floor's (bare Fastify, canned answer, same generator): ${(hot.servedToFloor * 100).toFixed(1)}%`);
   return lines;
 }
