@@ -8,6 +8,7 @@ import { ClusterView } from '../src/cluster/cluster-view.js';
 import type { ReplicaStateChange } from '../src/cluster/control-plane.js';
 import { collectionKey, encodeValue, shardEntryKey, type ShardEntry } from '../src/cluster/keys.js';
 import { ViewReplicaStates, type AppliedViews, type StateProposer } from '../src/cluster/view-replica-states.js';
+import { SourceLapses } from '../src/cluster/source-lapses.js';
 import type { CollectionRecord } from '../src/collection/manager.js';
 import { NotFound, ServiceError } from '../src/errors.js';
 import type { ReplicaState } from '../src/replica/replica.js';
@@ -69,7 +70,7 @@ function proposer(views: Views, failures: number, error: Error, quorumLost = () 
 
 t.test('states are the applied view\'s, for this collection only', async (t) => {
   const views = new Views(viewAt(5, { 1: 'Active', 2: 'Initializing' }));
-  const states = new ViewReplicaStates(SHARD, 'sid-1', views, proposer(views, 0, new Error('unused')));
+  const states = new ViewReplicaStates(SHARD, 'sid-1', views, proposer(views, 0, new Error('unused')), new SourceLapses());
   t.strictSame([states.stateOf(1), states.stateOf(2), states.stateOf(3)], ['Active', 'Initializing', undefined]);
   views.apply(viewAt(6, { 1: 'Active', 2: 'Active' }));
   t.equal(states.stateOf(2), 'Active', 'a later view is read at once');
@@ -80,25 +81,25 @@ t.test('states are the applied view\'s, for this collection only', async (t) => 
 t.test('a mark proposes Dead from the failed state and resolves once applied here', async (t) => {
   const views = new Views(viewAt(5, { 1: 'Active', 2: 'Active' }));
   const p = proposer(views, 2, new ServiceError('etcd has no quorum'));
-  const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, 5000);
+  const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, new SourceLapses(), 5000);
   t.strictSame(await states.markFailed(2, 'Active'), { read: 4, committed: 10 }, 'how it was decided: the revision it read, and its own');
   t.strictSame(p.calls, [['c', 0, 2, 'Dead', ['Active']], ['c', 0, 2, 'Dead', ['Active']], ['c', 0, 2, 'Dead', ['Active']]], 'proposed again until committed');
   t.equal(states.stateOf(2), 'Dead', 'shown once the mark resolved');
   t.equal(views.waits[0][0], 10, 'waited for the committed revision');
   t.ok(views.waits[0][1] <= 5000, 'within what is left of the bound');
   const any = proposer(views, 0, new Error('unused'));
-  await new ViewReplicaStates(SHARD, 'sid-1', views, any).markFailed(1, null);
+  await new ViewReplicaStates(SHARD, 'sid-1', views, any, new SourceLapses()).markFailed(1, null);
   t.strictSame(any.calls[0], ['c', 0, 1, 'Dead', null], 'from any state when the failed state is not known');
 });
 
 t.test('a refusal ends the mark; an uncommitted proposal ends with the bound', async (t) => {
   const views = new Views(viewAt(5, { 1: 'Active', 2: 'Active' }));
   const gone = proposer(views, 100, new NotFound('Collection `c` doesn\'t exist!'));
-  await t.rejects(new ViewReplicaStates(SHARD, 'sid-1', views, gone, 5000).markFailed(2, 'Active'), { message: 'Not found: Collection `c` doesn\'t exist!' });
+  await t.rejects(new ViewReplicaStates(SHARD, 'sid-1', views, gone, new SourceLapses(), 5000).markFailed(2, 'Active'), { message: 'Not found: Collection `c` doesn\'t exist!' });
   t.equal(gone.calls.length, 1, 'not proposed again');
   const stuck = proposer(views, 1000, new ServiceError('etcd has no quorum'));
   const started = Date.now();
-  await t.rejects(new ViewReplicaStates(SHARD, 'sid-1', views, stuck, 300).markFailed(2, 'Active'), { message: 'Service internal error: etcd has no quorum' });
+  await t.rejects(new ViewReplicaStates(SHARD, 'sid-1', views, stuck, new SourceLapses(), 300).markFailed(2, 'Active'), { message: 'Service internal error: etcd has no quorum' });
   t.ok(stuck.calls.length >= 2, `proposed ${stuck.calls.length} times`);
   t.ok(Date.now() - started < 2000, 'gave up around the bound');
 });
@@ -107,7 +108,7 @@ t.test('marks that outlived their request go on, every replica of the shard in o
   const views = new Views(viewAt(5, { 1: 'Active', 2: 'Active', 3: 'Active' }));
   let lost = true;
   const p = proposer(views, 1000, new ServiceError('etcd has no quorum'), () => lost);
-  const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, 100);
+  const states = new ViewReplicaStates(SHARD, 'sid-1', views, p, new SourceLapses(), 100);
   await Promise.all([
     t.rejects(states.markFailed(2, 'Active'), { message: 'Service internal error: etcd has no quorum' }),
     t.rejects(states.markFailed(3, 'Active'), { message: 'Service internal error: etcd has no quorum' }),

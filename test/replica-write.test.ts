@@ -34,6 +34,8 @@ class ProposedStates implements ReplicaStates {
 
   /** How each mark was decided in the cluster (null: not a cluster's states). */
   decision: MarkDecision | null = null;
+  /** Peer -> the last revision its replica was seen other than a source of truth (a cluster's views). */
+  readonly lapses = new Map<number, number>();
 
   constructor(private readonly states: Map<number, ReplicaState>, private readonly autoApply: boolean, readonly revision?: () => number) {}
 
@@ -55,6 +57,10 @@ class ProposedStates implements ReplicaStates {
 
   applyProposals(): void {
     for (const apply of this.pending.splice(0)) apply();
+  }
+
+  sourceOfTruthSince(peer: number, revision: number): boolean {
+    return (this.lapses.get(peer) ?? -Infinity) <= revision;
   }
 }
 
@@ -187,15 +193,30 @@ t.test('a cluster\'s marks: the update stands only if the states changed since i
   // replica Dead since 19 < x, and maybe recovered since from one without the update).
   const moved = replicaSet(['Active', 'Active'], { revision: () => 20 });
   moved.states.decision = { read: 25, committed: null };
+  moved.states.lapses.set(0, 22);
   moved.replicas[1].failNext('apply', new ServiceError('unreachable'));
   await t.rejects(update(moved.set), {
     message: 'Service internal error: The replica states of shard 3 changed while the operation was applied on peer 0. Consistency of this update is not guaranteed. Please retry.',
     statusCode: 500,
   });
 
+  // The same change after 20, the answering replica a source of truth in every view since (another
+  // replica's state changed: a transfer to it finishing): the update stands.
+  const others = replicaSet(['Active', 'Active'], { revision: () => 20 });
+  others.states.decision = { read: 25, committed: null };
+  others.states.lapses.set(0, 19);
+  others.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  t.equal(await update(others.set), null, 'peer 0 last lapsed at 19, before the update was sent');
+  const lapsed = replicaSet(['Active', 'Active'], { revision: () => 20 });
+  lapsed.states.decision = { read: 25, committed: null };
+  lapsed.states.lapses.set(0, 23);
+  lapsed.replicas[1].failNext('apply', new ServiceError('unreachable'));
+  await t.rejects(update(lapsed.set), { message: /replica states of shard 3 changed/ }, 'peer 0 lapsed at 23: Dead and recovered meanwhile');
+
   // A later update skipping the replica disabled by that failure waits for the same mark, and is judged by it too.
   const skipping = replicaSet(['Active', 'Active'], { revision: () => 20, autoApply: false, deactivationTimeoutMs: 5000 });
   skipping.states.decision = { read: 30, committed: null };
+  skipping.states.lapses.set(0, 28);
   skipping.replicas[1].failNext('apply', new ServiceError('unreachable'));
   const first = update(skipping.set);
   while (skipping.states.proposed.length === 0) await new Promise((resolve) => setImmediate(resolve));

@@ -20,6 +20,7 @@ import type { ShardId } from '../replica/shard-id.js';
 import type { ShardPlacement } from '../replica/shard-placement.js';
 import type { ShardWorkers } from '../worker/pool.js';
 import { ClusterView, transferClockOf } from './cluster-view.js';
+import { SourceLapses } from './source-lapses.js';
 import { replicaStateIn, ViewReplicaStates, type AppliedViews, type StateProposer } from './view-replica-states.js';
 
 export interface ClusterPlacementOptions {
@@ -55,6 +56,8 @@ interface Membership {
   storageId: string;
   /** The very array the set holds: rewritten in place. */
   replicas: ShardReplica[];
+  /** Its replicas' lapses from source of truth in every view applied since the set was made. */
+  lapses: SourceLapses;
 }
 
 function shardKeyOf(storageId: string, shard: number): string {
@@ -101,7 +104,9 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     for (const membership of this.memberships.values()) {
       // A shard the view no longer has (its collection deleted or re-created, its key dropped)
       // keeps its replicas: the reconcile's drop of it must still reach this peer's copy.
-      if (!this.placedIn(view, membership.shard, membership.storageId)) continue;
+      const placed = this.placedIn(view, membership.shard, membership.storageId);
+      membership.lapses.observe(view.revision, placed ? view.shards.get(membership.shard.collection)!.get(membership.shard.shard)!.replicas : null);
+      if (!placed) continue;
       const replicas = this.replicasIn(view, membership.shard, membership.storageId);
       const local = membership.replicas.find((r) => r.peer === this.peer);
       membership.replicas.splice(0, membership.replicas.length, ...replicas);
@@ -134,10 +139,10 @@ export class ClusterPlacement implements ShardPlacement, AppliedViews {
     const key = shardKeyOf(storageId, shard.shard);
     let membership = this.memberships.get(key);
     if (!membership) {
-      membership = { shard, storageId, replicas: this.replicasIn(this.current, shard, storageId) };
+      membership = { shard, storageId, replicas: this.replicasIn(this.current, shard, storageId), lapses: new SourceLapses() };
       this.memberships.set(key, membership);
     }
-    const states = new ViewReplicaStates(shard, storageId, this, this.options.proposer, this.options.deactivationTimeoutMs);
+    const states = new ViewReplicaStates(shard, storageId, this, this.options.proposer, membership.lapses, this.options.deactivationTimeoutMs);
     return new ReplicaSet(shard, membership.replicas, { peer: this.peer, states, params, shardKey, deactivationTimeoutMs: this.options.deactivationTimeoutMs, localLifecycle: true });
   }
 

@@ -11,6 +11,7 @@ import type { ShardId } from '../replica/shard-id.js';
 import { DEACTIVATION_TIMEOUT_MS } from '../replica/write-outcome.js';
 import type { ClusterView } from './cluster-view.js';
 import type { ControlPlane, ReplicaStateChange } from './control-plane.js';
+import type { SourceLapses } from './source-lapses.js';
 
 /** The view a peer's data path reads, and the wait for a revision to be applied (the apply loop's). */
 export interface AppliedViews {
@@ -50,8 +51,13 @@ export class ViewReplicaStates implements ReplicaStates {
     private readonly storageId: string,
     private readonly views: AppliedViews,
     private readonly proposer: StateProposer,
+    private readonly lapses: SourceLapses,
     private readonly waitMs = DEACTIVATION_TIMEOUT_MS,
   ) {}
+
+  sourceOfTruthSince(peer: number, revision: number): boolean {
+    return this.lapses.keptSince(peer, revision);
+  }
 
   stateOf(peer: number): ReplicaState | undefined {
     return replicaStateIn(this.views.view(), this.shard, this.storageId, peer);

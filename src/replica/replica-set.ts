@@ -239,8 +239,11 @@ export class ReplicaSet {
       // Active now is not Active throughout: a replica this peer believed Active may have been
       // Dead in the cluster when it applied the update (this peer's view behind, as after a
       // partition), and recovered since from one that never had it. The update stands only if
-      // the marks found the shard's states as this peer sent it, but for the marks themselves.
-      if (verdict.error === null && seen !== undefined && !statesKeptSince(seen, decisions)) throw statesChangedMeanwhile(this.id, verdict.answerFrom!);
+      // the marks found the shard's states as this peer sent it, but for the marks themselves,
+      // or if the answering replica stayed a source of truth in every view applied since (other
+      // replicas' states may change meanwhile: a transfer to another peer finishing).
+      const kept = seen === undefined || statesKeptSince(seen, decisions) || this.states.sourceOfTruthSince?.(verdict.answerFrom!, seen) === true;
+      if (verdict.error === null && !kept) throw statesChangedMeanwhile(this.id, verdict.answerFrom!);
     }
     if (verdict.error !== null) throw verdict.error;
     const answer = settled[targets.findIndex((t) => t.replica.peer === verdict.answerFrom)];

@@ -28,6 +28,11 @@ export interface ReplicaStates {
    */
   markFailed(peer: number, from: ReplicaState | null): Promise<MarkDecision | null>;
   /**
+   * In a cluster: whether `peer`'s replica was a source of truth in every view this peer applied
+   * after `revision` (views are applied one revision at a time). Absent on a single node.
+   */
+  sourceOfTruthSince?(peer: number, revision: number): boolean;
+  /**
    * The peer whose replica feeds `peer`'s through a transfer (FED_BY_TRANSFER), if one does: the
    * set sends that source the updates to pass on. Absent where no transfer ever runs (a single node).
    */
