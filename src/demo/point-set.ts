@@ -38,10 +38,6 @@ export class PointSet implements FilterSource {
     return this.vectors[id];
   }
 
-  isLive(): boolean {
-    return true;
-  }
-
   liveOffsets(): Bitset {
     return new Bitset(this.size).invert();
   }

@@ -217,9 +217,6 @@ export class ArraySource implements FilterSource {
   get size(): number {
     return this.points.length;
   }
-  isLive(offset: number): boolean {
-    return this.points[offset] !== undefined;
-  }
   liveOffsets(): Bitset {
     const live = new Bitset(this.size);
     this.points.forEach((p, offset) => p && live.add(offset));

@@ -17,9 +17,7 @@ import { charge, OFFSET_BYTES } from '../hardware.js';
 export interface FilterSource {
   /** Offsets are 0..size-1. */
   readonly size: number;
-  /** Deleted or empty offsets never match. */
-  isLive(offset: number): boolean;
-  /** A new set of every live offset (the caller may change it). */
+  /** A new set of every live offset (the caller may change it): deleted or empty offsets never match. */
   liveOffsets(): Bitset;
   payload(offset: number): Payload | undefined;
   /** Bytes of the stored payload at `offset`, for hardware usage; computed from the payload when absent. */
