@@ -2,9 +2,10 @@
 // checked search, as src/shard/search.ts composes them), against a brute-force reference over a
 // plain filter evaluator: random payloads, deleted points, points without the searched vector,
 // filters on an unindexed key from 0.1% to 100% selectivity, random filters (must_not, should,
-// min_should, nested, ids, vectors), with and without payload indexes. Exact plans must give the
-// exact answer; graph plans the same answer as a search over the fully evaluated filter (the
-// engine's decisions depend only on which points are allowed), with fewer points checked.
+// min_should, nested, ids, vectors), with and without payload indexes, the checked keys read from
+// payloads or from payload columns. Exact plans must give the exact answer; graph plans the same
+// answer as a search over the fully evaluated filter (the engine's decisions depend only on which
+// points are allowed), with fewer points checked.
 
 import t, { type Test } from 'tap';
 import { toFilter, type WireFilter } from '../src/api/filter.js';
@@ -15,6 +16,7 @@ import { clustered, rng, row } from './helpers/data.js';
 import { ArraySource, filter as randomFilter, randomPoints } from './helpers/filter-data.js';
 import { refMatches, type RefPoint } from './helpers/filter-reference.js';
 import { bruteForce, recall } from './helpers/reference.js';
+import { PayloadColumns, type PayloadColumn } from '../src/shard/payload-columns.js';
 
 const N = 3000;
 const DIM = 16;
@@ -130,6 +132,23 @@ async function compareAll(t: Test, name: string, source: ArraySource, texts: Set
 
 t.test('unindexed and random filters, no payload index', async (t) => {
   await compareAll(t, 'no index', dataset(), new Set());
+});
+
+/** The same points with their top-level values also kept in columns, as a shard keeps them: checks read those. */
+class ColumnSource extends ArraySource {
+  private readonly columns = new PayloadColumns(this.points.map((p) => p?.payload));
+  columnsAsked = 0;
+
+  column(key: string): PayloadColumn {
+    this.columnsAsked++;
+    return this.columns.column(key);
+  }
+}
+
+t.test('the same, checks reading payload columns', async (t) => {
+  const source = new ColumnSource(dataset().points);
+  await compareAll(t, 'columns', source, new Set());
+  t.ok(source.columnsAsked > 0, `checks read columns (${source.columnsAsked} asked for)`);
 });
 
 t.test('the same with payload indexes (the unindexed key stays unindexed)', async (t) => {

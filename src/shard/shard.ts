@@ -24,6 +24,7 @@ import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { LiveOffsets } from './live-offsets.js';
+import { PayloadColumns, type PayloadColumn } from './payload-columns.js';
 import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
 import { decodePoint, encodePoint, POINT_PREFIX, pointKey } from './point-codec.js';
@@ -163,6 +164,7 @@ export class Shard implements FilterSource {
   private readonly versions: number[] = [];
   private readonly offsets = new Map<PointId, number>();
   private readonly live = new LiveOffsets();
+  private readonly columns = new PayloadColumns(this.payloads);
   private readonly vectors = new Map<string, VectorIndex>();
   /** Sparse vectors: loaded from their persisted images on open, records newer than those laid over them. */
   private readonly sparse = new Map<string, SparseIndex>();
@@ -393,6 +395,9 @@ export class Shard implements FilterSource {
   }
   payload(offset: number): Payload | undefined {
     return this.payloads[offset];
+  }
+  column(key: string): PayloadColumn {
+    return this.columns.column(key);
   }
   payloadBytes(offset: number): number {
     let size = this.payloadSizes[offset] ?? -1;
@@ -788,6 +793,7 @@ export class Shard implements FilterSource {
     const payload = record.payload ?? {};
     this.payloads[offset] = payload;
     this.live.add(offset);
+    this.columns.set(offset, payload);
     this.payloadSizes[offset] = -1;
     this.versions[offset] = record.version ?? 0;
     for (const [name, index] of this.vectors) {
@@ -815,6 +821,7 @@ export class Shard implements FilterSource {
     this.offsets.delete(id);
     this.payloads[offset] = undefined;
     this.live.delete(offset);
+    this.columns.set(offset, undefined);
     this.payloadSizes[offset] = -1;
     this.free.push(offset);
     this.sortedIds = null;

@@ -91,15 +91,20 @@ export class PointCheck {
   /**
    * filter() for one filter, point after point. The common filter left to check, conditions on
    * top-level keys that no index lends semantics to, all of which must hold, reads each key
-   * straight from the payload (checkCondition's answer without its walk).
+   * straight from the source's column of it, or from the payload (checkCondition's answer
+   * without its walk).
    */
   matcher(filter: Filter): (offset: number) => boolean {
     const fields = topLevelFields(filter, this.scope.semantics);
     if (!fields) return (offset) => this.filter(filter, offset);
+    const columns = fields.map((cond) => this.src.column?.(cond.key));
     return (offset) => {
       this.reading(offset);
-      const payload = this.src.payload(offset) ?? NO_PAYLOAD;
-      for (const cond of fields) if (!checkOneValue(cond, ownValue(payload, cond.key))) return false;
+      for (let i = 0; i < fields.length; i++) {
+        const column = columns[i];
+        const value = column ? column[offset] : ownValue(this.src.payload(offset) ?? NO_PAYLOAD, fields[i].key);
+        if (!checkOneValue(fields[i], value)) return false;
+      }
       return true;
     };
   }

@@ -7,7 +7,7 @@
 // payload checks too; such a key still matches differently once it has no such index.
 
 import { Bitset } from '../../engine/bitset.js';
-import type { Payload, PointId } from '../../model.js';
+import type { JsonValue, Payload, PointId } from '../../model.js';
 import { hasMatchSemantics, type PayloadIndex } from '../payload-index/types.js';
 import type { SemanticsLookup } from './evaluate.js';
 import { PointCheck } from './point-check.js';
@@ -20,6 +20,12 @@ export interface FilterSource {
   /** A new set of every live offset (the caller may change it): deleted or empty offsets never match. */
   liveOffsets(): Bitset;
   payload(offset: number): Payload | undefined;
+  /**
+   * The value of top-level `key` at every offset (undefined where it or the point is missing), as
+   * payload(offset)[key] would read it: a source that keeps such columns spares a check on every
+   * point one scattered payload object per point.
+   */
+  column?(key: string): readonly (JsonValue | undefined)[];
   /** Bytes of the stored payload at `offset`, for hardware usage; computed from the payload when absent. */
   payloadBytes?(offset: number): number;
   pointId(offset: number): PointId;
