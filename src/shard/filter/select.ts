@@ -23,7 +23,8 @@ export interface FilterSource {
   /**
    * The value of top-level `key` at every offset (undefined where it or the point is missing), as
    * payload(offset)[key] would read it: a source that keeps such columns spares a check on every
-   * point one scattered payload object per point.
+   * point one scattered payload object per point. Read it within one synchronous pass of checks:
+   * a column the source stops keeping (it keeps a few) no longer follows later writes.
    */
   column?(key: string): readonly (JsonValue | undefined)[];
   /** Bytes of the stored payload at `offset`, for hardware usage; computed from the payload when absent. */
