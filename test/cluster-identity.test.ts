@@ -115,7 +115,7 @@ t.test('/cluster from the member status', async (t) => {
   const peers = new Map([[1, { uri: 'http://10.0.0.1:6335', etcd_member_id: '111' }], [2, { uri: 'http://10.0.0.2:6335', etcd_member_id: '222' }]]);
   const at = new Date('2026-01-02T03:04:05.678Z');
   const body = clusterStatus({
-    peerId: 1, status, peers, pendingOperations: 3, consensus: { state: 'working', lastUpdate: at },
+    peerId: 1, status, peers, votes: true, pendingOperations: 3, consensus: { state: 'working', lastUpdate: at },
     sendFailures: { 'http://10.0.0.2:6335/': { count: 2, latest_error: 'refused', latest_error_timestamp: at.toISOString() } },
   });
   t.same(body, {
@@ -126,11 +126,17 @@ t.test('/cluster from the member status', async (t) => {
     consensus_thread_status: { consensus_thread_status: 'working', last_update: '2026-01-02T03:04:05.678Z' },
     message_send_failures: { 'http://10.0.0.2:6335/': { count: 2, latest_error: 'refused', latest_error_timestamp: '2026-01-02T03:04:05.678Z' } },
   });
-  const leading = clusterStatus({ peerId: 1, status: { ...status, leader: '111' }, peers, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
+  const leading = clusterStatus({ peerId: 1, status: { ...status, leader: '111' }, peers, votes: true, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
   t.same([leading.raft_info.leader, leading.raft_info.role, leading.consensus_thread_status], [1, 'Leader', { consensus_thread_status: 'stopped' }]);
-  const electing = clusterStatus({ peerId: 1, status: { ...status, leader: '0', isLearner: true }, peers, pendingOperations: 0, consensus: { state: 'stopped_with_err', error: 'etcd exited' }, sendFailures: {} });
+  const electing = clusterStatus({ peerId: 1, status: { ...status, leader: '0', isLearner: true }, peers, votes: true, pendingOperations: 0, consensus: { state: 'stopped_with_err', error: 'etcd exited' }, sendFailures: {} });
   t.same([electing.raft_info.leader, electing.raft_info.role, electing.raft_info.is_voter, electing.consensus_thread_status],
     [null, 'Candidate', false, { consensus_thread_status: 'stopped_with_err', err: 'etcd exited' }]);
-  const unknownLeader = clusterStatus({ peerId: 1, status: { ...status, leader: '999' }, peers, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
+  const unknownLeader = clusterStatus({ peerId: 1, status: { ...status, leader: '999' }, peers, votes: true, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
   t.equal(unknownLeader.raft_info.leader, null, 'a leader not registered as a peer yet is unknown');
+  // An external etcd: peers registered without members; whichever etcd member leads, no peer does.
+  const registered = new Map([[1, { uri: 'http://10.0.0.1:6335', etcd_member_id: '' }], [2, { uri: 'http://10.0.0.2:6335', etcd_member_id: '' }]]);
+  const external = clusterStatus({ peerId: 1, status: { ...status, leader: '111' }, peers: registered, votes: false, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
+  t.same([external.raft_info.term, external.raft_info.commit, external.raft_info.leader, external.raft_info.role, external.raft_info.is_voter], [4, 90, null, 'Follower', false], 'an external etcd: no peer leads or votes');
+  const externalElecting = clusterStatus({ peerId: 1, status: { ...status, leader: '0' }, peers: registered, votes: false, pendingOperations: 0, consensus: { state: 'stopped' }, sendFailures: {} });
+  t.equal(externalElecting.raft_info.role, null, 'no role while the external etcd elects a leader');
 });

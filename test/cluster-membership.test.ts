@@ -228,6 +228,7 @@ t.test('/cluster on every peer fits Qdrant\'s schema and names one leader', asyn
       peerId: peer.identity.peerId,
       status: await peer.membership.gateway.status(),
       peers: await listPeers(peer.etcd),
+      votes: true,
       pendingOperations: 0,
       consensus: { state: 'working', lastUpdate: new Date() },
       sendFailures: {},

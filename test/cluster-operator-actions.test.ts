@@ -147,7 +147,9 @@ t.test('replicate, move, drop and abort through POST /collections/{c}/cluster, w
     });
     t.same(under.transfers.map(({ shard_id, from, to, sync, method }) => ({ shard_id, from, to, sync, method })), [{ shard_id: 0, from: third, to: first, sync: false, method: 'stream_records' }], 'the move is shown as Qdrant shows one');
     t.equal(under.states.get(first), 'Partial', 'its receiver is Partial');
-    const telemetry = await result<{ collections: Record<string, { shard_transfers?: { from: number; to: number; sync: boolean; method: string }[] }> }>(byId.get(third)!, 'GET', '/cluster/telemetry');
+    // Bounded: the stopped peer's report would take the whole request timeout, as long as the
+    // move's own request to it, which would then end the move before the abort below.
+    const telemetry = await result<{ collections: Record<string, { shard_transfers?: { from: number; to: number; sync: boolean; method: string }[] }> }>(byId.get(third)!, 'GET', '/cluster/telemetry?timeout=2');
     t.match(telemetry.collections.ops.shard_transfers, [{ shard_id: 0, from: third, to: first, sync: false, method: 'stream_records' }], 'and in /cluster/telemetry');
     const metrics = String((await call(byId.get(third)!.url, 'GET', '/metrics')).body);
     t.match(metrics, /^collection_shard_transfer_outgoing\{id="ops"\} 1$/m, 'the source counts its outgoing transfer in /metrics');

@@ -145,7 +145,7 @@ t.test('cluster mode needs three distinct ports and a gRPC port', async (t) => {
   const cluster = { QDRANT__CLUSTER__ENABLED: 'true' };
   t.equal(loadConfig([], cluster).cluster.enabled, true, 'the defaults 6333, 6334, 6335 do');
   refuses(t, [], { ...cluster, QDRANT__CLUSTER__P2P__ENABLE_TLS: 'true' }, /^cluster\.p2p\.enable_tls is not supported by this server/);
-  refuses(t, [], { ...cluster, QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379' }, /^cluster\.etcd\.endpoints \(an external etcd\) is not supported by this server yet/);
+  t.same(loadConfig([], { ...cluster, QDRANT__CLUSTER__ETCD__ENDPOINTS: 'http://etcd-1:2379' }).cluster.etcd.endpoints, ['http://etcd-1:2379'], 'an external etcd');
   refuses(t, ['--port', '6335'], cluster, /^service\.http_port and cluster\.p2p\.port are both 6335: a peer needs a port for each$/);
   refuses(t, [], { ...cluster, QDRANT__SERVICE__GRPC_PORT: '6335' }, /^service\.grpc_port and cluster\.p2p\.port are both 6335/);
   const dir = await mkdtemp(join(tmpdir(), 'quiver-config-'));

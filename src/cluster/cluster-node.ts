@@ -1,5 +1,6 @@
 // A peer of a cluster, wired: its identity, its p2p server (the join route and the shard routes),
-// its etcd member (first peer, join, restart or reinit), its liveness lease, the ordered apply
+// its etcd member (first peer, join, restart or reinit) or its registration in an external etcd
+// (`cluster.etcd.endpoints`), its liveness lease, the ordered apply
 // loop of the control plane, and what `/cluster`, `/cluster/metadata/keys` and the cluster's
 // quota answer from them.
 //
@@ -27,10 +28,13 @@ import { ApplyLoop } from './apply-loop.js';
 import type { ClusterChanges, ClusterView } from './cluster-view.js';
 import { ControlPlane } from './control-plane.js';
 import { JoinHandler } from './join-handler.js';
-import { localPeerVersion, type JoinAnswer, type JoinBody, type JoinRequest } from './join-protocol.js';
+import { localPeerVersion, type JoinAdmission, type JoinAnswer, type JoinBody, type JoinRequest } from './join-protocol.js';
 import { clusterNamespace } from './keys.js';
 import { Liveness } from './liveness.js';
 import { MembershipError, planStart, removedPeerError, REMOVED_MEMBER, startMembership, type LocalMembership } from './membership.js';
+import { ExternalJoinHandler } from './external-join-handler.js';
+import { externalStatus, startExternalMembership, type ExternalMembership } from './external-membership.js';
+import type { EtcdMember } from './etcd-process.js';
 import { isMemberNotFound, isUnhealthyCluster } from './etcd-gateway.js';
 import { quotaPeers, quotaUsageRoute, type PeerQuotaUsage } from './quota-fan-out.js';
 import { openNodeIdentity, recordAppliedRevision, type NodeIdentity } from './node-identity.js';
@@ -59,8 +63,9 @@ function joinBodyOf(body: unknown): JoinBody {
   const b = body as Partial<JoinBody> | null;
   const port = (p: unknown) => Number.isInteger(p) && (p as number) > 0 && (p as number) < 65536;
   if (b === null || typeof b !== 'object' || !Number.isSafeInteger(b.peer_id) || !port(b.p2p_port) || !port(b.grpc_port)
-    || (b.uri !== undefined && typeof b.uri !== 'string') || typeof b.version?.quiver !== 'string' || typeof b.version?.node !== 'string') {
-    throw new BadRequest('a join needs peer_id, p2p_port, grpc_port, version {quiver, node} and optionally uri');
+    || (b.uri !== undefined && typeof b.uri !== 'string')
+    || (b.external_etcd !== undefined && (typeof b.external_etcd !== 'object' || b.external_etcd === null || (b.external_etcd.cluster !== null && typeof b.external_etcd.cluster !== 'string'))) || typeof b.version?.quiver !== 'string' || typeof b.version?.node !== 'string') {
+    throw new BadRequest('a join needs peer_id, p2p_port, grpc_port, version {quiver, node} and optionally uri and external_etcd {cluster}');
   }
   return b as JoinBody;
 }
@@ -86,8 +91,8 @@ const READ_RETRY_MS = 250;
 export class ClusterNode {
   private host: Omit<P2pHost, 'awaitRevision'> | null = null;
   private replicaFigures: FollowOptions['replicaFigures'] | null = null;
-  private joinHandler: JoinHandler | null = null;
-  private membership: LocalMembership | null = null;
+  private joinHandler: JoinAdmission | null = null;
+  private membership: LocalMembership | ExternalMembership | null = null;
   private liveness: Liveness | null = null;
   private loop: ApplyLoop | null = null;
   private stopping = false;
@@ -114,10 +119,11 @@ export class ClusterNode {
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { config, meta } = options;
     const identity = await openNodeIdentity(meta, config.cluster.peer_id ?? undefined);
+    const { endpoints } = config.cluster.etcd;
     // Held until the member starts: joining can take seconds, in which a free port could be
     // taken. Not one of this peer's configured ports, which may be free until they are bound.
-    const clientPort = await reservePort([config.service.http_port, config.service.grpc_port!, config.cluster.p2p.port]);
-    const etcd = new Etcd3({ hosts: `http://127.0.0.1:${clientPort.port}` });
+    const clientPort = endpoints.length > 0 ? null : await reservePort([config.service.http_port, config.service.grpc_port!, config.cluster.p2p.port]);
+    const etcd = new Etcd3({ hosts: clientPort === null ? endpoints : `http://127.0.0.1:${clientPort.port}` });
     const p2pClient = new P2pClient({
       connectionTimeoutMs: config.cluster.connection_timeout_ms,
       requestTimeoutMs: config.cluster.grpc_timeout_ms,
@@ -146,30 +152,42 @@ export class ClusterNode {
     node = new ClusterNode(identity, options, etcd, p2pClient, p2pServer, transferParts);
     try {
       await p2pServer.start(config.service.host, config.cluster.p2p.port);
-      await node.join(clientPort);
+      if (clientPort === null) await node.register();
+      else await node.join(clientPort);
     } catch (err) {
-      await clientPort.release();
+      await clientPort?.release();
       await node.stop();
       throw err;
     }
     return node;
   }
 
-  private async join(clientPort: ReservedPort): Promise<void> {
+  /**
+   * What either way of entering the cluster takes from this peer: the plan from its flags and its
+   * stored state (`present`: its etcd data folder, or with an external etcd its recorded cluster).
+   */
+  private entry(present: boolean) {
     const { config, meta } = this.options;
-    const dataDir = join(config.storage.storage_path, 'cluster', 'etcd');
-    const plan = planStart({ uri: config.peer.uri ?? undefined, bootstrap: config.peer.bootstrap ?? undefined, reinit: config.peer.reinit }, this.identity, existsSync(dataDir));
-    this.membership = await startMembership({
-      plan,
+    const uri = config.peer.uri ?? undefined;
+    return {
+      plan: planStart({ uri, bootstrap: config.peer.bootstrap ?? undefined, reinit: config.peer.reinit }, this.identity, present),
       identity: this.identity,
       meta,
-      uri: config.peer.uri ?? undefined,
+      uri,
       p2pPort: config.cluster.p2p.port,
+      etcd: this.etcd,
+      sendJoin: (bootstrap: string, body: JoinBody) => this.sendJoin(bootstrap, body),
+    };
+  }
+
+  private async join(clientPort: ReservedPort): Promise<void> {
+    const { config } = this.options;
+    const dataDir = join(config.storage.storage_path, 'cluster', 'etcd');
+    this.membership = await startMembership({
+      ...this.entry(existsSync(dataDir)),
       grpcPort: config.cluster.etcd.advertise_port ?? config.service.grpc_port!,
       listenPort: config.service.grpc_port!,
       member: { dataDir, clientPort: clientPort.port, clientPortHold: clientPort, tickMs: config.cluster.consensus.tick_period_ms },
-      etcd: this.etcd,
-      sendJoin: (bootstrap, body) => this.sendJoin(bootstrap, body),
     });
     this.joinHandler = new JoinHandler({
       gateway: this.membership.gateway,
@@ -181,9 +199,30 @@ export class ClusterNode {
     this.membership.member.exited.then((exit) => {
       if (!this.stopping) this.options.log.error(`the etcd member stopped (code ${exit.code}, signal ${exit.signal}): ${exit.stderr}`);
     });
+    await this.startLiveness();
+  }
+
+  /** Enters the cluster an external etcd holds (`cluster.etcd.endpoints`): registered, no member of its own. */
+  private async register(): Promise<void> {
+    const { config } = this.options;
+    this.membership = await startExternalMembership({
+      ...this.entry(this.identity.clusterToken !== null),
+      grpcPort: config.service.grpc_port!,
+      endpoints: config.cluster.etcd.endpoints,
+    });
+    this.joinHandler = new ExternalJoinHandler({ etcd: this.etcd, clusterToken: this.membership.clusterToken, version: localPeerVersion() });
+    await this.startLiveness();
+  }
+
+  private async startLiveness(): Promise<void> {
     this.liveness = await Liveness.start(this.etcd, this.peerId, { process_id: this.options.processId, started_at: this.options.startedAt.toISOString() }, {
       onLost: (reason) => this.options.log.warn(`liveness lease lost: ${reason}`),
     });
+  }
+
+  /** This peer's etcd member; null with an external etcd (or before the start reached it). */
+  private get member(): EtcdMember | null {
+    return this.membership !== null && 'member' in this.membership ? this.membership.member : null;
   }
 
 
@@ -194,9 +233,9 @@ export class ClusterNode {
   async initialView(): Promise<ClusterView> {
     const until = Date.now() + QUORUM_WAIT_MS;
     for (;;) {
-      const member = this.membership!.member;
+      const member = this.member;
       // etcd stops a member the cluster removed as soon as it starts: no quorum will ever come.
-      if (!member.running) {
+      if (member !== null && !member.running) {
         const { stderr } = await member.exited;
         throw REMOVED_MEMBER.test(stderr) ? removedPeerError(this.peerId) : new MembershipError(`the etcd member stopped: ${stderr}`);
       }
@@ -273,13 +312,15 @@ export class ClusterNode {
     return this.loop!.current;
   }
 
-  /** Qdrant's `GET /cluster` body, from the local member's status and the applied view. */
+  /** Qdrant's `GET /cluster` body, from etcd's status (the local member's, or an external endpoint's) and the applied view. */
   async status(): Promise<ClusterStatusBody> {
-    const status = await this.membership!.gateway.status();
+    const membership = this.membership!;
+    const status = 'gateway' in membership ? await membership.gateway.status() : await externalStatus(membership);
     const loop = this.loop!;
+    const member = this.member;
     const consensus: ConsensusState = this.removed
       ? { state: 'stopped_with_err', error: 'this peer was removed from the cluster' }
-      : !this.membership!.member.running
+      : member !== null && !member.running
       ? { state: 'stopped_with_err', error: 'the etcd member is not running' }
       : loop.lastError && !loop.lastUpdate
         ? { state: 'stopped_with_err', error: loop.lastError.message }
@@ -290,15 +331,16 @@ export class ClusterNode {
       // The view's peers, not a read of etcd: like Qdrant's, the answer is this peer's own state
       // and comes without a quorum (metrics and telemetry are needed most when one is lost).
       peers: this.view.peers,
+      votes: member !== null,
       pendingOperations: loop.pendingOperations,
       consensus,
       sendFailures: this.p2pClient.sendFailures(),
     });
   }
 
-  /** Caught up: a member of the cluster whose etcd member runs and whose apply loop follows the control plane without error. */
+  /** Caught up: a member of the cluster whose etcd member runs (if it has one) and whose apply loop follows the control plane without error. */
   ready(): boolean {
-    return !this.removed && this.membership !== null && this.membership.member.running && this.loop !== null && this.loop.lastError === null;
+    return !this.removed && this.membership !== null && (this.member?.running ?? true) && this.loop !== null && this.loop.lastError === null;
   }
 
   /**
@@ -308,6 +350,7 @@ export class ClusterNode {
    * less than 5 s ago is refused for a while: retried within the timeout) leaves the cluster as it
    * was; a peer removing itself goes last instead, since its own member answers the transaction.
    * The removed peer's etcd member stops, and it refuses to start again with its old storage.
+   * With an external etcd no peer has a member: the record is all there is to remove.
    */
   async removePeer(peer: number, force: boolean, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -319,9 +362,11 @@ export class ClusterNode {
   }
 
   private async removeMember(memberId: string, deadline: number): Promise<void> {
+    const membership = this.membership!;
+    if (!('gateway' in membership)) return;
     for (;;) {
       try {
-        await this.membership!.gateway.memberRemove(memberId);
+        await membership.gateway.memberRemove(memberId);
         return;
       } catch (err) {
         if (isMemberNotFound(err)) return;
@@ -403,6 +448,6 @@ export class ClusterNode {
     await this.liveness?.stop();
     this.etcd.close();
     await this.p2pClient.close();
-    await this.membership?.member.stop();
+    await this.member?.stop();
   }
 }

@@ -14,7 +14,7 @@ import type { Etcd3 } from 'etcd3';
 import {
   EtcdGateway, isAlreadyVoter, isMemberExists, isMemberNotFound, isLearnerRefusal, isNotEnoughStartedMembers, isTooManyLearners, isUnhealthyCluster, type EtcdMemberInfo,
 } from './etcd-gateway.js';
-import { etcdPeerUrl, joinerUri, versionMismatch, type JoinAnswer, type JoinMember, type JoinRequest, type PeerVersion } from './join-protocol.js';
+import { etcdPeerUrl, joinerUri, joinMismatch, type JoinAdmission, type JoinAnswer, type JoinMember, type JoinRequest, type PeerVersion } from './join-protocol.js';
 import type { PeerInfo } from './keys.js';
 import { registerPeer } from './peer-registry.js';
 
@@ -39,14 +39,14 @@ function retry(reason: string): JoinAnswer {
   return { status: 'retry', reason, retry_after_ms: RETRY_AFTER_MS };
 }
 
-export class JoinHandler {
+export class JoinHandler implements JoinAdmission {
   private readonly promotions = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
 
   constructor(private readonly options: JoinHandlerOptions) {}
 
   async handle(request: JoinRequest): Promise<JoinAnswer> {
-    const mismatch = versionMismatch(this.options.version, request.version);
+    const mismatch = joinMismatch(this.options.version, false, request);
     if (mismatch) return { status: 'refused', reason: mismatch };
     try {
       return await this.admit(request);

@@ -28,7 +28,7 @@ export class JoinRefused extends Error {
   }
 }
 
-const NO_URI = 'the first peer of a cluster needs its own address: start it with --uri http://<host>:<p2p port>';
+export const NO_URI = 'the first peer of a cluster needs its own address: start it with --uri http://<host>:<p2p port>';
 
 export interface StartFlags {
   /** `--bootstrap`: a peer of the cluster to join. */
@@ -192,7 +192,8 @@ async function join(options: MembershipOptions, bootstrap: string, wipe: boolean
     registerPeer(options.etcd, options.identity.peerId, { uri: answer.uri, etcd_member_id: status.memberId, etcd_peer_url: answer.peer_url, version: version.quiver }));
 }
 
-async function askUntilAccepted(sendJoin: NonNullable<MembershipOptions['sendJoin']>, bootstrap: string, body: JoinBody, timeoutMs: number): Promise<Extract<JoinAnswer, { status: 'accepted' }>> {
+/** Sends the join until the asked peer accepts it (retrying what it asks to retry, and transport failures), within `timeoutMs`. */
+export async function askUntilAccepted(sendJoin: NonNullable<MembershipOptions['sendJoin']>, bootstrap: string, body: JoinBody, timeoutMs: number): Promise<Extract<JoinAnswer, { status: 'accepted' }>> {
   const until = Date.now() + timeoutMs;
   let backoff = FIRST_BACKOFF_MS;
   let last = 'no answer yet';

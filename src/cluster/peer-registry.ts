@@ -35,6 +35,12 @@ export function registerCluster(client: Etcd3, record: ClusterInfo): Promise<Clu
   return createOnly(clusterNamespace(client), CLUSTER_KEY, record);
 }
 
+/** The cluster's record, or null when no peer has recorded one in this etcd. */
+export async function readCluster(client: Etcd3): Promise<ClusterInfo | null> {
+  const text = await clusterNamespace(client).get(CLUSTER_KEY).options(deadline()).string();
+  return text === null ? null : (JSON.parse(text) as ClusterInfo);
+}
+
 /** Records a peer: creates its key, or replaces a stale record (another etcd member) by CAS. */
 export async function registerPeer(client: Etcd3, peerId: number, record: PeerInfo): Promise<void> {
   const etcd = clusterNamespace(client);

@@ -18,6 +18,12 @@ export interface RaftInfoInputs {
   peerId: number;
   status: EtcdStatus;
   peers: ReadonlyMap<number, Pick<PeerInfo, 'uri' | 'etcd_member_id'>>;
+  /**
+   * Whether this peer's own etcd member takes part in etcd's raft. Without one (an external
+   * etcd) no peer leads or votes: `leader` is null, `is_voter` false, and the role `Follower`
+   * while etcd has a leader (null while it elects one).
+   */
+  votes: boolean;
   /** Control plane events received and not applied yet. */
   pendingOperations: number;
   consensus: ConsensusState;
@@ -61,7 +67,14 @@ export function clusterStatus(inputs: RaftInfoInputs): ClusterStatusBody {
     status: 'enabled',
     peer_id: inputs.peerId,
     peers,
-    raft_info: { term: status.raftTerm, commit: status.raftIndex, pending_operations: inputs.pendingOperations, leader, role: roleOf(status), is_voter: !status.isLearner },
+    raft_info: {
+      term: status.raftTerm,
+      commit: status.raftIndex,
+      pending_operations: inputs.pendingOperations,
+      leader,
+      role: inputs.votes ? roleOf(status) : status.leader === '0' ? null : 'Follower',
+      is_voter: inputs.votes && !status.isLearner,
+    },
     consensus_thread_status: consensusThreadStatus(inputs.consensus),
     message_send_failures: { ...inputs.sendFailures },
   };

@@ -117,8 +117,9 @@ export function checkCluster(cluster: ClusterConfig, service: { http_port: numbe
   if (!cluster.enabled) return;
   // Refused rather than accepted and ignored: a peer would talk in clear, or to its own etcd.
   if (cluster.p2p.enable_tls) throw new ConfigError('cluster.p2p.enable_tls is not supported by this server: peers talk plain HTTP on the p2p port; keep it (and the gRPC port etcd uses) on a private network');
-  if (cluster.etcd.endpoints.length > 0) throw new ConfigError('cluster.etcd.endpoints (an external etcd) is not supported by this server yet: leave it empty, and each peer runs its own etcd member');
-  // A peer opens three ports: REST, p2p, and etcd's peer port (Quiver serves no gRPC, so etcd takes the gRPC port).
+  // A peer opens three ports: REST, p2p, and etcd's peer port (Quiver serves no gRPC, so etcd
+  // takes the gRPC port). With an external etcd the gRPC port stays unused, as Qdrant's is
+  // unused by clients that speak REST only: it is still required and kept apart from the others.
   if (service.grpc_port === null) throw new ConfigError('cluster mode needs service.grpc_port: the etcd member of each peer talks to the others on it');
   const ports: Array<[string, number]> = [['service.http_port', service.http_port], ['service.grpc_port', service.grpc_port], ['cluster.p2p.port', cluster.p2p.port]];
   for (const [i, [key, port]] of ports.entries()) {
