@@ -181,7 +181,31 @@ t.test('log_level: Qdrant\'s filter syntax to the logger\'s level', async (t) =>
     ['warn,raft=loud', 'warn', ['raft=loud']],
     ['h2=,DEBUG', 'debug', ['h2=']],
   ];
-  for (const [filter, level, ignored] of table) t.same(parseLogFilter(filter), { level, ignored }, `"${filter}"`);
+  for (const [filter, level, ignored] of table) {
+    const parsed = parseLogFilter(filter);
+    t.same({ level: parsed.level, ignored: parsed.ignored }, { level, ignored }, `"${filter}"`);
+  }
+  // The access log (target actix_web::middleware::logger, INFO): the longest matching target decides, else the level.
+  const access: Array<[filter: string, written: boolean]> = [
+    ['INFO', true],
+    ['debug', true],
+    ['WARN', false],
+    ['OFF', false],
+    ['INFO,raft::raft=warn', true],
+    ['INFO,actix_web=warn', false],
+    ['INFO,actix_web::middleware::logger=error', false],
+    ['WARN,actix_web=info', true],
+    ['WARN,actix_web::middleware::logger=4', true],
+    ['INFO,actix_web=warn,actix_web::middleware::logger=info', true],
+    ['INFO,actix_web::middleware::logger=off,actix_web=debug', false],
+    ['INFO,actix_web::middleware::logger=warn,actix_web::middleware::logger=info', true],
+    // Not its target: a sibling, a longer name sharing the text, an unparsable level.
+    ['INFO,actix_web::middleware::compress=warn', true],
+    ['INFO,actix_webx=warn', true],
+    ['INFO,actix_web=loud', true],
+    ['WARN,actix_web[request]=info', true],
+  ];
+  for (const [filter, written] of access) t.equal(parseLogFilter(filter).accessLog, written, `access log with "${filter}"`);
   t.equal(loadConfig([], { QDRANT__LOG_LEVEL: 'INFO,raft::raft=warn' }).log_level, 'INFO,raft::raft=warn', 'kept as text');
   t.equal(loadConfig([], { QDRANT__LOG_LEVEL: 'a: b' }).log_level, 'a: b', 'not read as YAML');
 });

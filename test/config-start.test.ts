@@ -60,6 +60,36 @@ t.test('a filter at WARN hides INFO lines and warns of a directive it skips', as
   t.notMatch(server.output(), /Qdrant REST API/, 'no INFO line');
 });
 
+t.test('one access log line per request in actix-web\'s format, as Qdrant writes it; the filter can silence it', async (t) => {
+  const accessLine = /"msg":"127\.0\.0\.1 \\"PUT \/collections\/logged\?wait=true HTTP\/1\.1\\" 200 (\d+) \\"-\\" \\"quiver-test\/1\\" (\d+\.\d{6})"/;
+  const request = (server: { url: string }) => fetch(`${server.url}/collections/logged?wait=true`, {
+    method: 'PUT', headers: { 'content-type': 'application/json', 'user-agent': 'quiver-test/1' }, body: JSON.stringify({ vectors: { size: 2, distance: 'Dot' } }),
+  });
+  const info = await startServer({ workers: 1, env: { QDRANT__LOG_LEVEL: 'INFO' } });
+  stopAtEnd(t, info);
+  const answer = await request(info);
+  const body = await answer.text();
+  const line = await outputMatch(info, accessLine);
+  t.ok(line, 'the access line');
+  t.equal(Number(line?.[1]), Buffer.byteLength(body), 'the answer\'s size in bytes');
+  t.ok(Number(line?.[2]) < 60, 'seconds taken, six decimals');
+  t.notMatch(info.output(), /incoming request|request completed/, 'not Fastify\'s two lines');
+
+  const silenced = await startServer({ workers: 1, env: { QDRANT__LOG_LEVEL: 'INFO,actix_web::middleware::logger=warn' } });
+  stopAtEnd(t, silenced);
+  await (await request(silenced)).text();
+  t.ok(await outputMatch(silenced, /\(Qdrant REST API\)/), 'INFO lines still written');
+  // The access line is written as the answer ends; a second request's answer comes after the first's line would have.
+  await (await fetch(`${silenced.url}/collections`)).text();
+  t.notMatch(silenced.output(), /HTTP\/1\.1\\" \d{3} /, 'no access line');
+
+  const onlyAccess = await startServer({ workers: 1, env: { QDRANT__LOG_LEVEL: 'WARN,actix_web=info' } });
+  stopAtEnd(t, onlyAccess);
+  await (await request(onlyAccess)).text();
+  t.ok(await outputMatch(onlyAccess, accessLine), 'the access line at WARN with actix_web=info');
+  t.notMatch(onlyAccess.output(), /\(Qdrant REST API\)/, 'other INFO lines not written');
+});
+
 t.test('the first peer of a cluster needs --uri: exit 2 and why', async (t) => {
   const { code, output } = await runToExit([], { QDRANT__CLUSTER__ENABLED: 'true' });
   t.equal(code, 2);

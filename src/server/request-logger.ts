@@ -1,8 +1,7 @@
 // Each request's logger (Fastify's request.log, bound to the request's id), made only when
 // something is logged through it at a level the server's logger writes. Fastify makes a pino child
-// logger for every request otherwise, though at Quiver's usual levels (WARN and above in service;
-// INFO writes Fastify's two lines per request, and then the child is made as before) most
-// requests log nothing.
+// logger for every request otherwise, though most requests log nothing through it (the access
+// log line is written by the server's own logger, access-log.ts).
 
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 
