@@ -12,7 +12,7 @@ import {
   forgetMembership, openNodeIdentity, recordAppliedRevision, recordClusterMember, recordJoined,
 } from '../src/cluster/node-identity.js';
 import { listenPeerUrl, MembershipError, planStart } from '../src/cluster/membership.js';
-import { etcdPeerUrl, joinerUri, versionMismatch, type JoinRequest } from '../src/cluster/join-protocol.js';
+import { etcdPeerUrl, joinerUri, joinMismatch, versionMismatch, type JoinRequest } from '../src/cluster/join-protocol.js';
 import { clusterStatus } from '../src/cluster/raft-info.js';
 import type { EtcdStatus } from '../src/cluster/etcd-gateway.js';
 import { loadPeerId } from '../src/storage/peer-id.js';
@@ -90,11 +90,18 @@ t.test('the start plan follows the stored state first, then the flags', async (t
   t.throws(() => planStart({ reinit: false }, fresh, false), /needs its own address: start it with --uri/);
 });
 
-t.test('joins need the same Quiver version and Node major', async (t) => {
+t.test('joins need the same Quiver version, Node major and place of the control plane', async (t) => {
   const local = { quiver: '1.19.0', node: '20.11.1' };
   t.equal(versionMismatch(local, { quiver: '1.19.0', node: '20.3.0' }), null);
   t.match(versionMismatch(local, { quiver: '1.18.0', node: '20.11.1' }), /^Quiver version 1\.18\.0 cannot join a cluster running Quiver 1\.19\.0/);
   t.match(versionMismatch(local, { quiver: '1.19.0', node: '22.1.0' }), /^Node\.js 22\.1\.0 cannot join a cluster running Node\.js 20\.11\.1: .* same Node\.js major version \(20\)/);
+  // Peers running their own members and peers on an external etcd never join each other.
+  const joiner = { peer_id: 2, p2p_port: 6335, grpc_port: 6334, version: local };
+  t.equal(joinMismatch(local, false, joiner), null);
+  t.equal(joinMismatch(local, true, { ...joiner, external_etcd: { cluster: 'c' } }), null);
+  t.match(joinMismatch(local, false, { ...joiner, external_etcd: { cluster: null } }), /^this cluster's peers run their own etcd members: start the joining peer without cluster\.etcd\.endpoints$/);
+  t.match(joinMismatch(local, true, joiner), /^this cluster keeps its control plane in an external etcd: start the joining peer with the same cluster\.etcd\.endpoints$/);
+  t.match(joinMismatch(local, true, { ...joiner, version: { quiver: '1.18.0', node: '20.11.1' } }), /^Quiver version 1\.18\.0/, 'the version first');
 });
 
 t.test('the joiner\'s addresses', async (t) => {

@@ -62,9 +62,10 @@ export interface ClusterNodeOptions {
 function joinBodyOf(body: unknown): JoinBody {
   const b = body as Partial<JoinBody> | null;
   const port = (p: unknown) => Number.isInteger(p) && (p as number) > 0 && (p as number) < 65536;
+  const external = (e: JoinBody['external_etcd'] | null) => e === undefined || (typeof e === 'object' && e !== null && (e.cluster === null || typeof e.cluster === 'string'));
   if (b === null || typeof b !== 'object' || !Number.isSafeInteger(b.peer_id) || !port(b.p2p_port) || !port(b.grpc_port)
-    || (b.uri !== undefined && typeof b.uri !== 'string')
-    || (b.external_etcd !== undefined && (typeof b.external_etcd !== 'object' || b.external_etcd === null || (b.external_etcd.cluster !== null && typeof b.external_etcd.cluster !== 'string'))) || typeof b.version?.quiver !== 'string' || typeof b.version?.node !== 'string') {
+    || (b.uri !== undefined && typeof b.uri !== 'string') || !external(b.external_etcd)
+    || typeof b.version?.quiver !== 'string' || typeof b.version?.node !== 'string') {
     throw new BadRequest('a join needs peer_id, p2p_port, grpc_port, version {quiver, node} and optionally uri and external_etcd {cluster}');
   }
   return b as JoinBody;
