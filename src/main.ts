@@ -42,7 +42,6 @@ const [{ CollectionManager }, { buildServer }, { shutDown }, { hasApiKeys }, { p
 ]);
 
 const logFilter = parseLogFilter(config.log_level);
-const logger = { level: logFilter.level };
 const keyed = hasApiKeys(config);
 if (!keyed && !isLoopback(config.service.host) && !config.service.allow_unauthenticated_bind) {
   console.error(`Refusing to listen on ${config.service.host} without an API key: set QDRANT__SERVICE__API_KEY, or pass --allow-unauthenticated-bind to accept an open server.`);
@@ -94,7 +93,7 @@ const app = buildServer({
   node,
   ...(peer ? { catalog: peer.catalog, clusterView: peer.view } : {}),
   cluster: peer?.node ?? new StandaloneCluster(node.quota, node.peerId, collections),
-}, logger);
+}, logFilter);
 server = app;
 for (const directive of logFilter.ignored) app.log.warn(`log_level: ignoring \`${directive}\`: not a level`);
 collections.workers.onFault((worker, reason) => app.log.error(`shard worker ${worker} failed (${reason}): replacing it and reopening its shards from storage`));

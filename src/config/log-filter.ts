@@ -37,16 +37,12 @@ const LEVELS: ReadonlyMap<string, PinoLevel> = new Map([
 /** Qdrant's level when the filter names none. */
 const DEFAULT_LEVEL: PinoLevel = 'info';
 
-/** A directive's level as tracing reads it: a name in any case, or 0 (off) to 5 (trace). */
-function isDirectiveLevel(text: string): boolean {
-  return LEVELS.has(text.toLowerCase()) || /^[0-5]$/.test(text);
-}
-
 /** Levels by verbosity, as the digits of a directive number them (0 off ... 5 trace). */
 const BY_VERBOSITY: readonly PinoLevel[] = ['silent', 'error', 'warn', 'info', 'debug', 'trace'];
 
-function directiveLevel(text: string): PinoLevel {
-  return /^[0-5]$/.test(text) ? BY_VERBOSITY[Number(text)] : LEVELS.get(text.toLowerCase())!;
+/** A directive's level as tracing reads it (a name in any case, or 0 off to 5 trace); null when it is none. */
+function directiveLevel(text: string): PinoLevel | null {
+  return /^[0-5]$/.test(text) ? BY_VERBOSITY[Number(text)] : LEVELS.get(text.toLowerCase()) ?? null;
 }
 
 /** Whether `target` (a module path) falls under a directive's target: the same path or one of its modules. */
@@ -54,18 +50,30 @@ function under(target: string, directive: string): boolean {
   return target === directive || target.startsWith(`${directive}::`);
 }
 
-/** The level a well-formed `target=level` directive set for `target`, the longest such target winning; null when none names it. */
-function targetLevel(items: string[], target: string): PinoLevel | null {
-  let best: { length: number; level: PinoLevel } | null = null;
-  for (const item of items) {
+/** A `target=level` item: its text, its target and its level (null when tracing cannot read it). */
+interface Directive {
+  item: string;
+  target: string;
+  level: PinoLevel | null;
+}
+
+function directivesOf(items: string[]): Directive[] {
+  return items.flatMap((item) => {
     const equals = item.lastIndexOf('=');
-    if (equals < 0) continue;
+    if (equals < 0) return [];
     // A directive may also name a span (`target[span]=level`): only its target is read here.
-    const name = item.slice(0, equals).trim().replace(/\[.*$/, '');
-    const level = item.slice(equals + 1).trim();
-    if (!isDirectiveLevel(level) || !under(target, name)) continue;
+    const target = item.slice(0, equals).trim().replace(/\[.*$/, '');
+    return [{ item, target, level: directiveLevel(item.slice(equals + 1).trim()) }];
+  });
+}
+
+/** The level the directives set for `target`, the longest matching target winning; null when none names it. */
+function targetLevel(directives: Directive[], target: string): PinoLevel | null {
+  let best: { length: number; level: PinoLevel } | null = null;
+  for (const directive of directives) {
+    if (directive.level === null || !under(target, directive.target)) continue;
     // Of equally long ones the later wins, as a later directive replaces an earlier one.
-    if (best === null || name.length >= best.length) best = { length: name.length, level: directiveLevel(level) };
+    if (best === null || directive.target.length >= best.length) best = { length: directive.target.length, level: directive.level };
   }
   return best?.level ?? null;
 }
@@ -73,11 +81,9 @@ function targetLevel(items: string[], target: string): PinoLevel | null {
 export function parseLogFilter(filter: string): LogFilter {
   const items = filter.split(',');
   const bare = [...items].reverse().find((item) => LEVELS.has(item.toLowerCase()));
-  const ignored = items.filter((item) => {
-    const equals = item.lastIndexOf('=');
-    return equals >= 0 && !isDirectiveLevel(item.slice(equals + 1).trim());
-  });
+  const directives = directivesOf(items);
+  const ignored = directives.filter((directive) => directive.level === null).map((directive) => directive.item);
   const level = bare === undefined ? DEFAULT_LEVEL : LEVELS.get(bare.toLowerCase())!;
-  const accessLevel = targetLevel(items, ACCESS_LOG_TARGET) ?? level;
+  const accessLevel = targetLevel(directives, ACCESS_LOG_TARGET) ?? level;
   return { level, ignored, accessLog: BY_VERBOSITY.indexOf(accessLevel) >= BY_VERBOSITY.indexOf('info') };
 }

@@ -21,8 +21,10 @@ export function accessLine(request: FastifyRequest, reply: FastifyReply, seconds
 /** Writes the access log through the server's logger, at INFO whatever the logger's own level. */
 export function registerAccessLog(app: FastifyInstance): void {
   const log = app.log.child({}, { level: 'info' });
-  // Fastify measures the time from the request's arrival to the end of the answer, as actix's %T does.
-  app.addHook('onResponse', async (request, reply) => {
+  // Fastify measures the time from the request's arrival to the end of the answer, as actix's %T
+  // does. A callback hook: no promise per request on the hot path.
+  app.addHook('onResponse', (request, reply, done) => {
     log.info(accessLine(request, reply, reply.elapsedTime / 1000));
+    done();
   });
 }

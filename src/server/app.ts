@@ -16,7 +16,7 @@ import { registerQueryCheck } from './query-params.js';
 import { requireCatalogueEntries } from './route-catalogue.js';
 import { errorBody, markStart, printReply, sendError } from './reply.js';
 import { registerAccessLog } from './access-log.js';
-import { parseLogFilter } from '../config/log-filter.js';
+import type { LogFilter } from '../config/log-filter.js';
 import { discardUnreadBody } from './unread-body.js';
 import { registerRequestTelemetry } from './request-telemetry.js';
 import { registerRequestHardware } from './request-hardware.js';
@@ -60,10 +60,11 @@ export interface ServerContext {
 /** A server's context as its builder gives it: a single node's catalogue is its CollectionManager. */
 export type ServerSetup = Omit<ServerContext, 'catalog'> & { catalog?: Catalog };
 
-export function buildServer(setup: ServerSetup, logger: boolean | object = false): FastifyInstance {
+/** `logging`: the log filter the server logs by (its level, and whether it writes the access log); none: no log. */
+export function buildServer(setup: ServerSetup, logging: Pick<LogFilter, 'level' | 'accessLog'> | null = null): FastifyInstance {
   const context: ServerContext = { ...setup, catalog: setup.catalog ?? setup.collections };
   const app = Fastify({
-    logger,
+    logger: logging === null ? false : { level: logging.level },
     bodyLimit: context.config.service.max_request_size_mb * 1024 * 1024,
     // Qdrant's ids and routes are case-sensitive. Path parameters are judged by Quiver's own
     // rules (a collection name may be 255 characters, each up to 12 once percent-encoded); this
@@ -88,7 +89,7 @@ export function buildServer(setup: ServerSetup, logger: boolean | object = false
   // hot search answers through compiled serialisers that print the same text (reply.ts).
   app.setReplySerializer(printReply);
   app.addHook('onRequest', async (request) => markStart(request));
-  if (logger !== false && parseLogFilter(context.config.log_level).accessLog) registerAccessLog(app);
+  if (logging?.accessLog) registerAccessLog(app);
   // Before the routes: each route must have a catalogue entry, which gives it its access rule and
   // its query parameters as it registers. Before any body is read: authentication, then the
   // collection name in the path, then the query string (Qdrant reads most bodies before the query
