@@ -11,6 +11,7 @@
 // correction for these methods (product and TurboQuant records hold their extras inline), so the
 // region holds codes only.
 
+import { safePoint } from "./pages";
 import { EMPTY, dim, stride, count, vecBytes, levels, multi, arenaUsed, codeStride, readCodeRows, writeCodeRows, vecPtr, multiPtr, multiCount, multiStart } from "./layout";
 import { codeSource } from "./quantize";
 
@@ -82,7 +83,10 @@ function ensureRegion(): void {
 export function freshCodesStep(): bool {
   ensureRegion();
   let rows = 0;
-  while (cursor < count && rows < CODE_ROWS) rows += codeFresh(cursor++);
+  while (cursor < count && rows < CODE_ROWS) {
+    rows += codeFresh(cursor++);
+    safePoint();
+  }
   return cursor < count;
 }
 

@@ -13,7 +13,7 @@
 import {
   EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
   levelMult, entryPoint, maxLevel, deletedCount, levels, upper, visited, visitTag, quantized,
-  codeCorr, query, outIds, outDist, vecPtr, codePtr, linksAt, isDeleted, bitSet, setDeletedBit,
+  codeCorr, query, outIds, outDist, vecPtr, vecPtrW, codePtr, codePtrW, linksAt, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
@@ -28,6 +28,7 @@ import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, co
 import { distRows4 } from "./rows4";
 import { abandonTraining, afterStore, trainFully } from "./training";
 import { allowedBy } from "./filter-check";
+import { safePoint } from "./pages";
 import {
   turbo4, turbo4Dist, turbo4DistRows4, turbo4Holds, turbo4HoldsList, turbo4InRows4, turbo4ListPair, turbo4MaxSim, turbo4Pair, turbo4PrepareQuery,
   turbo4Store, turbo4StoreList, turbo4Target, turbo4TargetList,
@@ -478,7 +479,7 @@ export function stash(id: i32): void {
     storeList(id);
   } else {
     permuteQuery();
-    const v = vecPtr(id);
+    const v = vecPtrW(id);
     if (turbo4()) {
       if (!turbo4Holds(id)) {
         if (normalizes()) normalizeInPlace(query);
@@ -488,7 +489,7 @@ export function stash(id: i32): void {
       if (normalizes()) normalizeInPlace(query);
       encodeElements(query, v, stride);
     }
-    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtr(id)));
+    if (quantized) store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(v), codePtrW(id)));
   }
   if (isDeleted(id)) {
     setDeletedBit(id, false);
@@ -515,6 +516,7 @@ export function stash(id: i32): void {
 
 /** Links pending offset `id` into the graph; false if it is not pending. */
 export function link(id: i32): bool {
+  safePoint(); // linkPending links many in one call; between two nothing holds a row
   if (id >= count || !isPending(id)) return false;
   setBit(pending, id, false);
   setPendingCount(pendingCount - 1);
@@ -771,6 +773,7 @@ function flushScanned<K>(pool: i32): void {
     if (results.size < pool) results.push(-d, rowId(j));
     else if (d < -results.topKey()) { results.pop(); results.push(-d, rowId(j)); }
   }
+  safePoint();
 }
 
 /** Every stored offset an exact scan may return (live, allowed, linked or not) offered to `results`. */
@@ -780,6 +783,8 @@ function scanAll<K>(pool: i32): void {
     // in batches was slower here (25000 x 128-d float32: 1.35 -> 1.6-2.0 ms).
     for (let id = 0; id < count; id++) {
       if (load<u8>(levels + <usize>id) != EMPTY && !isDeleted(id)) offerScanned<K>(id, pool);
+      // A search holds no stored row between offsets (its target is the query region).
+      safePoint();
     }
     return;
   }

@@ -22,6 +22,7 @@ import { stepWork } from "./fresh-codes";
 /** Values (vector coordinates) the last trainStep read: its size in work units (a step is bounded by them, not by time). */
 export function trainStepWork(): f64 { return <f64>stepWork(); }
 export { checkAsReached } from "./filter-check";
+export { setPaging, trimPages, residentPageBytes } from "./pages";
 export { setTurboBits, turboBits, turboPadded, turboCentroid, turboRotate, turboShiftPtr, turboScalePtr } from "./turbo-quant";
 export { enableProductQuantization, productBucket, codebookPtr } from "./product-quant";
 

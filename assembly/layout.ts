@@ -15,7 +15,8 @@
 //                                      reaches 4 GiB. `chunks` u32[ceil(n / 2^chunkShift)] holds the
 //                                      chunk pointers; every chunk but the last is full, the last
 //                                      grows by the capacity's doubling. vecPtr() is one table load
-//                                      plus shifts.
+//                                      plus shifts. Paged vectors (pages.ts, Qdrant's `cold`) use
+//                                      chunks of a few KiB, in memory only while used.
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
 //                                      rounded up to 16, padded with code 0. Binary quantization
 //                                      stores bits instead: codeStride = ceil(dim / 128) * 16 bytes.
@@ -54,6 +55,8 @@
 // quantization, `codes` and `codeCorr` are indexed by arena vector (arenaCap of them) rather than
 // by offset, and the query codes region holds queryCount codes with their corrections in
 // queryCorrs f32[queryCount].
+
+import { REGION_VECS, REGION_CODES, pagedVecs, pagedCodes, pageIn, markDirty, pageShiftFor, coverPages, safePoint } from "./pages";
 
 export const EMPTY: u8 = 255;
 export const MAX_LEVEL: i32 = 16;
@@ -110,6 +113,9 @@ const ROOM_MAX: usize = 1 << 29;
 // codes of a list that sits in one arena chunk sit in one code chunk.
 export let rowShift: i32 = CHUNK_SHIFT_MAX;
 export let rowMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
+// Chunks of the dense codes (codePtr): rowShift's, or pages when the codes are paged (pages.ts).
+export let codeShift: i32 = CHUNK_SHIFT_MAX;
+export let codeMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
 
 // Regions.
 export let levels: usize = 0;
@@ -188,6 +194,8 @@ export function setParams(d: i32, m: i32, mm: i32, efc: i32, seed: u64, dt: i32)
   rowShift = CHUNK_SHIFT_MAX;
   while (rowShift > 0 && ((<usize>stride << 2) << rowShift) > CHUNK_BYTES_MAX) rowShift--;
   rowMask = (1 << rowShift) - 1;
+  codeShift = rowShift;
+  codeMask = rowMask;
   query = heap.alloc(<usize>stride << 2);
   memory.fill(query, 0, <usize>stride << 2);
   queryCodeStride = codeStride;
@@ -309,12 +317,13 @@ function copyRows(flat: usize, from: i32, n: i32, into: bool): void {
   let row = from;
   const end = from + n;
   while (row < end) {
-    const run = min(end - row, (1 << rowShift) - (row & rowMask));
-    const p = codePtr(row);
+    const run = min(end - row, (1 << codeShift) - (row & codeMask));
+    const p = into ? codePtrW(row) : codePtr(row);
     const q = flat + <usize>(row - from) * bytes;
     if (into) memory.copy(p, q, <usize>run * bytes);
     else memory.copy(q, p, <usize>run * bytes);
     row += run;
+    safePoint();
   }
 }
 
@@ -395,11 +404,37 @@ export function reserve(n: i32): void {
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   visited = grow(visited, old, cap, 0);
   if (quantized && !multi) {
-    codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, old, cap);
+    growDenseCodes(old, cap);
     codeCorr = grow(codeCorr, old * 4, cap * 4, 0);
   }
-  if (!multi) chunks = growChunks(chunks, chunkShift, vecBytes, old, cap);
+  if (!multi && pagedVecs) {
+    // Pages are sized once, when the table is made (a turbo4 record's size is known by then).
+    if (chunks == 0) { chunkShift = pageShiftFor(vecBytes); chunkMask = (1 << chunkShift) - 1; }
+    chunks = growTable(chunks, REGION_VECS, chunkShift, old, cap);
+  } else if (!multi) {
+    chunks = growChunks(chunks, chunkShift, vecBytes, old, cap);
+  }
   capacity = n;
+}
+
+/** Grows the dense codes' table from room for `old` rows to `cap`: chunks, or pages when paged. */
+function growDenseCodes(old: usize, cap: usize): void {
+  if (!pagedCodes) {
+    codeChunks = growChunks(codeChunks, codeShift, <usize>codeStride, old, cap);
+    return;
+  }
+  if (codeChunks == 0) { codeShift = pageShiftFor(<usize>codeStride); codeMask = (1 << codeShift) - 1; }
+  codeChunks = growTable(codeChunks, REGION_CODES, codeShift, old, cap);
+}
+
+/** Grows a paged region's table (pages of 2^shift rows, none resident yet) from `old` rows to `cap`. */
+function growTable(table: usize, region: i32, shift: i32, old: usize, cap: usize): usize {
+  const per = <usize>1 << shift;
+  const had: usize = table == 0 ? 0 : (old + per - 1) >> shift;
+  const need = max((cap + per - 1) >> shift, 1);
+  if (need > had || table == 0) table = grow(table, had << 2, need << 2, 0);
+  coverPages(region, need);
+  return table;
 }
 
 /**
@@ -450,7 +485,8 @@ function freeChunks(table: usize, shift: i32, cap: usize): void {
 export function reserveCodes(): void {
   if (codeChunks != 0) return;
   const cap = <usize>(multi ? arenaCap : capacity);
-  codeChunks = growChunks(0, rowShift, <usize>codeStride, 0, cap);
+  if (multi) codeChunks = growChunks(0, rowShift, <usize>codeStride, 0, cap);
+  else growDenseCodes(0, cap);
   codeCorr = grow(0, 0, cap * 4, 0);
 }
 
@@ -462,7 +498,17 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function vecPtr(id: i32): usize {
-  return <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2)) + <usize>(id & chunkMask) * vecBytes;
+  let chunk = <usize>load<u32>(chunks + (<usize>(id >> chunkShift) << 2));
+  // 0 only for a page of paged vectors not in memory (pages.ts); never taken otherwise.
+  if (chunk == 0) chunk = pageIn(REGION_VECS, id >> chunkShift);
+  return chunk + <usize>(id & chunkMask) * vecBytes;
+}
+
+/** vecPtr for a row about to be written: a paged row's page is written back when it leaves. */
+@inline export function vecPtrW(id: i32): usize {
+  const p = vecPtr(id);
+  if (pagedVecs) markDirty(REGION_VECS, id >> chunkShift);
+  return p;
 }
 
 /** Bytes of one arena vector: its elements, or its turbo4 record (turbo4.ts). */
@@ -490,7 +536,16 @@ export function ensureOut(k: i32): void {
 }
 
 @inline export function codePtr(id: i32): usize {
-  return rowAt(codeChunks, id, <usize>codeStride);
+  let chunk = <usize>load<u32>(codeChunks + (<usize>(id >> codeShift) << 2));
+  if (chunk == 0) chunk = pageIn(REGION_CODES, id >> codeShift);
+  return chunk + <usize>(id & codeMask) * <usize>codeStride;
+}
+
+/** codePtr for a row about to be written (see vecPtrW). */
+@inline export function codePtrW(id: i32): usize {
+  const p = codePtr(id);
+  if (pagedCodes) markDirty(REGION_CODES, id >> codeShift);
+  return p;
 }
 
 @inline export function linksAt(id: i32, level: i32): usize {

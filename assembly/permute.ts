@@ -8,10 +8,11 @@
 
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, stride, metric, count, levels, query, quantized,
-  vecPtr, codePtr, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8,
+  vecPtr, vecPtrW, codePtr, codePtrW, multi, dtype, DT_F16, DT_U8, DT_T4, binaryCodes, qMethod, QM_INT8,
 } from "./layout";
 import { elementAt } from "./element";
 import { Heap } from "./heap";
+import { safePoint } from "./pages";
 import { codeSource, encode } from "./quantize";
 import { addWork } from "./fresh-codes";
 
@@ -107,6 +108,7 @@ export function chooseOrder(): usize {
       store<f64>(sq + (<usize>j << 3), load<f64>(sq + (<usize>j << 3)) + x * x);
     }
     n++;
+    safePoint();
   }
   const byVariance = new Heap();
   for (let j = 0; j < dim; j++) {
@@ -142,9 +144,10 @@ export function applyOrder(): void {
   fitted = true;
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
-    forwardStored(vecPtr(id));
-    if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtr(id));
-    else if (quantized && qMethod == QM_INT8) forwardBytes(codePtr(id));
+    forwardStored(vecPtrW(id));
+    if (quantized && binaryCodes()) encode(codeSource(vecPtr(id)), codePtrW(id));
+    else if (quantized && qMethod == QM_INT8) forwardBytes(codePtrW(id));
+    safePoint();
   }
   // Every stored vector moved: the one training step not bounded by a batch (the first fit past FIT_AT only).
   addWork(<i64>count * <i64>dim);

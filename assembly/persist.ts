@@ -38,7 +38,7 @@
 import {
   EMPTY, dim, stride, metric, M, M0, efConstruct, count, entryPoint, maxLevel, deletedCount,
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
-  chunks, chunkShift, codeChunks, rowShift, codeCorr, setParams, dtype, vecBytes, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
+  chunkShift, codeShift, vecPtr, vecPtrW, codePtr, codePtrW, codeCorr, setParams, dtype, vecBytes, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
   qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, multiStart, codeVecPtr, arenaRowBytes, listStart,
 } from "./layout";
@@ -49,6 +49,7 @@ import { codebookBytes, productTailBytes, readProductTail, writeProductTail } fr
 import { fitCodebook } from "./quantize";
 import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 import { turbo4Setup } from "./turbo4";
+import { REGION_CODES, REGION_VECS, pagedCodes, pagedVecs, pinPage, safePoint, unpinPage } from "./pages";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 10;
@@ -119,6 +120,7 @@ let legacyT4 = false; // loading a turbo4 image of version 8 or 9 (records where
 function startStream(save: bool, total: usize): void {
   saving = save; failed = false;
   stage = S_HEADER; item = 0;
+  unpinPage();
   spanPtr = 0; spanLen = 0; spanOff = 0;
   streamPos = 0; streamTotal = total;
 }
@@ -141,17 +143,22 @@ function spanAt(): bool {
   if (!multi && (stage == S_VECS && !legacyT4 || stage == S_CODES && legacyT4)) {
     const from = item << chunkShift;
     if (from >= count) return false;
-    const chunk = <usize>load<u32>(chunks + (<usize>item << 2));
+    // The span before this one is consumed: a paged index lets it go before reading the next.
+    safePoint();
+    const chunk = saving ? vecPtr(from) : vecPtrW(from);
+    if (pagedVecs) pinPage(REGION_VECS, item);
     item++;
     return span(chunk, <usize>min(count - from, 1 << chunkShift) * vecBytes);
   }
   if (stage == S_CODES && !multi && quantized) {
     // Dense codes, a code chunk at a time (codes of large indexes are cut in chunks as vectors are).
-    const from = item << rowShift;
+    const from = item << codeShift;
     if (from >= count) return false;
-    const chunk = <usize>load<u32>(codeChunks + (<usize>item << 2));
+    safePoint();
+    const chunk = saving ? codePtr(from) : codePtrW(from);
+    if (pagedCodes) pinPage(REGION_CODES, item);
     item++;
-    return span(chunk, <usize>min(count - from, 1 << rowShift) * <usize>codeStride);
+    return span(chunk, <usize>min(count - from, 1 << codeShift) * <usize>codeStride);
   }
   if (multi && (stage == S_LISTS || stage == S_CODES || stage == S_CORR)) {
     // Lists and their codes are written compacted in offset order, a list at a time, and read back

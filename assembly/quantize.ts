@@ -27,7 +27,7 @@
 
 import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
-  qAlpha, qOffset, trainedAt, levels, codeCorr, codePtr, vecPtr, queryCodes, queryCorr,
+  qAlpha, qOffset, trainedAt, levels, codeCorr, codePtr, codePtrW, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
   multiPtr, multiCount, multiStart, codeVecPtr, dtype, vecBytes, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
@@ -38,6 +38,7 @@ import { dotF32, dotI8, hammingBits, l1I8, l2I8, l2I8Bounded, xorPopcntPlanes } 
 import { encodeScalarQuery, encodeTwoBits, fitBinaryStats } from "./binary-codes";
 import { decodeElements } from "./element";
 import { Heap } from "./heap";
+import { safePoint } from "./pages";
 import { bitsRows4, dotI8Rows4, l1I8Rows4, l2I8Rows4 } from "./rows4";
 import { productDist } from "./product-quant";
 import { method } from "./quant-methods";
@@ -526,6 +527,7 @@ export function encodeAll(): void {
   }
   for (let id = 0; id < count; id++) {
     if (load<u8>(levels + <usize>id) == EMPTY) continue;
-    store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtr(id)));
+    store<f32>(codeCorr + (<usize>id << 2), encode(codeSource(vecPtr(id)), codePtrW(id)));
+    safePoint();
   }
 }

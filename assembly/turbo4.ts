@@ -18,7 +18,7 @@
 // decoded and prepared as a query, as a dense pair's first side is.
 
 import {
-  DT_T4, EMPTY, dtype, dim, stride, count, levels, query, multi, vecPtr, vecBytes, multiPtr, multiCount, queryCount,
+  DT_T4, EMPTY, dtype, dim, stride, count, levels, query, multi, vecPtr, vecPtrW, vecBytes, multiPtr, multiCount, queryCount,
 } from "./layout";
 import {
   SIDE_STORAGE, turboConfigureStorage, turboDecode, turboDist, turboDistRows4, turboEncode, turboInRows4, turboPrepareQuery, turboPrepareRecord, useSide,
@@ -183,7 +183,7 @@ export function turbo4Forget(): void {
 /** Encodes the vector in the query region (normalised already for Cosine) as offset `id`'s record. */
 export function turbo4Store(id: i32): void {
   useSide(SIDE_STORAGE);
-  turboEncode(query, vecPtr(id));
+  turboEncode(query, vecPtrW(id));
   if (id == pairOf) pairOf = -1;
 }
 

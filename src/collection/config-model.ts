@@ -7,7 +7,7 @@
 import { BadInput } from '../errors.js';
 import type { Distance, Quantization, SparseDatatype } from '../engine/index.js';
 import type { Payload } from '../model.js';
-import type { SparseVectorSpec, VectorSpec } from '../shard/shard.js';
+import type { SparseVectorSpec, VectorPaging, VectorSpec } from '../shard/shard.js';
 import { DEFAULT_SPARSE_FULL_SCAN_THRESHOLD } from '../engine/index.js';
 import type { OptimizerSpec } from '../shard/optimizer/plan.js';
 import type { WalSpec } from '../shard/op-log.js';
@@ -93,10 +93,10 @@ export function shardCountOf(config: CollectionConfig): number {
 
 function engineQuantization(config: QuantizationConfig | null): Quantization | null {
   if (config === null) return null;
-  if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1, alwaysRam: config.scalar.always_ram ?? undefined };
+  if ('scalar' in config) return { quantile: config.scalar.quantile ?? 1 };
   if ('binary' in config) return binaryQuantization(config.binary);
-  if ('product' in config) return { method: 'product', compression: config.product.compression, alwaysRam: config.product.always_ram ?? undefined };
-  if ('turbo' in config) return { method: 'turbo', bits: config.turbo.bits ?? 'bits4', alwaysRam: config.turbo.always_ram ?? undefined };
+  if ('product' in config) return { method: 'product', compression: config.product.compression };
+  if ('turbo' in config) return { method: 'turbo', bits: config.turbo.bits ?? 'bits4' };
   throw new BadInput(`${Object.keys(config)[0]} quantization is not supported by this server; use scalar int8, binary, product or turbo quantization`);
 }
 
@@ -110,7 +110,6 @@ function binaryQuantization(config: BinaryQuantizationConfig['binary']): Quantiz
     method: 'binary',
     encoding: config.encoding ?? 'one_bit',
     ...(query === 'scalar4bits' || query === 'scalar8bits' ? { queryEncoding: query } : {}),
-    alwaysRam: config.always_ram ?? undefined,
   };
 }
 
@@ -124,10 +123,40 @@ export function walSpecOf(config: CollectionConfig): WalSpec {
   return { capacityBytes: config.wal.walCapacityMb * (1 << 20), retainClosed: config.wal.walRetainClosed };
 }
 
+/**
+ * Where Qdrant keeps a vector's originals: `memory` over the deprecated `on_disk` (true: cold),
+ * else cached.
+ */
+function vectorMemory(v: VectorParams): Memory {
+  return v.memory ?? (v.onDisk === true ? 'cold' : 'cached');
+}
+
+/**
+ * Where Qdrant keeps quantized codes: the quantization's `memory` over the deprecated
+ * `always_ram` (true: pinned), else where the originals are.
+ */
+function codeMemory(q: QuantizationConfig, originals: Memory): Memory {
+  const storage = Object.values(q)[0] as { memory?: Memory | null; always_ram?: boolean | null };
+  return storage.memory ?? (storage.always_ram === true ? 'pinned' : originals);
+}
+
+/**
+ * The regions the engine pages (reads on demand): those placed `cold`. `cached` and `pinned`
+ * data stay in the engine's memory (Qdrant's page cache may drop cached pages under pressure;
+ * an engine's linear memory cannot). Multivector lists are not paged (see README).
+ */
+function pagingOf(v: VectorParams, q: QuantizationConfig | null): VectorPaging | null {
+  if (v.multivector) return null;
+  const originals = vectorMemory(v);
+  const codes = q !== null && codeMemory(q, originals) === 'cold';
+  return originals === 'cold' || codes ? { vectors: originals === 'cold', codes } : null;
+}
+
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
   return Object.entries(config.params.vectors.byName).map(([name, v]) => {
     const hnsw = { ...config.hnsw, ...(v.hnsw ?? {}) };
-    const quantization = engineQuantization(v.quantization ?? config.quantization);
+    const quantizationConfig = v.quantization ?? config.quantization;
+    const quantization = engineQuantization(quantizationConfig);
     return {
       name,
       size: v.size,
@@ -138,6 +167,7 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       quantization,
       multivector: v.multivector ?? null,
       datatype: v.datatype ?? 'float32',
+      paging: pagingOf(v, quantizationConfig),
     };
   });
 }

@@ -81,6 +81,9 @@ export interface EngineExports {
   storedVectors(): number;
   arenaCapacity(): number;
   checkAsReached(confirmedBits: number): void;
+  setPaging(vectors: number, codes: number, budgetBytes: number): void;
+  trimPages(): void;
+  residentPageBytes(): number;
   maxListRows(): number;
 }
 
@@ -88,11 +91,31 @@ export class EngineAbort extends Error {}
 
 /**
  * What the engine asks its host during a call: `checkPoint` answers whether offset `id` matches
- * the filter of the running search (assembly/filter-check.ts; asked only while one is set).
+ * the filter of the running search (assembly/filter-check.ts; asked only while one is set);
+ * `pages` holds the pages of paged regions while they are out of linear memory
+ * (assembly/pages.ts; asked only once setPaging turned a region on).
  */
 export interface EngineHost {
   checkPoint: (id: number) => boolean;
+  pages: PageStore;
 }
+
+/**
+ * Where an index keeps the pages of its paged regions (Qdrant's `cold` vectors or codes) while
+ * they are out of its linear memory. Page numbers count from 0 within a region (0 = stored
+ * vectors, 1 = codes), every page of a region has the same size; a page never written reads as
+ * zeros. Calls are synchronous: the engine asks in the middle of a search.
+ */
+export interface PageStore {
+  read(region: number, page: number, into: Uint8Array): void;
+  write(region: number, page: number, from: Uint8Array): void;
+}
+
+/** The page store of an index with no paged region: the engine never asks it. */
+export const NO_PAGES: PageStore = {
+  read() { throw new EngineAbort('the engine read a page of an index without paged regions'); },
+  write() { throw new EngineAbort('the engine wrote a page of an index without paged regions'); },
+};
 
 /** The point check outside a checked search: the engine never asks then. */
 export function refusePointCheck(): boolean {
@@ -106,15 +129,19 @@ export async function instantiate(module: WebAssembly.Module): Promise<EngineExp
 
 /** instantiate, with the hooks the instance calls back into. */
 export async function instantiateWithHost(module: WebAssembly.Module): Promise<{ exports: EngineExports; host: EngineHost }> {
-  const host: EngineHost = { checkPoint: refusePointCheck };
+  const host: EngineHost = { checkPoint: refusePointCheck, pages: NO_PAGES };
+  // Linear memory may have grown since the last call: a view is taken per page.
+  const bytesAt = (ptr: number, len: number) => new Uint8Array((instance.exports.memory as WebAssembly.Memory).buffer, ptr >>> 0, len >>> 0);
   const imports = {
     env: {
       abort(_message: number, _file: number, line: number, column: number): never {
         throw new EngineAbort(`engine abort at ${line}:${column}`);
       },
       checkPoint: (id: number): number => (host.checkPoint(id) ? 1 : 0),
+      readPage: (region: number, page: number, ptr: number, len: number): void => host.pages.read(region, page, bytesAt(ptr, len)),
+      writePage: (region: number, page: number, ptr: number, len: number): void => host.pages.write(region, page, bytesAt(ptr, len)),
     },
   };
-  const instance = await WebAssembly.instantiate(module, imports);
+  const instance: WebAssembly.Instance = await WebAssembly.instantiate(module, imports);
   return { exports: instance.exports as unknown as EngineExports, host };
 }

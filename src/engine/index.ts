@@ -1,10 +1,10 @@
 export { Bitset } from './bitset.js';
 export { DISTANCES, type Distance, largerIsCloser, metricCode, toScore } from './metric.js';
-export { VectorIndex, type IndexConfig, type MultivectorConfig, type ScalarQuantization, type BinaryQuantization, type BinaryEncoding, type BinaryQueryEncoding, type Quantization, type SearchOptions, type SearchResult, type QuantizationSearchParams } from './vector-index.js';
+export { VectorIndex, type IndexConfig, type MultivectorConfig, type ScalarQuantization, type BinaryQuantization, type BinaryEncoding, type BinaryQueryEncoding, type Quantization, type SearchOptions, type SearchResult, type QuantizationSearchParams, type Paging } from './vector-index.js';
 export { TURBO_BITS, type TurboBits, type TurboQuantization } from './turbo-quantization.js';
 export { COMPRESSIONS, type ProductQuantization, type Compression } from './product-quantization.js';
 export { DATATYPES, type Datatype, componentBytes, datatypeCode, FLOAT16_OVERFLOW, float16Overflow } from './datatype.js';
-export { instantiate, EngineAbort, type EngineExports } from './exports.js';
+export { instantiate, EngineAbort, type EngineExports, type PageStore } from './exports.js';
 export { SparseIndex, DEFAULT_SPARSE_FULL_SCAN_THRESHOLD, type SparseIndexConfig, type SparseSearchOptions, type SparseSearchResult } from './sparse-index.js';
 export type { SparseDatatype } from './sparse-datatype.js';
 export { normalizeSparse, type SparseVector, type SortedSparse } from './sparse-vector.js';

@@ -13,7 +13,6 @@ export type Compression = (typeof COMPRESSIONS)[number];
 export interface ProductQuantization {
   method: 'product';
   compression: Compression;
-  alwaysRam?: boolean;
 }
 
 /** Engine code of the method (assembly/layout.ts QM_PRODUCT). */

@@ -12,7 +12,6 @@ export type TurboBits = (typeof TURBO_BITS)[number];
 export interface TurboQuantization {
   method: 'turbo';
   bits?: TurboBits;
-  alwaysRam?: boolean;
 }
 
 /** Engine method code (assembly/layout.ts QM_TURBO). */

@@ -2,7 +2,7 @@
 // Runs unchanged in Node and in browsers: it is given a compiled module, never a file path.
 
 import { Bitset } from './bitset.js';
-import { instantiateWithHost, refusePointCheck, type EngineExports, type EngineHost } from './exports.js';
+import { NO_PAGES, instantiateWithHost, refusePointCheck, type EngineExports, type EngineHost, type PageStore } from './exports.js';
 import { IMAGE_PART_BYTES, joinParts, loadImage, saveImage } from './image-parts.js';
 import { MemoryViews } from './memory.js';
 import { sampledAbove, uniformInts } from './sample-cardinality.js';
@@ -15,7 +15,6 @@ export interface ScalarQuantization {
   method?: 'int8';
   /** Share of sampled values the int8 range covers, in [0.5, 1]; omitted = the whole range. */
   quantile?: number;
-  alwaysRam?: boolean;
 }
 
 /** Qdrant's binary encodings: bits per dimension 1, 2 or 1.5 (see assembly/binary-codes.ts). */
@@ -36,7 +35,6 @@ export interface BinaryQuantization {
   encoding?: BinaryEncoding;
   /** Omitted = the query binarised as the stored vectors are. */
   queryEncoding?: BinaryQueryEncoding;
-  alwaysRam?: boolean;
 }
 
 export type Quantization = ScalarQuantization | BinaryQuantization | ProductQuantization | TurboQuantization;
@@ -61,6 +59,25 @@ export interface MultivectorConfig {
   comparator: 'max_sim';
 }
 
+/**
+ * Regions of a dense index read on demand (Qdrant's `cold` placement): their rows live in `store`
+ * and in linear memory only while used, at most `budgetBytes` of them between calls
+ * (assembly/pages.ts). Answers are the same as with every row in memory.
+ */
+export interface Paging {
+  vectors: boolean;
+  codes: boolean;
+  budgetBytes: number;
+  store: PageStore;
+}
+
+/** Hands `paging` to a fresh instance, before anything is reserved. */
+function startPaging(wasm: EngineExports, host: EngineHost, paging: Paging | null | undefined): void {
+  if (!paging || (!paging.vectors && !paging.codes)) return;
+  host.pages = paging.store;
+  wasm.setPaging(paging.vectors ? 1 : 0, paging.codes ? 1 : 0, Math.max(0, Math.floor(paging.budgetBytes)));
+}
+
 export interface IndexConfig {
   dim: number;
   distance: Distance;
@@ -81,6 +98,8 @@ export interface IndexConfig {
   datatype?: Datatype;
   /** Seed of the level generator, so a rebuild gives the same graph. */
   seed?: number;
+  /** Regions read on demand; dense indexes only. Omitted = every row in linear memory. */
+  paging?: Paging | null;
 }
 
 export interface QuantizationSearchParams {
@@ -166,6 +185,7 @@ function loadedQuantization(wasm: EngineExports): Quantization {
 
 export class VectorIndex {
   private readonly views: MemoryViews;
+  private readonly paged: boolean;
   private bitsPtr = 0;
   private bitsWords = 0;
   private confirmedPtr = 0;
@@ -174,23 +194,39 @@ export class VectorIndex {
   private constructor(
     private readonly wasm: EngineExports,
     private readonly host: EngineHost,
-    readonly config: Readonly<Required<Omit<IndexConfig, 'quantization' | 'multivector'>>> & {
+    readonly config: Readonly<Required<Omit<IndexConfig, 'quantization' | 'multivector' | 'paging'>>> & {
       quantization: Quantization | null;
       multivector: MultivectorConfig | null;
     },
   ) {
     this.views = new MemoryViews(wasm.memory);
+    this.paged = host.pages !== NO_PAGES;
+    this.settle(); // a load may end with more pages in memory than the budget
+  }
+
+  /**
+   * Lets paged rows go down to the budget (assembly/pages.ts) after a call that may have read
+   * many: between calls nothing holds a row. Returns `result`, so a call can end with it.
+   */
+  private settle(): void;
+  private settle<T>(result: T): T;
+  private settle<T>(result?: T): T | undefined {
+    if (this.paged) this.wasm.trimPages();
+    return result;
   }
 
   static async create(module: WebAssembly.Module, config: IndexConfig): Promise<VectorIndex> {
     if (!Number.isInteger(config.dim) || config.dim < 1) throw new RangeError(`dimension must be a positive integer, got ${config.dim}`);
+    const { paging, ...rest } = config;
+    if (paging && config.multivector) throw new RangeError('paged regions are for dense indexes, not multivectors');
     const full = {
       ...DEFAULTS,
-      ...Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined)),
+      ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
       quantization: config.quantization ?? null,
       multivector: config.multivector ?? null,
     } as VectorIndex['config'];
     const { exports: wasm, host } = await instantiateWithHost(module);
+    startPaging(wasm, host, paging);
     wasm.init(full.dim, metricCode(full.distance), bounded(full.m, 0, MAX_ENGINE_M), bounded(full.efConstruct, 1, I32_MAX), full.seed >>> 0, 0, datatypeCode(full.datatype));
     if (full.multivector) wasm.enableMultivector();
     const q = full.quantization;
@@ -204,9 +240,15 @@ export class VectorIndex {
   }
 
   /** Restores an index written by serialize() or serializeParts() (the parts in order); search results are identical to the original's. */
-  static async load(module: WebAssembly.Module, image: Uint8Array | readonly Uint8Array[], options: { fullScanThreshold?: number } = {}): Promise<VectorIndex> {
+  static async load(
+    module: WebAssembly.Module,
+    image: Uint8Array | readonly Uint8Array[],
+    options: { fullScanThreshold?: number; paging?: Paging | null } = {},
+  ): Promise<VectorIndex> {
     const { exports: wasm, host } = await instantiateWithHost(module);
+    startPaging(wasm, host, options.paging);
     if (!loadImage(wasm, image instanceof Uint8Array ? [image] : image)) throw new Error('not a serialised Quiver index');
+    if (options.paging && wasm.isMultivector()) throw new RangeError('paged regions are for dense indexes, not multivectors');
     return new VectorIndex(wasm, host, {
       dim: wasm.dimension(),
       distance: DISTANCES[wasm.indexMetric()],
@@ -268,6 +310,11 @@ export class VectorIndex {
     return this.wasm.serializedSize() >>> 0;
   }
 
+  /** Bytes of paged rows (vectors, codes) in linear memory now; 0 without paged regions. */
+  get residentPageBytes(): number {
+    return this.wasm.residentPageBytes();
+  }
+
   /** Bytes of the engine instance's linear memory (vectors, graph, codes, scratch). */
   get memoryBytes(): number {
     return this.wasm.memory.buffer.byteLength;
@@ -286,14 +333,14 @@ export class VectorIndex {
   codes(offset: number): Uint8Array {
     if (!this.quantized || this.multivector) throw new RangeError('codes are read from a quantized dense index');
     const at = this.wasm.codesPtr(offset) >>> 0;
-    return this.views.u8.slice(at, at + this.wasm.codeBytes());
+    return this.settle(this.views.u8.slice(at, at + this.wasm.codeBytes()));
   }
 
   /** Offset `offset`'s stored vector as its bytes (the datatype's elements in stored order, or its turbo4 record); dense indexes only. */
   storedBytes(offset: number): Uint8Array {
     if (this.multivector) throw new RangeError('stored bytes are read from a dense index');
     const at = this.wasm.storedPtr(offset) >>> 0;
-    return this.views.u8.slice(at, at + this.wasm.vectorBytes());
+    return this.settle(this.views.u8.slice(at, at + this.wasm.vectorBytes()));
   }
 
   /**
@@ -342,6 +389,7 @@ export class VectorIndex {
     this.checkStorable(vector, count);
     this.writeQuery(vector, count);
     this.wasm.insert(offset);
+    this.settle();
   }
 
   /** Stores the vector (or list, as for upsert) at `offset` unlinked: searches scan it exactly until it is linked. */
@@ -349,11 +397,12 @@ export class VectorIndex {
     this.checkStorable(vector, count);
     this.writeQuery(vector, count);
     this.wasm.stash(offset);
+    this.settle();
   }
 
   /** Links up to `max` unlinked vectors into the graph; returns how many it linked. */
   linkPending(max: number): number {
-    return this.wasm.linkPending(Math.min(max, 0x7fffffff));
+    return this.settle(this.wasm.linkPending(Math.min(max, 0x7fffffff)));
   }
 
   /**
@@ -362,6 +411,7 @@ export class VectorIndex {
    */
   refitQuantization(): void {
     this.wasm.refitQuantization();
+    this.settle();
   }
 
   /**
@@ -373,7 +423,7 @@ export class VectorIndex {
    * between requests before linking. True while steps remain.
    */
   trainQuantizationStep(): boolean {
-    return this.wasm.trainStep() !== 0;
+    return this.settle(this.wasm.trainStep()) !== 0;
   }
 
   /** The size of the last trainQuantizationStep in work units: the vector coordinates it read. */
@@ -389,6 +439,7 @@ export class VectorIndex {
   /** Forgets deleted vectors and unlinks every live one, so linking them again rebuilds the graph without tombstones. */
   vacuum(): void {
     this.wasm.vacuum();
+    this.settle();
   }
 
   /** Deletes `offset`: it is never returned again (until re-inserted). */
@@ -408,7 +459,8 @@ export class VectorIndex {
   vector(offset: number): Float32Array {
     const start = this.wasm.readVector(offset) >>> 2;
     const dim = this.config.dim;
-    if (!this.multivector) return this.views.f32.slice(start, start + dim);
+    // readVector copies into a scratch region: the row's page may go at once.
+    if (!this.multivector) return this.settle(this.views.f32.slice(start, start + dim));
     const k = this.wasm.vectorCount(offset);
     const stride = this.wasm.vecStride();
     const f32 = this.views.f32;
@@ -445,6 +497,7 @@ export class VectorIndex {
     const offsets = ids.slice(idsAt, idsAt + n);
     const scores = new Float32Array(n);
     for (let i = 0; i < n; i++) scores[i] = toScore(this.config.distance, dist[distAt + i]);
+    this.settle();
     return { offsets, scores, cost: this.wasm.searchCost() };
   }
 

@@ -19,11 +19,12 @@
 // pass the indexing threshold.
 
 import { ClassicLevel } from 'classic-level';
-import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type Quantization, type SparseDatatype } from '../engine/index.js';
+import { Bitset, SparseIndex, VectorIndex, type Datatype, type Distance, type MultivectorConfig, type Paging, type Quantization, type SparseDatatype } from '../engine/index.js';
 import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { LiveOffsets } from './live-offsets.js';
+import { PageFiles, removeStalePageFiles } from './page-files.js';
 import { PayloadColumns, type PayloadColumn } from './payload-columns.js';
 import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
@@ -53,7 +54,23 @@ export interface VectorSpec {
   multivector?: MultivectorConfig | null;
   /** The element type vectors are stored in (Qdrant's datatype); absent: float32. */
   datatype?: Datatype;
+  /** Regions read on demand (Qdrant's `cold` placement; dense vectors only); absent or null: all in memory. */
+  paging?: VectorPaging | null;
 }
+
+export interface VectorPaging {
+  vectors: boolean;
+  codes: boolean;
+}
+
+/**
+ * Bytes of paged rows an index keeps in its memory between requests: 8 MiB, or
+ * QUIVER_COLD_PAGE_BUDGET_BYTES (read here, in the shard worker, which inherits the server's
+ * environment). Small on purpose: the page files are read through the OS page cache, which keeps
+ * what memory allows as it does for Qdrant's memory-mapped files; this only has to hold what one
+ * request reads.
+ */
+const PAGE_BUDGET_BYTES = Number(process.env.QUIVER_COLD_PAGE_BUDGET_BYTES) || 8 << 20;
 
 /** A named sparse vector: its index's full scan threshold (points), its posting values' datatype and whether queries are weighted by IDF. */
 export interface SparseVectorSpec {
@@ -166,6 +183,8 @@ export class Shard implements FilterSource {
   private readonly live = new LiveOffsets();
   private readonly columns = new PayloadColumns(this.payloads);
   private readonly vectors = new Map<string, VectorIndex>();
+  /** The files behind paged vector regions, closed with the shard. */
+  private readonly pageFiles: PageFiles[] = [];
   /** Sparse vectors: loaded from their persisted images on open, records newer than those laid over them. */
   private readonly sparse = new Map<string, SparseIndex>();
   /** Sparse vectors changed since their stored image (or with none), and the bytes of postings changed (8 per entry). */
@@ -211,13 +230,15 @@ export class Shard implements FilterSource {
     const shard = new Shard(db, spec);
     const stored = await shard.graphs.read(spec.vectors, spec.sparseVectors);
     const module = await engineModule();
-    for (const v of spec.vectors) {
+    removeStalePageFiles(spec.path);
+    for (const [i, v] of spec.vectors.entries()) {
       const image = stored?.images.get(v.name);
+      const paging = shard.pagingOf(i, v);
       shard.vectors.set(v.name, image
-        ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold })
+        ? await VectorIndex.load(module, image, { fullScanThreshold: v.fullScanThreshold, paging })
         : await VectorIndex.create(module, {
           dim: v.size, distance: v.distance, m: v.m, efConstruct: v.efConstruct,
-          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null, datatype: v.datatype,
+          fullScanThreshold: v.fullScanThreshold, quantization: v.quantization, multivector: v.multivector ?? null, datatype: v.datatype, paging,
         }));
     }
     for (const v of spec.sparseVectors) {
@@ -238,6 +259,14 @@ export class Shard implements FilterSource {
     shard.optimizer.wake();
     shard.persistSparseWhenDue();
     return shard;
+  }
+
+  /** The engine's paging of vector `v` (the `index`th of the spec), its page files opened; null when all stays in memory. */
+  private pagingOf(index: number, v: VectorSpec): Paging | null {
+    if (!v.paging || (!v.paging.vectors && !v.paging.codes)) return null;
+    const files = new PageFiles(this.spec.path, index, [...(v.paging.vectors ? [0] : []), ...(v.paging.codes ? [1] : [])]);
+    this.pageFiles.push(files);
+    return { ...v.paging, budgetBytes: PAGE_BUDGET_BYTES, store: files };
   }
 
   /** Applies the entries logged after the applied marker: acknowledged wait=false writes a crash stopped. */
@@ -343,6 +372,7 @@ export class Shard implements FilterSource {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     await this.flush();
+    for (const files of this.pageFiles) files.close();
     await this.db.close();
   }
 

@@ -1,0 +1,173 @@
+// Rows read on demand: Qdrant's `cold` placement of the stored vectors or of their codes.
+//
+// A paged region keeps its chunk table (layout.ts `chunks` or `codeChunks`) but its chunks are
+// small pages (about PAGE_TARGET bytes of whole rows) that are resident only while used: a table
+// entry of 0 means "not in linear memory", and the row accessors (vecPtr, codePtr) call pageIn,
+// which takes a block from the heap and asks the host to fill it from its page file (a read
+// straight into linear memory; pages never written read as zeros). The host's file holds every
+// page that left memory, so linear memory holds at most the budget between calls.
+//
+// Pages leave only at safe points, never in the middle of a kernel: trimPages() between engine
+// calls (the host calls it), and the top-level loops that hold no row pointer (an exact scan, a
+// save or load stream) call safePoint(). So a row pointer taken during a call stays valid for the
+// rest of that call, and the budget can be passed within one call by what that call touches.
+// Eviction is first in, first out; a page written since it was read (markDirty) is written back
+// to the host before its block is freed.
+
+import { chunks, chunkShift, codeChunks, codeShift, vecBytes, codeStride } from "./layout";
+
+export const REGION_VECS: i32 = 0;
+export const REGION_CODES: i32 = 1;
+
+/** Bytes of whole rows a page aims at: the size of one read from the host's file. */
+const PAGE_TARGET: usize = 4096;
+
+@external("env", "readPage")
+declare function hostRead(region: i32, page: i32, dst: usize, bytes: usize): void;
+
+@external("env", "writePage")
+declare function hostWrite(region: i32, page: i32, src: usize, bytes: usize): void;
+
+export let pagedVecs: bool = false;
+export let pagedCodes: bool = false;
+let budget: usize = 0;
+let resident: usize = 0;
+
+// Resident pages in the order they came in: region in the top bit, page number below.
+let ring: usize = 0;
+let ringCap: i32 = 0;
+let ringHead: i32 = 0;
+let ringTail: i32 = 0;
+
+// Pages written since they were read, per region (bitsets over page numbers).
+let dirtyVecs: usize = 0;
+let dirtyVecsBytes: usize = 0;
+let dirtyCodes: usize = 0;
+let dirtyCodesBytes: usize = 0;
+
+/** Chooses which regions are paged and the bytes of pages kept between calls; before any reserve. */
+export function setPaging(vecs: bool, codes: bool, budgetBytes: f64): void {
+  pagedVecs = vecs;
+  pagedCodes = codes;
+  budget = <usize>budgetBytes;
+}
+
+/** Bytes of paged rows in linear memory now. */
+export function residentPageBytes(): f64 { return <f64>resident; }
+
+/** Rows per page, as a shift: as many whole rows of `rowBytes` as fit PAGE_TARGET, at least one. */
+export function pageShiftFor(rowBytes: usize): i32 {
+  let shift = 0;
+  while (shift < 14 && (rowBytes << (shift + 1)) <= PAGE_TARGET) shift++;
+  return shift;
+}
+
+@inline function pageBytes(region: i32): usize {
+  return region == REGION_VECS ? vecBytes << chunkShift : <usize>codeStride << codeShift;
+}
+
+@inline function tableOf(region: i32): usize {
+  return region == REGION_VECS ? chunks : codeChunks;
+}
+
+/** Makes the dirty bitset of `region` cover `pages` pages (the table grew). */
+export function coverPages(region: i32, pages: usize): void {
+  const bytes = ((pages + 31) >> 5) << 2;
+  if (region == REGION_VECS) {
+    if (bytes <= dirtyVecsBytes) return;
+    dirtyVecs = regrow(dirtyVecs, dirtyVecsBytes, bytes);
+    dirtyVecsBytes = bytes;
+  } else {
+    if (bytes <= dirtyCodesBytes) return;
+    dirtyCodes = regrow(dirtyCodes, dirtyCodesBytes, bytes);
+    dirtyCodesBytes = bytes;
+  }
+}
+
+function regrow(ptr: usize, old: usize, bytes: usize): usize {
+  const p = ptr == 0 ? heap.alloc(bytes) : heap.realloc(ptr, bytes);
+  memory.fill(p + old, 0, bytes - old);
+  return p;
+}
+
+/** Brings page `page` of `region` into linear memory; returns its block. */
+export function pageIn(region: i32, page: i32): usize {
+  const bytes = pageBytes(region);
+  const p = heap.alloc(bytes);
+  hostRead(region, page, p, bytes);
+  store<u32>(tableOf(region) + (<usize>page << 2), <u32>p);
+  enqueue((<u32>region << 31) | <u32>page);
+  resident += bytes;
+  return p;
+}
+
+/** Notes that a row of page `page` of `region` was written (it goes back to the host when it leaves). */
+@inline export function markDirty(region: i32, page: i32): void {
+  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
+  const at = bits + ((<usize>page >> 5) << 2);
+  store<u32>(at, load<u32>(at) | (1 << (page & 31)));
+}
+
+function enqueue(entry: u32): void {
+  if (ringTail == ringCap) {
+    if (ringHead > 0) {
+      memory.copy(ring, ring + (<usize>ringHead << 2), <usize>(ringTail - ringHead) << 2);
+      ringTail -= ringHead;
+      ringHead = 0;
+    } else {
+      ringCap = ringCap == 0 ? 1024 : ringCap << 1;
+      ring = ring == 0 ? heap.alloc(<usize>ringCap << 2) : heap.realloc(ring, <usize>ringCap << 2);
+    }
+  }
+  store<u32>(ring + (<usize>ringTail << 2), entry);
+  ringTail++;
+}
+
+// The page a save or load stream's current span lies in (persist.ts): streams run over several
+// engine calls, with trims between them, so that page stays until the stream moves on.
+const NO_PAGE: u32 = 0xffffffff;
+let pinned: u32 = NO_PAGE;
+
+/** Keeps page `page` of `region` resident until another is pinned or unpinPage(). */
+export function pinPage(region: i32, page: i32): void {
+  pinned = (<u32>region << 31) | <u32>page;
+}
+
+export function unpinPage(): void {
+  pinned = NO_PAGE;
+}
+
+/** Evicts the oldest pages until at most the budget is resident. Only where no row pointer is held. */
+export function trimPages(): void {
+  while (resident > budget && ringHead < ringTail) {
+    const entry = load<u32>(ring + (<usize>ringHead << 2));
+    ringHead++;
+    if (entry == pinned) {
+      enqueue(entry);
+      if (ringTail - ringHead == 1) return; // the pinned page alone is left
+      continue;
+    }
+    evict(<i32>(entry >> 31), <i32>(entry & 0x7fffffff));
+  }
+}
+
+/** trimPages for the loops that call it between rows: one compare while under the budget. */
+@inline export function safePoint(): void {
+  if (resident > budget) trimPages();
+}
+
+function evict(region: i32, page: i32): void {
+  const slot = tableOf(region) + (<usize>page << 2);
+  const p = <usize>load<u32>(slot);
+  const bytes = pageBytes(region);
+  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
+  const at = bits + ((<usize>page >> 5) << 2);
+  const mask: u32 = 1 << (page & 31);
+  if ((load<u32>(at) & mask) != 0) {
+    hostWrite(region, page, p, bytes);
+    store<u32>(at, load<u32>(at) & ~mask);
+  }
+  heap.free(p);
+  store<u32>(slot, 0);
+  resident -= bytes;
+}

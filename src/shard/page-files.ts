@@ -1,0 +1,59 @@
+// The files behind a shard's paged vector regions (Qdrant's `cold` vectors or codes): one per
+// region of each paged vector name, in the shard's store directory. They hold the pages the
+// engine let go of (src/engine/exports.ts PageStore), so they are a working copy, not a record:
+// the point records and the graph images stay the truth, and a restart fills fresh files from
+// them. Each file is unlinked as soon as it is open, so a crash (kill -9 included) leaves nothing
+// behind and no restart can mistake an old file for current pages.
+
+import { closeSync, openSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PageStore } from '../engine/index.js';
+
+const PREFIX = 'quiver-pages-';
+
+/** Removes page files a crash left between their creation and their unlinking (a moment's window). */
+export function removeStalePageFiles(dir: string): void {
+  for (const name of readdirSync(dir)) if (name.startsWith(PREFIX)) rmSync(join(dir, name), { force: true });
+}
+
+export class PageFiles implements PageStore {
+  private readonly fds = new Map<number, number>();
+
+  /** Files for the regions of `regions` (0 vectors, 1 codes) of the vector numbered `vector` in the shard. */
+  constructor(dir: string, vector: number, regions: readonly number[]) {
+    for (const region of regions) {
+      const path = join(dir, `${PREFIX}${vector}-${region}`);
+      const fd = openSync(path, 'w+');
+      unlinkSync(path);
+      this.fds.set(region, fd);
+    }
+  }
+
+  read(region: number, page: number, into: Uint8Array): void {
+    const fd = this.fd(region);
+    let done = 0;
+    while (done < into.length) {
+      const n = readSync(fd, into, done, into.length - done, page * into.length + done);
+      if (n === 0) break; // past the end: a page never written
+      done += n;
+    }
+    into.fill(0, done);
+  }
+
+  write(region: number, page: number, from: Uint8Array): void {
+    const fd = this.fd(region);
+    let done = 0;
+    while (done < from.length) done += writeSync(fd, from, done, from.length - done, page * from.length + done);
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+
+  private fd(region: number): number {
+    const fd = this.fds.get(region);
+    if (fd === undefined) throw new RangeError(`no page file for region ${region}`);
+    return fd;
+  }
+}

@@ -1,0 +1,104 @@
+// Paged regions (assembly/pages.ts, Qdrant's `cold` placement): the stored vectors and/or codes
+// live in a page store and in linear memory only while used. With a budget of a few pages every
+// search, store and training step reads pages back and evicts others, so any row read after its
+// page left memory, or any write lost on eviction, changes an answer: each index below is built
+// twice from the same inserts, once with every row in memory, and must answer bit for bit alike,
+// write the same image, and load into a paged index that answers alike again.
+
+import t from 'tap';
+import { VectorIndex, type IndexConfig, type PageStore, type Paging } from '../src/engine/index.js';
+import { engineModule } from '../src/runtime/wasm-module.js';
+import { clustered, row } from './helpers/data.js';
+
+const N = 3000;
+const DIM = 24;
+const BUDGET = 16 * 1024;
+
+/** A page store in a Map; counts its traffic. */
+class MapPages implements PageStore {
+  readonly pages = new Map<string, Uint8Array>();
+  reads = 0;
+  writes = 0;
+  read(region: number, page: number, into: Uint8Array): void {
+    this.reads++;
+    const kept = this.pages.get(`${region}/${page}`);
+    if (kept) into.set(kept);
+    else into.fill(0);
+  }
+  write(region: number, page: number, from: Uint8Array): void {
+    this.writes++;
+    this.pages.set(`${region}/${page}`, from.slice());
+  }
+}
+
+function paging(vectors: boolean, codes: boolean, store = new MapPages()): Paging & { store: MapPages } {
+  return { vectors, codes, budgetBytes: BUDGET, store };
+}
+
+const CASES: { label: string; config: IndexConfig; vectors: boolean; codes: boolean; viaOptimizer?: boolean }[] = [
+  // Euclid fits the dimension order at 1024 vectors: every stored vector is rewritten in place.
+  { label: 'float32 Euclid, vectors paged', config: { dim: DIM, distance: 'Euclid' }, vectors: true, codes: false },
+  { label: 'float16 Dot, vectors paged', config: { dim: DIM, distance: 'Dot', datatype: 'float16' }, vectors: true, codes: false },
+  { label: 'uint8 Manhattan, vectors paged', config: { dim: DIM, distance: 'Manhattan', datatype: 'uint8' }, vectors: true, codes: false },
+  { label: 'int8 Cosine, vectors and codes paged', config: { dim: DIM, distance: 'Cosine', quantization: { quantile: 0.99 } }, vectors: true, codes: true },
+  { label: 'int8 Euclid, codes paged only', config: { dim: DIM, distance: 'Euclid', quantization: {} }, vectors: false, codes: true },
+  { label: 'binary two_bits Dot, vectors paged only', config: { dim: DIM, distance: 'Dot', quantization: { method: 'binary', encoding: 'two_bits' } }, vectors: true, codes: false },
+  { label: 'product x8 Euclid, both paged, trained by the optimizer', config: { dim: DIM, distance: 'Euclid', quantization: { method: 'product', compression: 'x8' } }, vectors: true, codes: true, viaOptimizer: true },
+  { label: 'TurboQuant bits2 Cosine, both paged, trained by the optimizer', config: { dim: DIM, distance: 'Cosine', quantization: { method: 'turbo', bits: 'bits2' } }, vectors: true, codes: true, viaOptimizer: true },
+  { label: 'turbo4 datatype Dot, records paged', config: { dim: DIM, distance: 'Dot', datatype: 'turbo4' }, vectors: true, codes: false },
+];
+
+/** Same inserts: upserts, or stashes linked and trained as the shard optimizer does; a few replaced and removed. */
+function fill(index: VectorIndex, data: Float32Array, viaOptimizer: boolean): void {
+  for (let i = 0; i < N; i++) {
+    if (viaOptimizer) index.stash(i, row(data, DIM, i));
+    else index.upsert(i, row(data, DIM, i));
+    if (viaOptimizer && i % 500 === 499) {
+      while (index.trainQuantizationStep());
+      index.linkPending(500);
+    }
+  }
+  for (let i = 0; i < N; i += 97) index.upsert(i, row(data, DIM, (i * 7) % N));
+  for (let i = 5; i < N; i += 131) index.delete(i);
+}
+
+function answers(index: VectorIndex, queries: Float32Array): string {
+  const out: string[] = [];
+  for (let q = 0; q < queries.length / DIM; q++) {
+    const query = row(queries, DIM, q);
+    for (const options of [{ limit: 10, ef: 40 }, { limit: 10, exact: true }, { limit: 5, ef: 30, quantization: { rescore: true, oversampling: 3 } }, { limit: 5, ef: 30, quantization: { ignore: true } }]) {
+      const found = index.search(query, options);
+      out.push(`${Array.from(found.offsets)}|${Array.from(found.scores)}`);
+    }
+  }
+  return out.join('\n');
+}
+
+for (const c of CASES) {
+  t.test(c.label, async (t) => {
+    const module = await engineModule();
+    const data = clustered(N, DIM, 12, 31);
+    const queries = clustered(20, DIM, 12, 32);
+    const pinned = await VectorIndex.create(module, c.config);
+    const paged = paging(c.vectors, c.codes);
+    const cold = await VectorIndex.create(module, { ...c.config, paging: paged });
+    fill(pinned, data, c.viaOptimizer ?? false);
+    fill(cold, data, c.viaOptimizer ?? false);
+    t.ok(paged.store.writes > 0 && paged.store.reads > 0, `pages went out and came back (${paged.store.writes} writes, ${paged.store.reads} reads)`);
+
+    t.equal(answers(cold, queries), answers(pinned, queries), 'graph, exact and quantized searches answer bit for bit alike');
+    for (const offset of [0, 1, 97, N - 1]) t.same(cold.storedBytes(offset), pinned.storedBytes(offset), `stored row ${offset} reads back`);
+    if (pinned.quantized) t.same(cold.codes(N - 2), pinned.codes(N - 2), 'codes read back');
+    t.ok(cold.residentPageBytes <= BUDGET, `between calls at most the budget is resident (${cold.residentPageBytes} bytes)`);
+
+    const image = cold.serialize();
+    t.same(image, pinned.serialize(), 'the image is the one the unpaged index writes');
+    const reloaded = await VectorIndex.load(module, image, { paging: paging(c.vectors, c.codes) });
+    t.equal(answers(reloaded, queries), answers(pinned, queries), 'loaded paged from the image: the same answers');
+    t.ok(reloaded.residentPageBytes <= BUDGET, 'and after a load');
+  });
+}
+
+t.test('multivector indexes are not paged', async (t) => {
+  await t.rejects(VectorIndex.create(await engineModule(), { dim: 4, distance: 'Dot', multivector: { comparator: 'max_sim' }, paging: paging(true, false) }), RangeError);
+});

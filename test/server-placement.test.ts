@@ -1,0 +1,88 @@
+// Qdrant's memory placement through the real server: originals placed `cold` (`on_disk: true` or
+// `memory: cold`) and quantized codes placed `cold` (their `memory`, or following the originals
+// when `always_ram` is not true) are read on demand from page files (src/shard/page-files.ts);
+// `cached` / `pinned` data and `always_ram: true` codes stay in memory. The same points in a
+// collection with every row in memory answer every search identically; a PATCH to `on_disk:
+// false` and a restart keep the answers; the page files are the server's own open, unlinked
+// files, one per paged region of each shard. The servers keep 16 KiB of pages per index, so
+// every request reads pages back from the files.
+
+import t from 'tap';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { QdrantClient } from '@qdrant/js-client-rest';
+import { startServer, type RunningServer } from './helpers/server.js';
+import { rng } from './helpers/data.js';
+import { uniformVectors, waitIndexed } from './helpers/quantized-collection.js';
+
+const DIM = 32;
+const N = 1500;
+const next = rng(57);
+const points = uniformVectors(next, N, DIM).map((vector, i) => ({ id: i + 1, vector, payload: { even: i % 2 === 0 } }));
+const queries = uniformVectors(next, 6, DIM);
+const GRAPH_NOW = { indexing_threshold: 10 };
+
+/** The page files the server holds open (unlinked: the link reads "... (deleted)"). */
+function pageFiles(server: RunningServer): number {
+  const dir = `/proc/${server.process.pid}/fd`;
+  let n = 0;
+  for (const fd of readdirSync(dir)) {
+    try {
+      if (readlinkSync(`${dir}/${fd}`).includes('quiver-pages-')) n++;
+    } catch {
+      // an fd closed while listed
+    }
+  }
+  return n;
+}
+
+async function answers(client: QdrantClient, collection: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const query of queries) {
+    out.push(await client.query(collection, { query, limit: 10 }));
+    out.push(await client.query(collection, { query, limit: 10, params: { exact: true } }));
+    out.push(await client.query(collection, { query, limit: 5, params: { hnsw_ef: 40, quantization: { rescore: true, oversampling: 2 } } }));
+    out.push(await client.query(collection, { query, limit: 5, filter: { must: [{ key: 'even', match: { value: true } }] } }));
+  }
+  out.push(await client.retrieve(collection, { ids: [1, 700, N], with_vector: true }));
+  return out;
+}
+
+const COLLECTIONS = {
+  memory: { vectors: { size: DIM, distance: 'Cosine' }, quantization_config: { scalar: { type: 'int8' } } },
+  // Both regions paged: codes follow the cold originals.
+  cold: { vectors: { size: DIM, distance: 'Cosine', on_disk: true }, quantization_config: { scalar: { type: 'int8' } } },
+  // Qdrant's memory-lean setup: originals read on demand, codes in memory.
+  lean: { vectors: { size: DIM, distance: 'Cosine', memory: 'cold' }, quantization_config: { scalar: { type: 'int8', always_ram: true } } },
+  // Codes alone paged.
+  codes: { vectors: { size: DIM, distance: 'Cosine' }, quantization_config: { scalar: { type: 'int8', memory: 'cold' } } },
+} as const;
+const PAGED_REGIONS = 2 + 1 + 1;
+
+t.test('cold originals and codes answer as in memory, across a PATCH and a restart', async (t) => {
+  // A budget of a few pages: every request reads pages back and lets others go.
+  const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
+  let server = await startServer({ workers: 1, env });
+  let client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  t.teardown(() => server.stop());
+  for (const [name, config] of Object.entries(COLLECTIONS)) {
+    await client.createCollection(name, { ...config, optimizers_config: GRAPH_NOW } as Parameters<QdrantClient['createCollection']>[1]);
+    for (let i = 0; i < N; i += 500) await client.upsert(name, { wait: true, points: points.slice(i, i + 500) });
+    await waitIndexed(client, name, N);
+  }
+  t.equal(pageFiles(server), PAGED_REGIONS, 'one open page file per paged region');
+  const truth = await answers(client, 'memory');
+  for (const name of ['cold', 'lean', 'codes']) t.same(await answers(client, name), truth, `${name}: every answer as with all in memory`);
+  const info = await client.getCollection('lean');
+  t.equal(info.config.params.vectors && 'memory' in info.config.params.vectors ? info.config.params.vectors.memory : undefined, 'cold', 'the placement is reported as given');
+
+  await client.updateCollection('cold', { vectors: { '': { on_disk: false } } });
+  t.equal(pageFiles(server), PAGED_REGIONS - 2, 'after PATCH on_disk: false, the cold collection holds no page file');
+  t.same(await answers(client, 'cold'), truth, 'and answers the same');
+
+  await server.stop();
+  server = await startServer({ workers: 1, env, storage: server.storage });
+  client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  for (const name of Object.keys(COLLECTIONS)) await waitIndexed(client, name, N);
+  t.equal(pageFiles(server), PAGED_REGIONS - 2, 'a restart opens the page files again');
+  for (const name of ['cold', 'lean', 'codes']) t.same(await answers(client, name), truth, `${name}: the same answers after a restart`);
+});
