@@ -18,6 +18,7 @@
 // round((e + m) / delta) mod 2^B with m = max |e| and delta = 2m / (2^B - 1) (0 if delta is at
 // most f32 epsilon), stored as B bit planes per 16-byte code word (distance.ts xorPopcntPlanes).
 
+import { safePoint } from "./pages";
 import {
   EMPTY, QM_BINARY, QM_BINARY2, QM_BINARY15, dim, count, levels, multi, qMethod, codeStride, queryBits, queryCodeStride,
   binaryBits, vecPtr, multiPtr, multiCount, stride, vecBytes,
@@ -87,6 +88,7 @@ export function fitBinaryStats(): void {
         store<f64>(m2 + (<usize>j << 3), load<f64>(m2 + (<usize>j << 3)) + delta * (x - load<f64>(mean)));
       }
     }
+    safePoint();
   }
   for (let j = 0; j < dim; j++) {
     store<f32>(stats + (<usize>j << 2), <f32>load<f64>(means + (<usize>j << 3)));

@@ -32,6 +32,7 @@
 // centroid k at j * 256 + k), so one SIMD step measures four centroids at once; the lookup table
 // f32[queries * chunks * 256] (one table per query vector for multivectors).
 
+import { safePoint } from "./pages";
 import {
   EMPTY, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, stride, vecBytes, levels, quantized, trainedAt,
   multi, vecPtr, multiPtr, multiCount, mvCount, nextRandom, setQuantMethod,
@@ -239,6 +240,7 @@ function gather(s: i32, first: i32, last: i32): void {
       const dst = gathered + ((<usize>(c - first) * <usize>s * <usize>bucket + <usize>i * <usize>w) << 2);
       memory.copy(dst, src + (<usize>(c * bucket) << 2), <usize>w << 2);
     }
+    safePoint();
   }
   addWork(<i64>s * <i64>dim);
 }

@@ -410,6 +410,8 @@ let cursorRow: i32 = 0;
 
 /** The next live stored vector (in the datatype's elements), or 0 past the last. */
 function nextLive(): usize {
+  // The fits read one vector at a time: the one returned before is done with (pages.ts).
+  safePoint();
   while (cursorId < count) {
     const id = cursorId;
     if (load<u8>(levels + <usize>id) == EMPTY || isDeleted(id)) {

@@ -31,6 +31,7 @@
 // persist.ts, the exported ones below) the quantization's. The fit state (freshShift, sample...)
 // belongs to the quantization only: the storage is never calibrated.
 
+import { safePoint } from "./pages";
 import {
   EMPTY, METRIC_COSINE, METRIC_EUCLID, METRIC_MANHATTAN, dim, metric, count, levels, multi, vecBytes,
   vecPtr, multiPtr, multiCount, setCodeStride, setVecBytes, setQuantState, quantile, qAlpha, qOffset,
@@ -634,6 +635,7 @@ function gatherSample(): void {
       addSample(vecPtr(id));
     }
     gatherId++;
+    safePoint();
   }
   gathering = sampled < sampleCap && gatherId < count;
 }

@@ -118,8 +118,8 @@ t.test('targets: QPS interpolated in log QPS on the Pareto frontier', async (t) 
   t.equal(qpsAtRecall(sweep, 0.999), null, 'never reached: null');
 });
 
-function series(engine: string, m: number, points: SweepPoint[], buildSeconds: number, indexBytes: { total: number; vectors: number }): Series {
-  return { engine, m, efConstruct: 100, buildSeconds, memoryBytes: null, indexBytes, points };
+function series(engine: string, m: number, points: SweepPoint[], buildSeconds: number, indexBytes: { total: number; vectors: number }, memoryBytes: number | null = null): Series {
+  return { engine, m, efConstruct: 100, buildSeconds, memoryBytes, indexBytes, points };
 }
 
 t.test('targets: ratios to hnswlib-node with the same m and ef_construct, bytes per vector', async (t) => {
@@ -129,7 +129,7 @@ t.test('targets: ratios to hnswlib-node with the same m and ef_construct, bytes 
     target: 'this process', concurrency: null, dataset: { name: 'fake', dim: 100, distance: 'Cosine', base: 1000, queries: 100 }, k: 10,
     groundTruth: { file: 'x', k: 10 }, ingest: [],
     series: [
-      series('quiver binary', 16, [point(10, 0.9, 3000), point(20, 0.95, 2000)], 5, { total: 50_000, vectors: 40_000 }),
+      series('quiver binary', 16, [point(10, 0.9, 3000), point(20, 0.95, 2000)], 5, { total: 50_000, vectors: 40_000 }, 30_000),
       series('hnswlib-node', 16, peer, 10, { total: 540_000, vectors: 400_000 }),
       series('quiver f32', 32, [point(10, 0.99, 900)], 20, { total: 500_000, vectors: 400_000 }),
       series('hnswlib-node', 32, [point(10, 0.95, 450)], 25, { total: 600_000, vectors: 400_000 }),
@@ -142,9 +142,27 @@ t.test('targets: ratios to hnswlib-node with the same m and ef_construct, bytes 
   t.same(rows[2].targets.map((x) => x.ratio), [2, 2, null], 'paired with the m=32 peer: 900/450 (the peer misses 0.99)');
   t.same(rows.map((r) => r.buildRatio), [0.5, 1, 0.8, 1], 'build time ratios');
   const text = targetsTable(result).split('\n');
-  t.same(text[0].trim().split(/ {2,}/), ['engine', 'build s', 'build x hnswlib-node', 'B/vector', 'x f32', 'codes+graph B/vector', 'QPS @0.90', 'ef', 'x hnswlib-node', 'QPS @0.95', 'ef', 'x hnswlib-node', 'QPS @0.99', 'ef', 'x hnswlib-node'], 'columns');
-  t.same(text[2].trim().split(/ {2,}/), ['quiver binary (m=16, efc=100)', '5.0', '0.50x', '50', '0.125', '10', '3000', '10', '3.00x', '2000', '20', '4.00x', '-', '-', '-'], 'binary: 50 B/vector is 1/8 of 400 B of f32, 10 B besides its vectors');
-  t.same(text[3].trim().split(/ {2,}/).slice(3, 6), ['540', '1.350', '140'], 'hnswlib-node: its saved index per vector, 140 B of graph and labels');
+  t.same(text[0].trim().split(/ {2,}/), ['engine', 'build s', 'build x hnswlib-node', 'B/vector', 'x f32', 'codes+graph B/vector', 'RAM B/vector', 'RAM x f32', 'QPS @0.90', 'ef', 'x hnswlib-node', 'QPS @0.95', 'ef', 'x hnswlib-node', 'QPS @0.99', 'ef', 'x hnswlib-node'], 'columns');
+  t.same(text[2].trim().split(/ {2,}/), ['quiver binary (m=16, efc=100)', '5.0', '0.50x', '50', '0.125', '10', '30', '0.075', '3000', '10', '3.00x', '2000', '20', '4.00x', '-', '-', '-'], 'binary: 50 B/vector is 1/8 of 400 B of f32, 10 B besides its vectors');
+  t.same(text[3].trim().split(/ {2,}/).slice(3, 8), ['540', '1.350', '140', '-', '-'], 'hnswlib-node: its saved index per vector, 140 B of graph and labels, its memory not told');
+});
+
+t.test('cold originals (--originals cold): the same answers as in memory, the runner named so', async (t) => {
+  const n = 3000;
+  const dim = 32;
+  const all = clusteredVectors(n + 20, dim, 16, seededRandom(12));
+  const base = Array.from({ length: n }, (_, i) => all.subarray(i * dim, (i + 1) * dim));
+  const queries = Array.from({ length: 20 }, (_, i) => all.subarray((n + i) * dim, (n + i + 1) * dim));
+  const graph = { m: 16, efConstruct: 64, distance: 'Cosine' } as const;
+  const task = { tick: () => {}, done: () => {} };
+  const runners = (['memory', 'cold'] as const).map((originals) => makeRunner('quiver-int8', graph, 2, 'float32', 'x16', 'bits4', originals));
+  t.same(runners.map((r) => r.name), ['quiver int8', 'quiver int8 cold']);
+  for (const runner of runners) await runner.build(base.map((v) => runner.prepare(v)), dim, task);
+  for (const ef of [16, 64]) {
+    const answers = runners.map((r) => queries.map((q) => Array.from(r.search(r.prepare(q), 10, ef))));
+    t.same(answers[1], answers[0], `ef ${ef}: every query answered alike`);
+  }
+  for (const runner of runners) await runner.close?.();
 });
 
 t.test('usearch: recall against a brute force for each of its metrics, ef reopened per sweep step', async (t) => {

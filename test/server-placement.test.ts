@@ -3,9 +3,9 @@
 // when `always_ram` is not true) are read on demand from page files (src/shard/page-files.ts);
 // `cached` / `pinned` data and `always_ram: true` codes stay in memory. The same points in a
 // collection with every row in memory answer every search identically; a PATCH to `on_disk:
-// false` and a restart keep the answers; the page files are the server's own open, unlinked
-// files, one per paged region of each shard. The servers keep 16 KiB of pages per index, so
-// every request reads pages back from the files.
+// false` and a restart after kill -9 keep the answers; the page files are the server's own open,
+// unlinked files, one per paged region of each shard, and none is ever left in the storage
+// folder. The servers keep 16 KiB of pages per index, so every request reads pages back.
 
 import t from 'tap';
 import { readdirSync, readlinkSync } from 'node:fs';
@@ -33,6 +33,11 @@ function pageFiles(server: RunningServer): number {
     }
   }
   return n;
+}
+
+/** Page files found under `dir` (none should ever be: they are unlinked as soon as opened). */
+function leftPageFiles(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.includes('quiver-pages-'));
 }
 
 async function answers(client: QdrantClient, collection: string): Promise<unknown[]> {
@@ -79,7 +84,9 @@ t.test('cold originals and codes answer as in memory, across a PATCH and a resta
   t.equal(pageFiles(server), PAGED_REGIONS - 2, 'after PATCH on_disk: false, the cold collection holds no page file');
   t.same(await answers(client, 'cold'), truth, 'and answers the same');
 
-  await server.stop();
+  // kill -9: the page files were unlinked when opened, so none is left in the storage folder.
+  await server.stop('SIGKILL');
+  t.same(leftPageFiles(server.storage), [], 'a killed server leaves no page file behind');
   server = await startServer({ workers: 1, env, storage: server.storage });
   client = new QdrantClient({ url: server.url, checkCompatibility: false });
   for (const name of Object.keys(COLLECTIONS)) await waitIndexed(client, name, N);

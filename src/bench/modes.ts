@@ -11,7 +11,7 @@ import { httpSweepPoint, type QueryParams } from './http-search.js';
 import type { Progress } from './progress.js';
 import { RecallJudge } from './recall.js';
 import type { IngestRow, Series } from './result.js';
-import { datatypesOf, isExact, makeRunner, type EngineName } from './runners.js';
+import { datatypesOf, isExact, makeRunner, storesVectors, type EngineName, type Originals } from './runners.js';
 import type { Compression, Datatype, TurboBits } from '../engine/index.js';
 import { buildTimed, sweep, type Clock } from './sweep.js';
 import { createCollection, upload } from './upload.js';
@@ -36,6 +36,8 @@ export interface EngineOptions extends SweepOptions {
   pqCompressions: Compression[];
   /** Bit widths quiver-turbo runs with, once each. */
   turboBits: TurboBits[];
+  /** Where Quiver's engines keep the stored vectors, each run in turn. */
+  originals: Originals[];
 }
 
 export interface HttpOptions extends SweepOptions {
@@ -59,7 +61,8 @@ export async function engineMode(data: Dataset, truth: GroundTruth, options: Eng
     const runners = engines.flatMap((engine) => datatypesOf(engine, options.datatypes)
       .flatMap((datatype) => (engine === 'quiver-pq' ? options.pqCompressions : [undefined])
         .flatMap((compression) => (engine === 'quiver-turbo' ? options.turboBits : [undefined])
-          .map((bits) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits)))));
+          .flatMap((bits) => (storesVectors(engine) ? options.originals : ['memory' as const])
+            .map((originals) => makeRunner(engine, { m, efConstruct, distance: data.distance }, options.oversampling, datatype, compression, bits, originals))))));
     const built = [];
     try {
       for (const runner of runners) built.push(await buildTimed(runner, data.base, data.dim, progress, options.clock));

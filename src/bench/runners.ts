@@ -2,7 +2,9 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
+import { mkdtempSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
@@ -11,6 +13,7 @@ import { bruteForce } from './exact.js';
 import type { ProgressTask } from './progress.js';
 import { withScratchDir } from './scratch.js';
 import { UsearchRunner } from './usearch-runner.js';
+import { PageFiles } from '../shard/page-files.js';
 
 export interface AnnRunner {
   readonly name: string;
@@ -64,7 +67,22 @@ export interface RunnerParams {
   compression: Compression;
   /** quiver-turbo: TurboQuant's bit width. */
   turboBits: TurboBits;
+  /** Quiver's engines: where the stored vectors are, in memory or `cold` (read on demand). */
+  originals: Originals;
 }
+
+/**
+ * Where Quiver's engines keep the stored vectors: in linear memory, or `cold` as a collection
+ * with `on_disk: true` originals and `always_ram: true` codes keeps them (read on demand from a
+ * page file, at most the server's 8 MiB of pages between searches; assembly/pages.ts). A cold
+ * engine is built in memory and loaded cold from its image: its build time includes the save
+ * and the load.
+ */
+export const ORIGINALS = ['memory', 'cold'] as const;
+export type Originals = (typeof ORIGINALS)[number];
+
+/** The server's budget of paged rows per index (src/shard/shard.ts). */
+const COLD_BUDGET_BYTES = 8 << 20;
 
 /**
  * Binary quantization engines beyond one_bit: Qdrant's two_bits / one_and_half_bits encodings,
@@ -98,8 +116,9 @@ function quiverEngineOf(config: (params: RunnerParams) => { label: string; quant
     exact,
     make: (params) => {
       const { label, quantization } = config(params);
-      const { graph, oversampling, datatype } = params;
-      return new QuiverRunner(datatype === 'float32' ? label : `${label} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype);
+      const { graph, oversampling, datatype, originals } = params;
+      const name = `${label}${originals === 'cold' ? ' cold' : ''}`;
+      return new QuiverRunner(datatype === 'float32' ? name : `${name} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype, originals);
     },
   };
 }
@@ -140,7 +159,12 @@ export const DEFAULT_ENGINES: readonly EngineName[] = ['quiver-f32', 'quiver-int
  * Quiver's engine (a quantized one over turbo4 storage too), float32 for the others.
  */
 export function datatypesOf(engine: EngineName, datatypes: readonly Datatype[]): Datatype[] {
-  return REGISTRY[engine].storesVectors ? [...datatypes] : ['float32'];
+  return storesVectors(engine) ? [...datatypes] : ['float32'];
+}
+
+/** Whether `engine` stores vectors in Quiver's engine (its originals may be placed cold). */
+export function storesVectors(engine: EngineName): boolean {
+  return REGISTRY[engine].storesVectors;
 }
 
 /** Exact engines: measured once per run, with no graph parameters. */
@@ -155,8 +179,8 @@ export function isExact(engine: EngineName): boolean {
  * quantization's ratio (Qdrant's x4 .. x64).
  * `turboBits` is quiver-turbo's bit width.
  */
-export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4'): AnnRunner {
-  return REGISTRY[engine].make({ graph, oversampling, datatype, compression, turboBits });
+export function makeRunner(engine: EngineName, graph: GraphParams, oversampling: number, datatype: Datatype = 'float32', compression: Compression = 'x16', turboBits: TurboBits = 'bits4', originals: Originals = 'memory'): AnnRunner {
+  return REGISTRY[engine].make({ graph, oversampling, datatype, compression, turboBits, originals });
 }
 
 /** Quiver's engine: graph search (over f32 vectors or quantization codes), or with `exact` its SIMD scan of every vector. */
@@ -164,7 +188,17 @@ class QuiverRunner implements AnnRunner {
   readonly tunable: boolean;
   private index: VectorIndex | undefined;
 
-  constructor(readonly name: string, private readonly params: GraphParams, private readonly quantization: Quantization | null, private readonly oversampling: number, private readonly exact: boolean, readonly datatype: Datatype) {
+  private pages: PageFiles | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly params: GraphParams,
+    private readonly quantization: Quantization | null,
+    private readonly oversampling: number,
+    private readonly exact: boolean,
+    readonly datatype: Datatype,
+    private readonly originals: Originals,
+  ) {
     this.tunable = !exact;
   }
 
@@ -184,7 +218,12 @@ class QuiverRunner implements AnnRunner {
       else index.upsert(i, points[i] as Float32Array);
       task.tick();
     }
-    this.index = index;
+    // Cold originals: the index built in memory is loaded from its image with them paged, as a
+    // shard loads its graph image on a restart (linking straight into paged originals reads a
+    // page per neighbour measured: see the README's note on cold builds).
+    this.index = this.originals === 'cold'
+      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: COLD_BUDGET_BYTES, store: this.pageFiles() } })
+      : index;
   }
 
   prepare(query: Float32Array): unknown {
@@ -204,6 +243,21 @@ class QuiverRunner implements AnnRunner {
   async indexBytes(): Promise<IndexBytes> {
     const index = this.index!;
     return { total: index.imageBytes, vectors: index.size * index.vectorBytes };
+  }
+
+  async close(): Promise<void> {
+    this.pages?.close();
+  }
+
+  /** A page file in a folder of its own, removed at once: the file is unlinked already (PageFiles). */
+  private pageFiles(): PageFiles {
+    const dir = mkdtempSync(join(tmpdir(), 'quiver-bench-pages-'));
+    try {
+      this.pages = new PageFiles(dir, 0, [0]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return this.pages;
   }
 }
 

@@ -10,7 +10,7 @@ import { engineMode, ingestMode, serverMode, type SweepOptions } from '../bench/
 import { multivectorMode } from '../bench/multivector-mode.js';
 import { hotPathMode, type HotPathOptions } from '../bench/hot-path.js';
 import { HOT_PATH_LOADS, type BenchMode, type BenchResult } from '../bench/result.js';
-import { DEFAULT_ENGINES, ENGINES } from '../bench/runners.js';
+import { DEFAULT_ENGINES, ENGINES, ORIGINALS } from '../bench/runners.js';
 import { CLOCKS } from '../bench/sweep.js';
 import { COMPRESSIONS, DATATYPES, DISTANCES, TURBO_BITS, type Distance } from '../engine/index.js';
 import { CommandError } from '../errors.js';
@@ -82,12 +82,14 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
       { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
+      { name: 'originals', value: 'LIST', default: 'memory', help: `where Quiver's engines keep the stored vectors, each run in turn (${ORIGINALS.join(', ')}: cold = read on demand from a page file, as a collection with on_disk: true originals and always_ram: true codes)` },
       ...OUTPUT_OPTIONS,
     ],
     epilog: [
       'Example: npx quiver bench engine --dataset synthetic --size 20000 --dim 96 --distance Cosine --m 8,16 --ef 16,32,64',
       'Example: npx quiver bench engine --engines quiver-f32,quiver-int8 --datatype float32,float16,uint8',
       'Example: npx quiver bench engine --engines quiver-f32,quiver-turbo --turbo-bits bits4,bits2,bits1_5,bits1',
+      'Example: npx quiver bench engine --engines quiver-binary,hnswlib --originals memory,cold',
     ],
   },
   server: {
@@ -259,7 +261,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const sweep = sweepOptions(values, mode);
   // Engine mode's own options, checked before the data set is loaded so a typo fails at once.
   const engine = mode === 'engine'
-    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS) }
+    ? { repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'), datatypes: choices(values, 'datatype', DATATYPES), clock: choice(values, 'clock', CLOCKS), pqCompressions: choices(values, 'pq-compression', COMPRESSIONS), turboBits: choices(values, 'turbo-bits', TURBO_BITS), originals: choices(values, 'originals', ORIGINALS) }
     : null;
   const hotPath = mode === 'server' ? hotPathOptions(values, sweep) : null;
   const data = await loadDataset(datasetOptions(values, mode === 'server' ? SERVER_DATA_DEFAULTS : DATA_DEFAULTS), progress);

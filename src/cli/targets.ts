@@ -36,12 +36,18 @@ export function qpsAtRecall(points: readonly SweepPoint[], target: number): AtTa
   return { qps: Math.exp(Math.log(below.qps) + t * (Math.log(above.qps) - Math.log(below.qps))), efs: [below.ef, above.ef] };
 }
 
-/** Index bytes per base vector, and relative to a float32 vector (dim x 4 bytes). */
-function perVector(s: Series, result: BenchResult): { total: number; withoutVectors: number; ofF32: number } | null {
+/**
+ * Index bytes per base vector, and relative to a float32 vector (dim x 4 bytes); `ram` is the
+ * memory the built index holds per vector (Quiver's linear memory: with cold originals, what
+ * stays resident), relative to a float32 vector too.
+ */
+function perVector(s: Series, result: BenchResult): { total: number; withoutVectors: number; ofF32: number; ram: number | null; ramOfF32: number | null } | null {
   if (!s.indexBytes) return null;
   const n = result.dataset.base;
+  const f32 = result.dataset.dim * 4;
   const total = s.indexBytes.total / n;
-  return { total, withoutVectors: (s.indexBytes.total - s.indexBytes.vectors) / n, ofF32: total / (result.dataset.dim * 4) };
+  const ram = s.memoryBytes === null ? null : s.memoryBytes / n;
+  return { total, withoutVectors: (s.indexBytes.total - s.indexBytes.vectors) / n, ofF32: total / f32, ram, ramOfF32: ram === null ? null : ram / f32 };
 }
 
 export interface TargetRow {
@@ -72,7 +78,7 @@ export function targetRows(result: BenchResult): TargetRow[] {
 export function targetsTable(result: BenchResult): string {
   const right = (title: string): Column => ({ title, align: 'right' });
   const columns: Column[] = [
-    { title: 'engine', align: 'left' }, right('build s'), right(`build x ${PEER}`), right('B/vector'), right('x f32'), right('codes+graph B/vector'),
+    { title: 'engine', align: 'left' }, right('build s'), right(`build x ${PEER}`), right('B/vector'), right('x f32'), right('codes+graph B/vector'), right('RAM B/vector'), right('RAM x f32'),
     ...RECALL_TARGETS.flatMap((target) => [right(`QPS @${target.toFixed(2)}`), right('ef'), right(`x ${PEER}`)]),
   ];
   const rows = targetRows(result).map((row) => {
@@ -80,6 +86,7 @@ export function targetsTable(result: BenchResult): string {
     return [
       row.label, row.series.buildSeconds.toFixed(1), row.buildRatio === null ? '-' : `${row.buildRatio.toFixed(2)}x`,
       size ? size.total.toFixed(0) : '-', size ? size.ofF32.toFixed(3) : '-', size ? size.withoutVectors.toFixed(0) : '-',
+      size?.ram != null ? size.ram.toFixed(0) : '-', size?.ramOfF32 != null ? size.ramOfF32.toFixed(3) : '-',
       ...row.targets.flatMap(({ at, ratio }) => [at ? at.qps.toFixed(0) : '-', at ? at.efs.join('-') : '-', ratio === null ? '-' : `${ratio.toFixed(2)}x`]),
     ];
   });
