@@ -147,12 +147,16 @@ t.test('targets: ratios to hnswlib-node with the same m and ef_construct, bytes 
   t.same(text[3].trim().split(/ {2,}/).slice(3, 8), ['540', '1.350', '140', '-', '-'], 'hnswlib-node: its saved index per vector, 140 B of graph and labels, its memory not told');
 });
 
+/** `n` base rows and `q` query rows of one clustered set (16 clusters, seeded). */
+function baseAndQueries(n: number, q: number, dim: number, seed: number): { base: Float32Array[]; queries: Float32Array[] } {
+  const all = clusteredVectors(n + q, dim, 16, seededRandom(seed));
+  const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => all.subarray((from + i) * dim, (from + i + 1) * dim));
+  return { base: rows(0, n), queries: rows(n, q) };
+}
+
 t.test('cold originals (--originals cold): the same answers as in memory, the runner named so', async (t) => {
-  const n = 3000;
   const dim = 32;
-  const all = clusteredVectors(n + 20, dim, 16, seededRandom(12));
-  const base = Array.from({ length: n }, (_, i) => all.subarray(i * dim, (i + 1) * dim));
-  const queries = Array.from({ length: 20 }, (_, i) => all.subarray((n + i) * dim, (n + i + 1) * dim));
+  const { base, queries } = baseAndQueries(3000, 20, dim, 12);
   const graph = { m: 16, efConstruct: 64, distance: 'Cosine' } as const;
   const task = { tick: () => {}, done: () => {} };
   const runners = (['memory', 'cold'] as const).map((originals) => makeRunner('quiver-int8', graph, 2, 'float32', 'x16', 'bits4', originals));
@@ -168,9 +172,7 @@ t.test('cold originals (--originals cold): the same answers as in memory, the ru
 t.test('usearch: recall against a brute force for each of its metrics, ef reopened per sweep step', async (t) => {
   const n = 2000;
   const dim = 24;
-  const all = clusteredVectors(n + 30, dim, 16, seededRandom(9));
-  const base = Array.from({ length: n }, (_, i) => all.subarray(i * dim, (i + 1) * dim));
-  const queries = Array.from({ length: 30 }, (_, i) => all.subarray((n + i) * dim, (n + i + 1) * dim));
+  const { base, queries } = baseAndQueries(n, 30, dim, 9);
   const score = (distance: 'Euclid' | 'Cosine' | 'Dot', a: Float32Array, b: Float32Array) => {
     let dot = 0, na = 0, nb = 0, l2 = 0;
     for (let i = 0; i < dim; i++) {
