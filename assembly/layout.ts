@@ -20,9 +20,10 @@
 //   codes     i8 [n * codeStride]      int8 scalar codes (only with quantization); codeStride = dim
 //                                      rounded up to 16, padded with code 0. Binary quantization
 //                                      stores bits instead: codeStride = ceil(dim / 128) * 16 bytes.
-//                                      Kept in chunks of 2^rowShift codes (`codeChunks`, a table as
+//                                      Kept in chunks of 2^codeShift codes (`codeChunks`, a table as
 //                                      `chunks`), for the same reason: codes of large indexes pass
-//                                      1 GiB too. codePtr() is one table load plus shifts.
+//                                      1 GiB too. codePtr() is one table load plus shifts. codeShift
+//                                      is rowShift, or a few KiB's worth when the codes are paged.
 //   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
 //   levels    u8 [n]                   top HNSW level of each offset; EMPTY (255) = never inserted.
 //   links0    u32[n * (M0 + 1)]        level-0 adjacency, fixed width: [count, id_0 .. id_{M0-1}].
