@@ -191,7 +191,8 @@ t.test('engine mode on a synthetic set: m x ef_construct x ef sweep, table, JSON
   t.same(row.slice(1, 6), [s.buildSeconds.toFixed(1), `${(s.buildSeconds / peer.buildSeconds).toFixed(2)}x`, (s.indexBytes!.total / 2000).toFixed(0), (s.indexBytes!.total / 2000 / (24 * 4)).toFixed(3), ((s.indexBytes!.total - s.indexBytes!.vectors) / 2000).toFixed(0)], 'targets: build time, its ratio, bytes per vector, over f32, besides the vectors');
   const at09 = qpsAtRecall(s.points, 0.9)!;
   const peer09 = qpsAtRecall(peer.points, 0.9)!;
-  t.same(row.slice(6, 9), [at09.qps.toFixed(0), at09.efs.join('-'), `${(at09.qps / peer09.qps).toFixed(2)}x`], 'targets: QPS at recall 0.90 and its ratio to hnswlib-node');
+  t.same(row.slice(6, 8), [(s.memoryBytes! / 2000).toFixed(0), (s.memoryBytes! / 2000 / (24 * 4)).toFixed(3)], 'targets: the engine\'s memory per vector, over f32');
+  t.same(row.slice(8, 11), [at09.qps.toFixed(0), at09.efs.join('-'), `${(at09.qps / peer09.qps).toFixed(2)}x`], 'targets: QPS at recall 0.90 and its ratio to hnswlib-node');
   t.match(run.stdout, /^quiver exact \(SIMD\): scans \d+\.\d GB\/s of f32 vectors \(one thread\)$/m, 'exact scan bandwidth');
   t.match(run.stdout, `results: ${files.find((f) => f.endsWith('.json'))}`, 'names the JSON result file');
 
