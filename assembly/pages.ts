@@ -8,9 +8,10 @@
 // page that left memory, so linear memory holds at most the budget between calls.
 //
 // Pages leave only at safe points, never in the middle of a kernel: trimPages() between engine
-// calls (the host calls it), and the top-level loops that hold no row pointer (an exact scan, a
-// save or load stream) call safePoint(). So a row pointer taken during a call stays valid for the
-// rest of that call, and the budget can be passed within one call by what that call touches.
+// calls (the host calls it), and safePoint() between the rows of top-level loops that hold no row
+// pointer (exact scans, linkPending's links, the fits and re-encodings, save and load streams).
+// So a row pointer stays valid until the next safe point, and the budget can be passed between
+// two safe points by what the work between them touches.
 // Eviction is first in, first out; a page written since it was read (markDirty) is written back
 // to the host before its block is freed.
 
