@@ -13,7 +13,7 @@ import { bruteForce } from './exact.js';
 import type { ProgressTask } from './progress.js';
 import { withScratchDir } from './scratch.js';
 import { UsearchRunner } from './usearch-runner.js';
-import { PageFiles } from '../shard/page-files.js';
+import { DEFAULT_PAGE_BUDGET_BYTES, PageFiles } from '../shard/page-files.js';
 
 export interface AnnRunner {
   readonly name: string;
@@ -80,9 +80,6 @@ export interface RunnerParams {
  */
 export const ORIGINALS = ['memory', 'cold'] as const;
 export type Originals = (typeof ORIGINALS)[number];
-
-/** The server's budget of paged rows per index (src/shard/shard.ts). */
-const COLD_BUDGET_BYTES = 8 << 20;
 
 /**
  * Binary quantization engines beyond one_bit: Qdrant's two_bits / one_and_half_bits encodings,
@@ -222,7 +219,7 @@ class QuiverRunner implements AnnRunner {
     // shard loads its graph image on a restart (linking straight into paged originals reads a
     // page per neighbour measured: see the README's note on cold builds).
     this.index = this.originals === 'cold'
-      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: COLD_BUDGET_BYTES, store: this.pageFiles() } })
+      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: this.pageFiles() } })
       : index;
   }
 

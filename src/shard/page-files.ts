@@ -11,6 +11,13 @@ import type { PageStore } from '../engine/index.js';
 
 const PREFIX = 'quiver-pages-';
 
+/**
+ * Bytes of paged rows an index keeps in its memory between requests unless configured. Small on
+ * purpose: the page files are read through the OS page cache, which keeps what memory allows as
+ * it does for Qdrant's memory-mapped files; this only has to hold what one request reads.
+ */
+export const DEFAULT_PAGE_BUDGET_BYTES = 8 << 20;
+
 /** Removes page files a crash left between their creation and their unlinking (a moment's window). */
 export function removeStalePageFiles(dir: string): void {
   for (const name of readdirSync(dir)) if (name.startsWith(PREFIX)) rmSync(join(dir, name), { force: true });

@@ -24,7 +24,7 @@ import { pointNotFound } from '../messages.js';
 import { isDense, isMulti, isSparse, multiCount, type NamedVectors, type Payload, type PointId } from '../model.js';
 import { engineModule, sparseModule } from '../runtime/wasm-module.js';
 import { LiveOffsets } from './live-offsets.js';
-import { PageFiles, removeStalePageFiles } from './page-files.js';
+import { DEFAULT_PAGE_BUDGET_BYTES, PageFiles, removeStalePageFiles } from './page-files.js';
 import { PayloadColumns, type PayloadColumn } from './payload-columns.js';
 import { indexSemantics, matchesPayload, parseJsonPath, selectMatching, type Filter, type FilterSource } from './filter/index.js';
 import { createPayloadIndex, type IndexSchema, type PayloadIndex } from './payload-index/index.js';
@@ -64,13 +64,10 @@ export interface VectorPaging {
 }
 
 /**
- * Bytes of paged rows an index keeps in its memory between requests: 8 MiB, or
- * QUIVER_COLD_PAGE_BUDGET_BYTES (read here, in the shard worker, which inherits the server's
- * environment). Small on purpose: the page files are read through the OS page cache, which keeps
- * what memory allows as it does for Qdrant's memory-mapped files; this only has to hold what one
- * request reads.
+ * Bytes of paged rows an index keeps in its memory between requests: QUIVER_COLD_PAGE_BUDGET_BYTES
+ * (read here, in the shard worker, which inherits the server's environment) or the default.
  */
-const PAGE_BUDGET_BYTES = Number(process.env.QUIVER_COLD_PAGE_BUDGET_BYTES) || 8 << 20;
+const PAGE_BUDGET_BYTES = Number(process.env.QUIVER_COLD_PAGE_BUDGET_BYTES) || DEFAULT_PAGE_BUDGET_BYTES;
 
 /** A named sparse vector: its index's full scan threshold (points), its posting values' datatype and whether queries are weighted by IDF. */
 export interface SparseVectorSpec {
