@@ -17,7 +17,7 @@ import {
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
-  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, multiStart, codeVecPtr, codeStride,
+  qMethod, QM_INT8, QM_TURBO, binaryCodes, reserveArena, setArenaUsed, multiStart, codePtrW, codeStride,
   dtype, elemShift, vecBytes, DT_F16, DT_U8, queryBytes,
 } from "./layout";
 import { distF32, distF32Bounded, distT, distBoundedT, distU8Bounded, dotF32, maxSimBounded, maxSimF32 } from "./distance";
@@ -28,7 +28,7 @@ import { codeDistQuery, codeDistQueryBounded, codeDistRows4, codeMaxSimQuery, co
 import { distRows4 } from "./rows4";
 import { abandonTraining, afterStore, trainFully } from "./training";
 import { allowedBy } from "./filter-check";
-import { safePoint } from "./pages";
+import { safePoint, pagedVecs, dropPage, freshPage, REGION_VECS } from "./pages";
 import {
   turbo4, turbo4Dist, turbo4DistRows4, turbo4Holds, turbo4HoldsList, turbo4InRows4, turbo4ListPair, turbo4MaxSim, turbo4Pair, turbo4PrepareQuery,
   turbo4Store, turbo4StoreList, turbo4Target, turbo4TargetList,
@@ -447,6 +447,8 @@ function storeList(id: i32): void {
   const slot = <usize>id << 2;
   // A list no longer than the one it replaces reuses its slot; a longer one is appended and the
   // old slot stays unused until vacuum() compacts the arena.
+  // A paged list's old rows are dead: its block goes before the count it was sized by changes.
+  if (pagedVecs) dropPage(REGION_VECS, id);
   if (k > multiCount(id)) {
     const start = listStart(arenaUsed, k);
     reserveArena(start + k);
@@ -454,7 +456,7 @@ function storeList(id: i32): void {
     setArenaUsed(start + k);
   }
   store<u32>(mvCount + slot, k);
-  const v = multiPtr(id);
+  const v = pagedVecs ? freshPage(REGION_VECS, id) : multiPtr(id);
   if (normalizes()) {
     for (let i = 0; i < k; i++) normalizeInPlace(query + ((<usize>i * <usize>stride) << 2));
   }
@@ -464,7 +466,7 @@ function storeList(id: i32): void {
     const first = multiStart(id);
     for (let i = 0; i < k; i++) {
       const row = v + <usize>i * vecBytes;
-      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(codeSource(row), codeVecPtr(first + i)));
+      store<f32>(codeCorr + (<usize>(first + i) << 2), encode(codeSource(row), codePtrW(first + i)));
     }
   }
 }
@@ -569,7 +571,10 @@ export function vacuum(): void {
       if (level > 0) heap.free(<usize>load<u32>(upper + (<usize>id << 2)));
       store<u32>(upper + (<usize>id << 2), 0);
       store<u8>(levels + <usize>id, EMPTY);
-      if (multi) store<u32>(mvCount + (<usize>id << 2), 0);
+      if (multi) {
+        if (pagedVecs) dropPage(REGION_VECS, id);
+        store<u32>(mvCount + (<usize>id << 2), 0);
+      }
       setDeletedBit(id, false);
       continue;
     }

@@ -57,7 +57,7 @@
 // by offset, and the query codes region holds queryCount codes with their corrections in
 // queryCorrs f32[queryCount].
 
-import { REGION_VECS, REGION_CODES, pagedVecs, pagedCodes, pageIn, markDirty, pageShiftFor, coverPages, safePoint } from "./pages";
+import { REGION_VECS, REGION_CODES, pagedVecs, pagedCodes, pageIn, markDirty, pageShiftFor, coverPages, safePoint, dropPage } from "./pages";
 
 export const EMPTY: u8 = 255;
 export const MAX_LEVEL: i32 = 16;
@@ -134,6 +134,7 @@ export let arenaUsed: i32 = 0; // vectors appended so far (live or orphaned by a
 export let arenaCap: i32 = 0;  // vectors the arena has room for
 export let mvStart: usize = 0;
 export let mvCount: usize = 0;
+export let listTable: usize = 0; // u32[n]: each list's block when the lists are paged (pages.ts), 0 = not in memory
 export let queryCount: i32 = 1; // vectors in the query region
 export let queryCorrs: usize = 0; // f32[queryCount]: dot-product corrections of the query codes
 let queryCap: i32 = 1;          // vectors the query region has room for
@@ -243,9 +244,10 @@ export function setQueryCount(k: i32): usize {
 export function reserveArena(total: i32): void {
   if (total <= arenaCap) return;
   const cap = min(max(total, max(arenaCap * 2, 1024)), (total + rowMask) & ~rowMask);
-  arenaChunks = growChunks(arenaChunks, rowShift, arenaRowBytes(), <usize>arenaCap, <usize>cap);
+  // Paged lists have no arena in memory: the arena positions place them in the page file.
+  if (!pagedVecs) arenaChunks = growChunks(arenaChunks, rowShift, arenaRowBytes(), <usize>arenaCap, <usize>cap);
   if (quantized) {
-    codeChunks = growChunks(codeChunks, rowShift, <usize>codeStride, <usize>arenaCap, <usize>cap);
+    growDenseCodes(<usize>arenaCap, <usize>cap);
     codeCorr = grow(codeCorr, <usize>arenaCap * 4, <usize>cap * 4, 0);
   }
   arenaCap = cap;
@@ -262,40 +264,68 @@ export function maxListRows(): i32 { return 1 << rowShift; }
 }
 
 /**
- * Rewrites the arena (and the codes indexed by it) with the stored lists only, in offset order
- * (drops replaced slots): fresh chunks, the lists copied over, the old chunks freed.
+ * Rewrites the arena (and the codes indexed by it) with the stored lists only (drops replaced
+ * slots). Lists are taken in the order they sit in the arena, so each moves down or stays: a
+ * paged region is compacted in place (a list's new rows only cover rows already moved or dead,
+ * whatever is written back when), a region in memory is copied to fresh chunks.
  */
 export function compactArena(): void {
-  let total = 0;
+  // The offset whose list starts at each arena row, plus one (0: no list starts there).
+  const used = <usize>max(arenaUsed, 1);
+  const owner = grow(0, 0, used << 2, 0);
   for (let id = 0; id < count; id++) {
-    const k = multiCount(id);
-    if (k > 0) total = listStart(total, k) + k;
+    if (multiCount(id) > 0) store<u32>(owner + (<usize>multiStart(id) << 2), id + 1);
+  }
+  let total = 0;
+  for (let v = 0; v < arenaUsed; v++) {
+    const o = <i32>load<u32>(owner + (<usize>v << 2));
+    if (o > 0) total = listStart(total, multiCount(o - 1)) + multiCount(o - 1);
   }
   const cap = <usize>max(total, 1);
   const rowBytes = arenaRowBytes();
-  const freshArena = growChunks(0, rowShift, rowBytes, 0, cap);
-  const freshCodes = quantized ? growChunks(0, rowShift, <usize>codeStride, 0, cap) : 0;
+  const freshArena = pagedVecs ? <usize>0 : growChunks(0, rowShift, rowBytes, 0, cap);
+  const freshCodes = quantized && !pagedCodes ? growChunks(0, rowShift, <usize>codeStride, 0, cap) : 0;
   const freshCorr = quantized ? grow(0, 0, cap << 2, 0) : 0;
   let at = 0;
-  for (let id = 0; id < count; id++) {
+  for (let v = 0; v < arenaUsed; v++) {
+    const o = <i32>load<u32>(owner + (<usize>v << 2));
+    if (o == 0) continue;
+    const id = o - 1;
     const k = multiCount(id);
-    if (k == 0) continue;
     at = listStart(at, k);
-    memory.copy(rowAt(freshArena, at, rowBytes), multiPtr(id), <usize>k * rowBytes);
+    const list = multiPtr(id); // a paged list comes in from its old place
+    if (!pagedVecs) memory.copy(rowAt(freshArena, at, rowBytes), list, <usize>k * rowBytes);
     if (quantized) {
       // Codes move with their vectors (they are indexed by arena vector).
-      memory.copy(rowAt(freshCodes, at, <usize>codeStride), codeVecPtr(multiStart(id)), <usize>k * <usize>codeStride);
-      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>multiStart(id) << 2), <usize>k << 2);
+      if (pagedCodes) {
+        for (let j = 0; j < k; j++) memory.copy(codePtrW(at + j), codePtr(v + j), <usize>codeStride);
+      } else {
+        memory.copy(rowAt(freshCodes, at, <usize>codeStride), codePtr(v), <usize>k * <usize>codeStride);
+      }
+      memory.copy(freshCorr + (<usize>at << 2), codeCorr + (<usize>v << 2), <usize>k << 2);
     }
     store<u32>(mvStart + (<usize>id << 2), at);
+    if (pagedVecs && at != v) markDirty(REGION_VECS, id); // written to its new place when it leaves
     at += k;
+    safePoint();
   }
-  freeChunks(arenaChunks, rowShift, <usize>arenaCap);
-  arenaChunks = freshArena;
+  heap.free(owner);
+  if (!pagedVecs) {
+    freeChunks(arenaChunks, rowShift, <usize>arenaCap);
+    arenaChunks = freshArena;
+  }
   if (quantized) {
-    freeChunks(codeChunks, rowShift, <usize>arenaCap);
+    if (pagedCodes) {
+      // Code pages past the compacted arena hold no live row: let them go unwritten.
+      const per = <usize>1 << codeShift;
+      for (let page = (cap + per - 1) >> codeShift; page < (<usize>arenaCap + per - 1) >> codeShift; page++) {
+        dropPage(REGION_CODES, <i32>page);
+      }
+    } else {
+      freeChunks(codeChunks, rowShift, <usize>arenaCap);
+      codeChunks = freshCodes;
+    }
     heap.free(codeCorr);
-    codeChunks = freshCodes;
     codeCorr = freshCorr;
   }
   arenaCap = <i32>cap;
@@ -397,6 +427,10 @@ export function reserve(n: i32): void {
   if (multi) {
     mvStart = grow(mvStart, old * 4, cap * 4, 0);
     mvCount = grow(mvCount, old * 4, cap * 4, 0);
+    if (pagedVecs) {
+      listTable = grow(listTable, old * 4, cap * 4, 0);
+      coverPages(REGION_VECS, cap);
+    }
   }
   levels = grow(levels, old, cap, EMPTY);
   links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
@@ -418,7 +452,7 @@ export function reserve(n: i32): void {
   capacity = n;
 }
 
-/** Grows the dense codes' table from room for `old` rows to `cap`: chunks, or pages when paged. */
+/** Grows the codes' table (rows by offset, or by arena row) from room for `old` rows to `cap`: chunks, or pages when paged. */
 function growDenseCodes(old: usize, cap: usize): void {
   if (!pagedCodes) {
     codeChunks = growChunks(codeChunks, codeShift, <usize>codeStride, old, cap);
@@ -486,8 +520,7 @@ function freeChunks(table: usize, shift: i32, cap: usize): void {
 export function reserveCodes(): void {
   if (codeChunks != 0) return;
   const cap = <usize>(multi ? arenaCap : capacity);
-  if (multi) codeChunks = growChunks(0, rowShift, <usize>codeStride, 0, cap);
-  else growDenseCodes(0, cap);
+  growDenseCodes(0, cap);
   codeCorr = grow(0, 0, cap * 4, 0);
 }
 
@@ -517,18 +550,22 @@ export function ensureOut(k: i32): void {
   return vecBytes;
 }
 
-/** First vector of offset `id`'s list (multivector mode). */
+/** First vector of offset `id`'s list (multivector mode); its rows are contiguous. */
 @inline export function multiPtr(id: i32): usize {
-  return rowAt(arenaChunks, <i32>load<u32>(mvStart + (<usize>id << 2)), arenaRowBytes());
+  if (!pagedVecs) return rowAt(arenaChunks, <i32>load<u32>(mvStart + (<usize>id << 2)), arenaRowBytes());
+  const p = <usize>load<u32>(listTable + (<usize>id << 2));
+  return p != 0 ? p : pageIn(REGION_VECS, id);
+}
+
+/** multiPtr for a list about to be written in place (see vecPtrW). */
+@inline export function multiPtrW(id: i32): usize {
+  const p = multiPtr(id);
+  if (pagedVecs) markDirty(REGION_VECS, id);
+  return p;
 }
 
 @inline export function multiCount(id: i32): i32 {
   return <i32>load<u32>(mvCount + (<usize>id << 2));
-}
-
-/** Codes of arena vector `v` (multivector mode). */
-@inline export function codeVecPtr(v: i32): usize {
-  return rowAt(codeChunks, v, <usize>codeStride);
 }
 
 /** First arena vector of offset `id`'s list. */
@@ -536,6 +573,7 @@ export function ensureOut(k: i32): void {
   return <i32>load<u32>(mvStart + (<usize>id << 2));
 }
 
+/** Codes of offset `id` (of arena vector `id` in multivector mode). */
 @inline export function codePtr(id: i32): usize {
   let chunk = <usize>load<u32>(codeChunks + (<usize>(id >> codeShift) << 2));
   if (chunk == 0) chunk = pageIn(REGION_CODES, id >> codeShift);

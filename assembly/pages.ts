@@ -7,6 +7,11 @@
 // straight into linear memory; pages never written read as zeros). The host's file holds every
 // page that left memory, so linear memory holds at most the budget between calls.
 //
+// Multivector lists are paged a list at a time instead: MaxSim kernels read a list as one run of
+// rows, and a list may be longer than any page. Their table (layout.ts `listTable`) has one entry
+// per offset, a list's page is its rows, and its place in the host's file is its arena position
+// (mvStart). Their codes are indexed by arena row and paged as dense codes are.
+//
 // Pages leave only at safe points, never in the middle of a kernel: trimPages() between engine
 // calls (the host calls it), and safePoint() between the rows of top-level loops that hold no row
 // pointer (exact scans, linkPending's links, the fits and re-encodings, save and load streams).
@@ -15,7 +20,7 @@
 // Eviction is first in, first out; a page written since it was read (markDirty) is written back
 // to the host before its block is freed.
 
-import { chunks, chunkShift, codeChunks, codeShift, vecBytes, codeStride } from "./layout";
+import { chunks, chunkShift, codeChunks, codeShift, vecBytes, codeStride, multi, listTable, mvStart, mvCount } from "./layout";
 
 export const REGION_VECS: i32 = 0;
 export const REGION_CODES: i32 = 1;
@@ -23,11 +28,12 @@ export const REGION_CODES: i32 = 1;
 /** Bytes of whole rows a page aims at: the size of one read from the host's file. */
 const PAGE_TARGET: usize = 4096;
 
+// `at` is a byte position in the region's file (an f64: files pass 4 GiB).
 @external("env", "readPage")
-declare function hostRead(region: i32, page: i32, dst: usize, bytes: usize): void;
+declare function hostRead(region: i32, at: f64, dst: usize, bytes: usize): void;
 
 @external("env", "writePage")
-declare function hostWrite(region: i32, page: i32, src: usize, bytes: usize): void;
+declare function hostWrite(region: i32, at: f64, src: usize, bytes: usize): void;
 
 export let pagedVecs: bool = false;
 export let pagedCodes: bool = false;
@@ -63,12 +69,25 @@ export function pageShiftFor(rowBytes: usize): i32 {
   return shift;
 }
 
-@inline function pageBytes(region: i32): usize {
+/** Whether `region`'s pages are multivector lists (keyed by offset) rather than runs of rows. */
+@inline function byList(region: i32): bool {
+  return multi && region == REGION_VECS;
+}
+
+/** Bytes of page `key` of `region` (a list's: its rows now, so a list's count changes only while it is out). */
+@inline function pageBytes(region: i32, key: i32): usize {
+  if (byList(region)) return <usize>load<u32>(mvCount + (<usize>key << 2)) * vecBytes;
   return region == REGION_VECS ? vecBytes << chunkShift : <usize>codeStride << codeShift;
 }
 
+/** Where page `key` of `region` lies in the host's file. */
+@inline function filePosition(region: i32, key: i32): f64 {
+  if (byList(region)) return <f64>load<u32>(mvStart + (<usize>key << 2)) * <f64>vecBytes;
+  return <f64>key * <f64>pageBytes(region, key);
+}
+
 @inline function tableOf(region: i32): usize {
-  return region == REGION_VECS ? chunks : codeChunks;
+  return byList(region) ? listTable : region == REGION_VECS ? chunks : codeChunks;
 }
 
 /** Makes the dirty bitset of `region` cover `pages` pages (the table grew). */
@@ -93,13 +112,40 @@ function regrow(ptr: usize, old: usize, bytes: usize): usize {
 
 /** Brings page `page` of `region` into linear memory; returns its block. */
 export function pageIn(region: i32, page: i32): usize {
-  const bytes = pageBytes(region);
+  const p = takeBlock(region, page);
+  hostRead(region, filePosition(region, page), p, pageBytes(region, page));
+  return p;
+}
+
+/** A block for page `page` of `region` whose every row is about to be written: nothing is read. */
+export function freshPage(region: i32, page: i32): usize {
+  const p = takeBlock(region, page);
+  markDirty(region, page);
+  return p;
+}
+
+function takeBlock(region: i32, page: i32): usize {
+  const bytes = pageBytes(region, page);
   const p = heap.alloc(bytes);
-  hostRead(region, page, p, bytes);
   store<u32>(tableOf(region) + (<usize>page << 2), <u32>p);
   enqueue((<u32>region << 31) | <u32>page);
   resident += bytes;
   return p;
+}
+
+/**
+ * Lets page `page` of `region` go without writing it back: its rows are dead (a list about to be
+ * stored again or dropped; code rows past a compacted arena). Its ring entry stays and is
+ * skipped when it comes up (evict finds no block).
+ */
+export function dropPage(region: i32, page: i32): void {
+  const slot = tableOf(region) + (<usize>page << 2);
+  const p = <usize>load<u32>(slot);
+  if (p == 0) return;
+  heap.free(p);
+  store<u32>(slot, 0);
+  resident -= pageBytes(region, page);
+  clearDirty(region, page);
 }
 
 /** Notes that a row of page `page` of `region` was written (it goes back to the host when it leaves). */
@@ -107,6 +153,16 @@ export function pageIn(region: i32, page: i32): usize {
   const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
   const at = bits + ((<usize>page >> 5) << 2);
   store<u32>(at, load<u32>(at) | (1 << (page & 31)));
+}
+
+/** Clears page `page`'s dirty bit; returns whether it was set. */
+function clearDirty(region: i32, page: i32): bool {
+  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
+  const at = bits + ((<usize>page >> 5) << 2);
+  const mask: u32 = 1 << (page & 31);
+  const was = (load<u32>(at) & mask) != 0;
+  store<u32>(at, load<u32>(at) & ~mask);
+  return was;
 }
 
 function enqueue(entry: u32): void {
@@ -160,14 +216,9 @@ export function trimPages(): void {
 function evict(region: i32, page: i32): void {
   const slot = tableOf(region) + (<usize>page << 2);
   const p = <usize>load<u32>(slot);
-  const bytes = pageBytes(region);
-  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
-  const at = bits + ((<usize>page >> 5) << 2);
-  const mask: u32 = 1 << (page & 31);
-  if ((load<u32>(at) & mask) != 0) {
-    hostWrite(region, page, p, bytes);
-    store<u32>(at, load<u32>(at) & ~mask);
-  }
+  if (p == 0) return; // dropped already (dropPage)
+  const bytes = pageBytes(region, page);
+  if (clearDirty(region, page)) hostWrite(region, filePosition(region, page), p, bytes);
   heap.free(p);
   store<u32>(slot, 0);
   resident -= bytes;

@@ -40,7 +40,7 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   chunkShift, codeShift, vecPtr, vecPtrW, codePtr, codePtrW, codeCorr, setParams, dtype, vecBytes, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, reserveArena, setArenaUsed, multiStart, codeVecPtr, arenaRowBytes, listStart,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, multiPtrW, reserveArena, setArenaUsed, multiStart, arenaRowBytes, listStart, codeMask,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
@@ -111,6 +111,7 @@ const S_VECS = 7, S_LISTS = 8, S_ORDER = 9, S_CODES = 10, S_CORR = 11, S_STATS =
 const headerScratch = memory.data(<i32>HEADER_WORDS * 4);
 let saving = false, failed = false;
 let stage = S_DONE, item = 0;
+let itemRow = 0; // rows of list `item` whose codes are streamed already (S_CODES, multivector)
 let spanPtr: usize = 0, spanLen: usize = 0, spanOff: usize = 0;
 let streamPos: usize = 0, streamTotal: usize = 0;
 let scratch: usize = 0; // the trailer being written, or the dimension order being read
@@ -119,7 +120,7 @@ let legacyT4 = false; // loading a turbo4 image of version 8 or 9 (records where
 
 function startStream(save: bool, total: usize): void {
   saving = save; failed = false;
-  stage = S_HEADER; item = 0;
+  stage = S_HEADER; item = 0; itemRow = 0;
   unpinPage();
   spanPtr = 0; spanLen = 0; spanOff = 0;
   streamPos = 0; streamTotal = total;
@@ -164,13 +165,19 @@ function spanAt(): bool {
     // Lists and their codes are written compacted in offset order, a list at a time, and read back
     // the same way into the chunks the load laid them out in (no list straddles a chunk).
     if (stage == S_CODES && !quantized && !legacyT4 || stage == S_CORR && !quantized && !legacyT4) return false;
+    if (stage == S_CODES && !legacyT4) return listCodesSpan();
     if (item >= count) return false;
     const id = item++;
     const k = <usize>load<u32>(mvCount + (<usize>id << 2));
     if (k == 0) return span(0, 0);
-    if (legacyT4) return stage == S_LISTS ? span(0, 0) : stage == S_CODES ? span(multiPtr(id), k * vecBytes) : span(0, k << 2);
-    if (stage == S_LISTS) return span(multiPtr(id), k * arenaRowBytes());
-    if (stage == S_CODES) return span(codeVecPtr(multiStart(id)), k * <usize>codeStride);
+    if (legacyT4 ? stage == S_CODES : stage == S_LISTS) {
+      // The span before this one is consumed: a paged index lets it go before taking this list.
+      safePoint();
+      const list = saving ? multiPtr(id) : multiPtrW(id);
+      if (pagedVecs) pinPage(REGION_VECS, id);
+      return legacyT4 ? span(list, k * vecBytes) : span(list, k * arenaRowBytes());
+    }
+    if (legacyT4) return span(0, stage == S_LISTS ? 0 : k << 2);
     return span(codeCorr + (<usize>multiStart(id) << 2), k << 2);
   }
   item++;
@@ -194,6 +201,25 @@ function spanAt(): bool {
       // Loading skips what is left (the trailers were read first, see loadTail).
       if (!saving) return span(0, streamTotal - streamPos);
       return scratch != 0 ? span(scratch, trailerBytes()) : false;
+  }
+  return false;
+}
+
+/**
+ * The next run of list codes (multivector S_CODES): a list's codes, or the part of them in one
+ * code page when the codes are paged (a list's codes may then cross pages).
+ */
+function listCodesSpan(): bool {
+  while (item < count) {
+    const k = <i32>load<u32>(mvCount + (<usize>item << 2));
+    if (itemRow >= k) { item++; itemRow = 0; continue; }
+    const row = multiStart(item) + itemRow;
+    const run = min(k - itemRow, (1 << codeShift) - (row & codeMask));
+    safePoint();
+    const codes = saving ? codePtr(row) : codePtrW(row);
+    if (pagedCodes) pinPage(REGION_CODES, row >> codeShift);
+    itemRow += run;
+    return span(codes, <usize>run * <usize>codeStride);
   }
   return false;
 }
@@ -241,6 +267,7 @@ function nextSpan(): bool {
     if (!finishStage()) { failed = true; return false; }
     stage++;
     item = 0;
+    itemRow = 0;
   }
   return false;
 }

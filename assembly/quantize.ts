@@ -29,7 +29,7 @@ import {
   METRIC_EUCLID, METRIC_MANHATTAN, EMPTY, dim, metric, count, codeStride, quantized, quantile,
   qAlpha, qOffset, trainedAt, levels, codeCorr, codePtr, codePtrW, vecPtr, queryCodes, queryCorr,
   setQuantState, setQueryCorr, reserveCodes, nextRandom, multi, stride, queryCount, queryCorrs,
-  multiPtr, multiCount, multiStart, codeVecPtr, dtype, vecBytes, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
+  multiPtr, multiCount, multiStart, dtype, vecBytes, DT_F32, DT_U8, DT_T4, METRIC_COSINE,
   qMethod, QM_INT8, QM_PRODUCT, QM_TURBO, setQuantMethod, isDeleted, arenaUsed, binaryCodes, setQueryBits, queryBits, queryCodeStride,
 } from "./layout";
 import { turboDist, turboDistRows4, turboInRows4, useSide, SIDE_QUANT } from "./turbo-quant";
@@ -328,7 +328,7 @@ export function codeMaxSimQuery(id: i32, qdrantForm: bool = false): f32 {
     const q = queryCodes + <usize>i * <usize>queryCodeStride;
     const qc = load<f32>(queryCorrs + (<usize>i << 2));
     let best: f32 = Infinity;
-    for (let j = 0; j < n; j++) best = min(best, codeDist(i, q, qc, codeVecPtr(first + j), first + j, qdrantForm));
+    for (let j = 0; j < n; j++) best = min(best, codeDist(i, q, qc, codePtr(first + j), first + j, qdrantForm));
     total += best;
   }
   return total;
@@ -398,8 +398,9 @@ function encodeLists(): void {
     const first = multiStart(id);
     const p = multiPtr(id);
     for (let v = 0; v < multiCount(id); v++) {
-      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(codeSource(p + <usize>v * vecBytes), codeVecPtr(first + v)));
+      store<f32>(codeCorr + (<usize>(first + v) << 2), encode(codeSource(p + <usize>v * vecBytes), codePtrW(first + v)));
     }
+    safePoint(); // between lists nothing holds a row (pages.ts)
   }
 }
 

@@ -93,3 +93,59 @@ t.test('cold originals and codes answer as in memory, across a PATCH and a resta
   t.equal(pageFiles(server), PAGED_REGIONS - 2, 'a restart opens the page files again');
   for (const name of ['cold', 'lean', 'codes']) t.same(await answers(client, name), truth, `${name}: the same answers after a restart`);
 });
+
+// Multivector lists are paged a list at a time (their codes by row): the same through the server.
+const LISTS = 400;
+const listPoints = points.slice(0, LISTS).map((p, i) => ({
+  id: p.id,
+  vector: Array.from({ length: 1 + (i % 5) }, (_, r) => points[(i * 3 + r) % N].vector),
+  payload: p.payload,
+}));
+const listQueries = queries.map((q, i) => [q, queries[(i + 1) % queries.length]]);
+const MULTI = { size: DIM, distance: 'Dot', multivector_config: { comparator: 'max_sim' } } as const;
+const MULTI_COLLECTIONS = {
+  memory: { vectors: MULTI, quantization_config: { scalar: { type: 'int8' } } },
+  cold: { vectors: { ...MULTI, on_disk: true }, quantization_config: { scalar: { type: 'int8' } } },
+  lean: { vectors: { ...MULTI, on_disk: true }, quantization_config: { scalar: { type: 'int8', always_ram: true } } },
+} as const;
+
+async function listAnswers(client: QdrantClient, collection: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const query of listQueries) {
+    out.push(await client.query(collection, { query, limit: 10 }));
+    out.push(await client.query(collection, { query, limit: 10, params: { exact: true } }));
+    out.push(await client.query(collection, { query, limit: 5, params: { quantization: { rescore: true, oversampling: 2 } } }));
+  }
+  out.push(await client.retrieve(collection, { ids: [1, 2, 200, LISTS], with_vector: true }));
+  return out;
+}
+
+t.test('cold multivector lists and codes answer as in memory, across rewrites and a restart', async (t) => {
+  const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
+  let server = await startServer({ workers: 1, env });
+  let client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  t.teardown(() => server.stop());
+  for (const [name, config] of Object.entries(MULTI_COLLECTIONS)) {
+    // The graph and the codebook are built once every write is in (PATCH below), so they are
+    // built from the same lists in each collection whenever the optimizer runs.
+    await client.createCollection(name, { ...config, optimizers_config: { indexing_threshold: 1_000_000 } } as Parameters<QdrantClient['createCollection']>[1]);
+    await client.upsert(name, { wait: true, points: listPoints });
+    // Lists stored again longer (moved in the page file) and shorter (in place), some deleted.
+    await client.upsert(name, { wait: true, points: listPoints.filter((_, i) => i % 7 === 0).map((p) => ({ ...p, vector: [...p.vector, ...p.vector] })) });
+    await client.upsert(name, { wait: true, points: listPoints.filter((_, i) => i % 11 === 1).map((p) => ({ ...p, vector: p.vector.slice(0, 1) })) });
+    await client.delete(name, { wait: true, points: listPoints.filter((_, i) => i % 13 === 5).map((p) => p.id) });
+    await client.updateCollection(name, { optimizers_config: GRAPH_NOW });
+    await waitIndexed(client, name, LISTS - Math.ceil((LISTS - 5) / 13));
+  }
+  t.equal(pageFiles(server), 2 + 1, 'one open page file per paged region (lists, codes)');
+  const truth = await listAnswers(client, 'memory');
+  for (const name of ['cold', 'lean']) t.same(await listAnswers(client, name), truth, `${name}: every answer as with all in memory`);
+
+  await server.stop('SIGKILL');
+  t.same(leftPageFiles(server.storage), [], 'a killed server leaves no page file behind');
+  server = await startServer({ workers: 1, env, storage: server.storage });
+  client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  for (const name of Object.keys(MULTI_COLLECTIONS)) await waitIndexed(client, name, LISTS - Math.ceil((LISTS - 5) / 13));
+  t.equal(pageFiles(server), 2 + 1, 'a restart opens the page files again');
+  for (const name of ['cold', 'lean']) t.same(await listAnswers(client, name), truth, `${name}: the same answers after a restart`);
+});

@@ -5,6 +5,7 @@
 
 import { VectorIndex, type Distance } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
+import { DEFAULT_PAGE_BUDGET_BYTES, PageFiles } from '../shard/page-files.js';
 import { listOf, syntheticMultivectors, type MultivectorSet } from './multivector-data.js';
 import type { Progress } from './progress.js';
 import type { Series } from './result.js';
@@ -32,6 +33,11 @@ export interface MultivectorBenchOptions {
   /** Also build an int8-quantized index and sweep it (rescoring `oversampling` x k candidates). */
   int8: boolean;
   oversampling: number;
+  /**
+   * Also sweep each index with its lists `cold` (Qdrant's `on_disk: true`): loaded from its image
+   * with the lists read on demand from a page file, as a shard loads it, the int8 codes in memory.
+   */
+  cold: boolean;
 }
 
 export interface MultivectorBench {
@@ -97,6 +103,7 @@ export async function multivectorMode(options: MultivectorBenchOptions, progress
     { engine: 'quiver multivector', m: options.m, efConstruct: options.efConstruct, buildSeconds, memoryBytes, points: efSweep(index, queries, truth, options, 1, progress) },
     { engine: 'quiver multivector exact', m: null, efConstruct: null, buildSeconds: 0, memoryBytes, points: [point(null, exactBest!, recallOf(exactBest!.found, truth.found.slice(0, exactN), options.k))] },
   ];
+  const built = [{ name: 'quiver multivector', index, buildSeconds, oversampling: 1 }];
   if (options.int8) {
     const int8 = await buildIndex(options, base, true, progress);
     timedPass(int8.index, queries, options.queries, options.k, options.efs[0], false, options.oversampling);
@@ -104,6 +111,22 @@ export async function multivectorMode(options: MultivectorBenchOptions, progress
       engine: 'quiver multivector int8', m: options.m, efConstruct: options.efConstruct, buildSeconds: int8.buildSeconds, memoryBytes: int8.index.memoryBytes,
       points: efSweep(int8.index, queries, truth, options, options.oversampling, progress),
     });
+    built.push({ name: 'quiver multivector int8', ...int8, oversampling: options.oversampling });
+  }
+  if (options.cold) {
+    for (const b of built) {
+      const pages = PageFiles.anonymous([0]);
+      try {
+        const cold = await VectorIndex.load(await engineModule(), b.index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: pages } });
+        timedPass(cold, queries, options.queries, options.k, options.efs[0], false, b.oversampling);
+        series.splice(series.length - 1, 0, {
+          engine: `${b.name} cold`, m: options.m, efConstruct: options.efConstruct, buildSeconds: b.buildSeconds, memoryBytes: cold.memoryBytes,
+          points: efSweep(cold, queries, truth, options, b.oversampling, progress),
+        });
+      } finally {
+        pages.close();
+      }
+    }
   }
   return { base, queries, series };
 }

@@ -2,9 +2,7 @@
 // then answer k-NN queries at a given ef. Inputs are converted to each library's preferred
 // form before timing starts, so timings measure the index, not the conversion.
 
-import { mkdtempSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VectorIndex, type BinaryQuantization, type Compression, type Datatype, type Distance, type Quantization, type TurboBits } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
@@ -219,7 +217,7 @@ class QuiverRunner implements AnnRunner {
     // shard loads its graph image on a restart (linking straight into paged originals reads a
     // page per neighbour measured: see the README's note on cold builds).
     this.index = this.originals === 'cold'
-      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: this.pageFiles() } })
+      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: (this.pages = PageFiles.anonymous([0])) } })
       : index;
   }
 
@@ -244,17 +242,6 @@ class QuiverRunner implements AnnRunner {
 
   async close(): Promise<void> {
     this.pages?.close();
-  }
-
-  /** A page file in a folder of its own, removed at once: the file is unlinked already (PageFiles). */
-  private pageFiles(): PageFiles {
-    const dir = mkdtempSync(join(tmpdir(), 'quiver-bench-pages-'));
-    try {
-      this.pages = new PageFiles(dir, 0, [0]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    return this.pages;
   }
 }
 

@@ -157,6 +157,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'exact-queries', value: 'N', default: '20', help: 'queries the exact scan is timed on (all get ground truth)' },
       { name: 'int8', help: 'also build an int8-quantized index (scalar quantization of every vector) and sweep it' },
       { name: 'oversampling', value: 'N', default: '2', help: 'int8: candidates per result rescored with f32 MaxSim' },
+      { name: 'cold', help: 'also sweep each index with its lists cold (read on demand from a page file, 8 MiB resident; codes in memory)' },
       { name: 'out', value: 'DIR', default: 'bench-results', help: 'where the JSON result and the SVG/PNG plot go' },
       { name: 'quiet', help: 'no progress on stderr' },
     ],
@@ -326,7 +327,7 @@ async function multivectorCommand(args: string[], values: ParsedOptions, progres
     points: int(values, 'size'), dim: int(values, 'dim'), minK, maxK, queries: int(values, 'queries'), queryK: int(values, 'query-vectors'),
     topics: int(values, 'topics'), seed: int(values, 'seed'), distance, k: int(values, 'k'), m: int(values, 'm'),
     efConstruct: int(values, 'ef-construct'), efs: intList(values, 'ef'), repeats: int(values, 'repeats'), exactQueries: int(values, 'exact-queries'),
-    int8: values.int8 === true, oversampling: int(values, 'oversampling'),
+    int8: values.int8 === true, oversampling: int(values, 'oversampling'), cold: values.cold === true,
   };
   const startedAt = new Date().toISOString();
   const run = await multivectorMode(options, progress);

@@ -141,12 +141,11 @@ function codeMemory(q: QuantizationConfig, originals: Memory): Memory {
 }
 
 /**
- * The regions the engine pages (reads on demand): those placed `cold`. `cached` and `pinned`
- * data stay in the engine's memory (Qdrant's page cache may drop cached pages under pressure;
- * an engine's linear memory cannot). Multivector lists are not paged (see README).
+ * The regions the engine pages (reads on demand): those placed `cold`, dense rows and multivector
+ * lists alike. `cached` and `pinned` data stay in the engine's memory (Qdrant's page cache may
+ * drop cached pages under pressure; an engine's linear memory cannot).
  */
 function pagingOf(v: VectorParams, q: QuantizationConfig | null): VectorPaging | null {
-  if (v.multivector) return null;
   const originals = vectorMemory(v);
   const codes = q !== null && codeMemory(q, originals) === 'cold';
   return originals === 'cold' || codes ? { vectors: originals === 'cold', codes } : null;

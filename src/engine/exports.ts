@@ -102,13 +102,14 @@ export interface EngineHost {
 
 /**
  * Where an index keeps the pages of its paged regions (Qdrant's `cold` vectors or codes) while
- * they are out of its linear memory. Page numbers count from 0 within a region (0 = stored
- * vectors, 1 = codes), every page of a region has the same size; a page never written reads as
- * zeros. Calls are synchronous: the engine asks in the middle of a search.
+ * they are out of its linear memory: a file per region (0 = stored vectors, 1 = codes), each page
+ * at byte `position` of it. Dense pages are all one size; a multivector list is a page of its own
+ * length at its arena position. Bytes never written read as zeros. Calls are synchronous: the
+ * engine asks in the middle of a search.
  */
 export interface PageStore {
-  read(region: number, page: number, into: Uint8Array): void;
-  write(region: number, page: number, from: Uint8Array): void;
+  read(region: number, position: number, into: Uint8Array): void;
+  write(region: number, position: number, from: Uint8Array): void;
 }
 
 /** The page store of an index with no paged region: the engine never asks it. */
@@ -138,8 +139,8 @@ export async function instantiateWithHost(module: WebAssembly.Module): Promise<{
         throw new EngineAbort(`engine abort at ${line}:${column}`);
       },
       checkPoint: (id: number): number => (host.checkPoint(id) ? 1 : 0),
-      readPage: (region: number, page: number, ptr: number, len: number): void => host.pages.read(region, page, bytesAt(ptr, len)),
-      writePage: (region: number, page: number, ptr: number, len: number): void => host.pages.write(region, page, bytesAt(ptr, len)),
+      readPage: (region: number, position: number, ptr: number, len: number): void => host.pages.read(region, position, bytesAt(ptr, len)),
+      writePage: (region: number, position: number, ptr: number, len: number): void => host.pages.write(region, position, bytesAt(ptr, len)),
     },
   };
   const instance: WebAssembly.Instance = await WebAssembly.instantiate(module, imports);

@@ -60,9 +60,10 @@ export interface MultivectorConfig {
 }
 
 /**
- * Regions of a dense index read on demand (Qdrant's `cold` placement): their rows live in `store`
- * and in linear memory only while used, at most `budgetBytes` of them between calls
- * (assembly/pages.ts). Answers are the same as with every row in memory.
+ * Regions of an index read on demand (Qdrant's `cold` placement): the stored vectors (a
+ * multivector index's lists) and/or their codes live in `store` and in linear memory only while
+ * used, at most `budgetBytes` of them between calls (assembly/pages.ts). Answers are the same as
+ * with every row in memory.
  */
 export interface Paging {
   vectors: boolean;
@@ -218,7 +219,6 @@ export class VectorIndex {
   static async create(module: WebAssembly.Module, config: IndexConfig): Promise<VectorIndex> {
     if (!Number.isInteger(config.dim) || config.dim < 1) throw new RangeError(`dimension must be a positive integer, got ${config.dim}`);
     const { paging, ...rest } = config;
-    if (paging && config.multivector) throw new RangeError('paged regions are for dense indexes, not multivectors');
     const full = {
       ...DEFAULTS,
       ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
@@ -248,7 +248,6 @@ export class VectorIndex {
     const { exports: wasm, host } = await instantiateWithHost(module);
     startPaging(wasm, host, options.paging);
     if (!loadImage(wasm, image instanceof Uint8Array ? [image] : image)) throw new Error('not a serialised Quiver index');
-    if (options.paging && wasm.isMultivector()) throw new RangeError('paged regions are for dense indexes, not multivectors');
     return new VectorIndex(wasm, host, {
       dim: wasm.dimension(),
       distance: DISTANCES[wasm.indexMetric()],
@@ -459,14 +458,14 @@ export class VectorIndex {
   vector(offset: number): Float32Array {
     const start = this.wasm.readVector(offset) >>> 2;
     const dim = this.config.dim;
-    // readVector copies into a scratch region: the row's page may go at once.
+    // readVector copies into a scratch region: the row's (or list's) page may go at once.
     if (!this.multivector) return this.settle(this.views.f32.slice(start, start + dim));
     const k = this.wasm.vectorCount(offset);
     const stride = this.wasm.vecStride();
     const f32 = this.views.f32;
     const out = new Float32Array(k * dim);
     for (let i = 0; i < k; i++) out.set(f32.subarray(start + i * stride, start + i * stride + dim), i * dim);
-    return out;
+    return this.settle(out);
   }
 
   /** Top `limit` offsets for the query: one vector, or for multivectors a list of `count` (default length / dim). */

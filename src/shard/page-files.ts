@@ -5,7 +5,8 @@
 // them. Each file is unlinked as soon as it is open, so a crash (kill -9 included) leaves nothing
 // behind and no restart can mistake an old file for current pages.
 
-import { closeSync, openSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PageStore } from '../engine/index.js';
 
@@ -26,6 +27,16 @@ export function removeStalePageFiles(dir: string): void {
 export class PageFiles implements PageStore {
   private readonly fds = new Map<number, number>();
 
+  /** Page files of no shard (benchmarks): made in a folder of their own, removed at once (the files are unlinked already). */
+  static anonymous(regions: readonly number[]): PageFiles {
+    const dir = mkdtempSync(join(tmpdir(), 'quiver-pages-'));
+    try {
+      return new PageFiles(dir, 0, regions);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   /** Files for the regions of `regions` (0 vectors, 1 codes) of the vector numbered `vector` in the shard. */
   constructor(dir: string, vector: number, regions: readonly number[]) {
     for (const region of regions) {
@@ -36,21 +47,21 @@ export class PageFiles implements PageStore {
     }
   }
 
-  read(region: number, page: number, into: Uint8Array): void {
+  read(region: number, position: number, into: Uint8Array): void {
     const fd = this.fd(region);
     let done = 0;
     while (done < into.length) {
-      const n = readSync(fd, into, done, into.length - done, page * into.length + done);
+      const n = readSync(fd, into, done, into.length - done, position + done);
       if (n === 0) break; // past the end: a page never written
       done += n;
     }
     into.fill(0, done);
   }
 
-  write(region: number, page: number, from: Uint8Array): void {
+  write(region: number, position: number, from: Uint8Array): void {
     const fd = this.fd(region);
     let done = 0;
-    while (done < from.length) done += writeSync(fd, from, done, from.length - done, page * from.length + done);
+    while (done < from.length) done += writeSync(fd, from, done, from.length - done, position + done);
   }
 
   close(): void {

@@ -37,7 +37,7 @@ export async function waitIndexed(client: QdrantClient, collection: string, vect
     if ((info.indexed_vectors_count ?? 0) >= vectors && info.status === 'green') return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`${collection}: the graphs were not built`);
+  throw new Error(`${collection}: the graphs were not built (${JSON.stringify(await client.getCollection(collection))})`);
 }
 
 /** The best `limit` hits by the distance's order, ties by id. */
