@@ -13,7 +13,7 @@
 import {
   EMPTY, MAX_LEVEL, METRIC_COSINE, M, M0, capacity, count, dim, stride, metric, efConstruct,
   levelMult, entryPoint, maxLevel, deletedCount, levels, upper, visited, visitTag, quantized,
-  codeCorr, query, outIds, outDist, vecPtr, vecPtrW, codePtr, codePtrW, linksAt, isDeleted, bitSet, setDeletedBit,
+  codeCorr, query, outIds, outDist, vecPtr, vecPtrW, codePtr, codePtrW, linksAt, linksAtW, isDeleted, bitSet, setDeletedBit,
   setCount, setEntry, setDeletedCount, setVisitTag, reserve, ensureOut, nextUnit,
   pending, pendingCount, isPending, setBit, setPendingCount,
   multi, multiPtr, multiCount, mvStart, mvCount, queryCount, arenaUsed, listStart, compactArena,
@@ -370,7 +370,7 @@ function selectNeighbors<K>(out: usize, maxSel: i32): i32 {
 /** Adds the edge n -> id at `level`, pruning n's list with the heuristic when it is full. */
 function addLink<K>(n: i32, id: i32, level: i32): void {
   const cap = level == 0 ? M0 : M;
-  const l = linksAt(n, level);
+  const l = linksAtW(n, level);
   const cnt = <i32>load<u32>(l);
   for (let j = 0; j < cnt; j++) if (<i32>load<u32>(l + 4 + (<usize>j << 2)) == id) return;
   if (cnt < cap) {
@@ -411,7 +411,7 @@ function connect<K>(id: i32, level: i32): void {
       ordered.push(-results.topKey(), results.topId());
       results.pop();
     }
-    const own = linksAt(id, l);
+    const own = linksAtW(id, l);
     const kept = selectNeighbors<K>(own + 4, M);
     store<u32>(own, kept);
     // The closest candidate enters the next level down; read it before addLink reuses firstId.
@@ -501,7 +501,7 @@ export function stash(id: i32): void {
   if (load<u8>(levels + <usize>id) == EMPTY) {
     const level = min(<i32>Math.floor(-Math.log(nextUnit()) * levelMult), MAX_LEVEL);
     store<u8>(levels + <usize>id, <u8>level);
-    store<u32>(linksAt(id, 0), 0);
+    store<u32>(linksAtW(id, 0), 0);
     if (level > 0) {
       const bytes = <usize>level * <usize>(M + 1) * 4;
       const block = heap.alloc(bytes);
@@ -578,7 +578,7 @@ export function vacuum(): void {
       setDeletedBit(id, false);
       continue;
     }
-    for (let l = 0; l <= level; l++) store<u32>(linksAt(id, l), 0);
+    for (let l = 0; l <= level; l++) store<u32>(linksAtW(id, l), 0);
     if (!isPending(id)) {
       setBit(pending, id, true);
       setPendingCount(pendingCount + 1);

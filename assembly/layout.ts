@@ -27,6 +27,9 @@
 //   codeCorr  f32[n]                   per-vector additive term of the quantized dot product.
 //   levels    u8 [n]                   top HNSW level of each offset; EMPTY (255) = never inserted.
 //   links0    u32[n * (M0 + 1)]        level-0 adjacency, fixed width: [count, id_0 .. id_{M0-1}].
+//                                      Paged links (pages.ts, the graph placed `cold`) are kept in
+//                                      pages of 2^linkShift rows instead (`linkPages`, a table as
+//                                      `chunks`), in memory only while used; links0 stays 0.
 //   upper     u32[n]                   pointer to the node's upper-level block, 0 if level is 0.
 //             block: u32[level * (M + 1)], level l (1..level) at (l - 1) * (M + 1): [count, ids].
 //   deleted   u32[ceil(n / 32)]        bitset of deleted offsets (kept in the graph for routing,
@@ -50,6 +53,9 @@
 //                                      (listStart), so a list holds at most 2^rowShift vectors.
 //   mvStart   u32[n]                   first arena vector of each offset.
 //   mvCount   u32[n]                   vectors of each offset (0 = none stored).
+//   listTable u32[n]                   paged lists only (pages.ts): each list's block while it is
+//                                      in memory, 0 otherwise; such an arena has no chunks, its
+//                                      positions place the lists in the page file.
 //
 // The vector chunks are not allocated then, and the query region holds `queryCount` vectors. A list stored
 // again reuses its slot when it fits, else it is appended; vacuum() compacts the arena. With
@@ -57,7 +63,7 @@
 // by offset, and the query codes region holds queryCount codes with their corrections in
 // queryCorrs f32[queryCount].
 
-import { REGION_VECS, REGION_CODES, pagedVecs, pagedCodes, pageIn, markDirty, pageShiftFor, coverPages, safePoint, dropPage } from "./pages";
+import { REGION_VECS, REGION_CODES, REGION_LINKS, pagedVecs, pagedCodes, pagedLinks, pageIn, markDirty, pageShiftFor, coverPages, safePoint, dropPage } from "./pages";
 
 export const EMPTY: u8 = 255;
 export const MAX_LEVEL: i32 = 16;
@@ -121,6 +127,9 @@ export let codeMask: i32 = (1 << CHUNK_SHIFT_MAX) - 1;
 // Regions.
 export let levels: usize = 0;
 export let links0: usize = 0;
+export let linkPages: usize = 0; // u32 per page of level-0 links when they are paged
+export let linkShift: i32 = 0;
+export let linkMask: i32 = 0;
 export let upper: usize = 0;
 export let deleted: usize = 0;
 export let pending: usize = 0;
@@ -433,7 +442,12 @@ export function reserve(n: i32): void {
     }
   }
   levels = grow(levels, old, cap, EMPTY);
-  links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
+  if (pagedLinks) {
+    if (linkPages == 0) { linkShift = pageShiftFor(linkRowBytes()); linkMask = (1 << linkShift) - 1; }
+    linkPages = growTable(linkPages, REGION_LINKS, linkShift, old, cap);
+  } else {
+    links0 = grow(links0, old * (M0 + 1) * 4, cap * (M0 + 1) * 4, 0);
+  }
   upper = grow(upper, old * 4, cap * 4, 0);
   deleted = grow(deleted, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
   pending = grow(pending, ((old + 31) >> 5) << 2, ((cap + 31) >> 5) << 2, 0);
@@ -587,9 +601,26 @@ export function ensureOut(k: i32): void {
   return p;
 }
 
+/** Bytes of one node's level-0 links: its count and M0 ids. */
+@inline export function linkRowBytes(): usize {
+  return <usize>(M0 + 1) << 2;
+}
+
 @inline export function linksAt(id: i32, level: i32): usize {
-  if (level == 0) return links0 + <usize>id * <usize>(M0 + 1) * 4;
+  if (level == 0) {
+    if (!pagedLinks) return links0 + <usize>id * linkRowBytes();
+    let page = <usize>load<u32>(linkPages + (<usize>(id >> linkShift) << 2));
+    if (page == 0) page = pageIn(REGION_LINKS, id >> linkShift);
+    return page + <usize>(id & linkMask) * linkRowBytes();
+  }
   return <usize>load<u32>(upper + (<usize>id << 2)) + <usize>(level - 1) * <usize>(M + 1) * 4;
+}
+
+/** linksAt for links about to be written (see vecPtrW); upper levels are never paged. */
+@inline export function linksAtW(id: i32, level: i32): usize {
+  const p = linksAt(id, level);
+  if (pagedLinks && level == 0) markDirty(REGION_LINKS, id >> linkShift);
+  return p;
 }
 
 @inline export function isDeleted(id: i32): bool {

@@ -1,8 +1,9 @@
-// Rows read on demand: Qdrant's `cold` placement of the stored vectors or of their codes.
+// Rows read on demand: Qdrant's `cold` placement of the stored vectors, of their codes, or of the
+// HNSW graph's level-0 links.
 //
-// A paged region keeps its chunk table (layout.ts `chunks` or `codeChunks`) but its chunks are
+// A paged region keeps its chunk table (layout.ts `chunks`, `codeChunks` or `linkPages`) but its chunks are
 // small pages (about PAGE_TARGET bytes of whole rows) that are resident only while used: a table
-// entry of 0 means "not in linear memory", and the row accessors (vecPtr, codePtr) call pageIn,
+// entry of 0 means "not in linear memory", and the row accessors (vecPtr, codePtr, linksAt) call pageIn,
 // which takes a block from the heap and asks the host to fill it from its page file (a read
 // straight into linear memory; pages never written read as zeros). The host's file holds every
 // page that left memory, so linear memory holds at most the budget between calls.
@@ -20,10 +21,12 @@
 // Eviction is first in, first out; a page written since it was read (markDirty) is written back
 // to the host before its block is freed.
 
-import { chunks, chunkShift, codeChunks, codeShift, vecBytes, codeStride, multi, listTable, mvStart, mvCount } from "./layout";
+import { chunks, chunkShift, codeChunks, codeShift, vecBytes, codeStride, multi, listTable, mvStart, mvCount, linkPages, linkShift, linkRowBytes } from "./layout";
 
 export const REGION_VECS: i32 = 0;
 export const REGION_CODES: i32 = 1;
+export const REGION_LINKS: i32 = 2;
+const REGIONS = 3;
 
 /** Bytes of whole rows a page aims at: the size of one read from the host's file. */
 const PAGE_TARGET: usize = 4096;
@@ -37,25 +40,30 @@ declare function hostWrite(region: i32, at: f64, src: usize, bytes: usize): void
 
 export let pagedVecs: bool = false;
 export let pagedCodes: bool = false;
+export let pagedLinks: bool = false;
 let budget: usize = 0;
 let resident: usize = 0;
 
-// Resident pages in the order they came in: region in the top bit, page number below.
+// Resident pages in the order they came in: region in the top two bits, page number (a list's offset) below.
 let ring: usize = 0;
 let ringCap: i32 = 0;
 let ringHead: i32 = 0;
 let ringTail: i32 = 0;
 
-// Pages written since they were read, per region (bitsets over page numbers).
-let dirtyVecs: usize = 0;
-let dirtyVecsBytes: usize = 0;
-let dirtyCodes: usize = 0;
-let dirtyCodesBytes: usize = 0;
+// Pages written since they were read, per region: a bitset over page numbers (its pointer at
+// dirty + region * 4) and its size in bytes (at dirtyBytes + region * 4).
+const dirty = memory.data(REGIONS * 4);
+const dirtyBytes = memory.data(REGIONS * 4);
+
+@inline function dirtyBits(region: i32): usize {
+  return <usize>load<u32>(dirty + (<usize>region << 2));
+}
 
 /** Chooses which regions are paged and the bytes of pages kept between calls; before any reserve. */
-export function setPaging(vecs: bool, codes: bool, budgetBytes: f64): void {
+export function setPaging(vecs: bool, codes: bool, links: bool, budgetBytes: f64): void {
   pagedVecs = vecs;
   pagedCodes = codes;
+  pagedLinks = links;
   budget = <usize>budgetBytes;
 }
 
@@ -77,6 +85,7 @@ export function pageShiftFor(rowBytes: usize): i32 {
 /** Bytes of page `key` of `region` (a list's: its rows now, so a list's count changes only while it is out). */
 @inline function pageBytes(region: i32, key: i32): usize {
   if (byList(region)) return <usize>load<u32>(mvCount + (<usize>key << 2)) * vecBytes;
+  if (region == REGION_LINKS) return linkRowBytes() << linkShift;
   return region == REGION_VECS ? vecBytes << chunkShift : <usize>codeStride << codeShift;
 }
 
@@ -87,21 +96,17 @@ export function pageShiftFor(rowBytes: usize): i32 {
 }
 
 @inline function tableOf(region: i32): usize {
+  if (region == REGION_LINKS) return linkPages;
   return byList(region) ? listTable : region == REGION_VECS ? chunks : codeChunks;
 }
 
 /** Makes the dirty bitset of `region` cover `pages` pages (the table grew). */
 export function coverPages(region: i32, pages: usize): void {
   const bytes = ((pages + 31) >> 5) << 2;
-  if (region == REGION_VECS) {
-    if (bytes <= dirtyVecsBytes) return;
-    dirtyVecs = regrow(dirtyVecs, dirtyVecsBytes, bytes);
-    dirtyVecsBytes = bytes;
-  } else {
-    if (bytes <= dirtyCodesBytes) return;
-    dirtyCodes = regrow(dirtyCodes, dirtyCodesBytes, bytes);
-    dirtyCodesBytes = bytes;
-  }
+  const had = <usize>load<u32>(dirtyBytes + (<usize>region << 2));
+  if (bytes <= had) return;
+  store<u32>(dirty + (<usize>region << 2), <u32>regrow(dirtyBits(region), had, bytes));
+  store<u32>(dirtyBytes + (<usize>region << 2), <u32>bytes);
 }
 
 function regrow(ptr: usize, old: usize, bytes: usize): usize {
@@ -128,7 +133,7 @@ function takeBlock(region: i32, page: i32): usize {
   const bytes = pageBytes(region, page);
   const p = heap.alloc(bytes);
   store<u32>(tableOf(region) + (<usize>page << 2), <u32>p);
-  enqueue((<u32>region << 31) | <u32>page);
+  enqueue((<u32>region << 30) | <u32>page);
   resident += bytes;
   return p;
 }
@@ -150,15 +155,13 @@ export function dropPage(region: i32, page: i32): void {
 
 /** Notes that a row of page `page` of `region` was written (it goes back to the host when it leaves). */
 @inline export function markDirty(region: i32, page: i32): void {
-  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
-  const at = bits + ((<usize>page >> 5) << 2);
+  const at = dirtyBits(region) + ((<usize>page >> 5) << 2);
   store<u32>(at, load<u32>(at) | (1 << (page & 31)));
 }
 
 /** Clears page `page`'s dirty bit; returns whether it was set. */
 function clearDirty(region: i32, page: i32): bool {
-  const bits = region == REGION_VECS ? dirtyVecs : dirtyCodes;
-  const at = bits + ((<usize>page >> 5) << 2);
+  const at = dirtyBits(region) + ((<usize>page >> 5) << 2);
   const mask: u32 = 1 << (page & 31);
   const was = (load<u32>(at) & mask) != 0;
   store<u32>(at, load<u32>(at) & ~mask);
@@ -187,7 +190,7 @@ let pinned: u32 = NO_PAGE;
 
 /** Keeps page `page` of `region` resident until another is pinned or unpinPage(). */
 export function pinPage(region: i32, page: i32): void {
-  pinned = (<u32>region << 31) | <u32>page;
+  pinned = (<u32>region << 30) | <u32>page;
 }
 
 export function unpinPage(): void {
@@ -204,7 +207,7 @@ export function trimPages(): void {
       if (ringTail - ringHead == 1) return; // the pinned page alone is left
       continue;
     }
-    evict(<i32>(entry >> 31), <i32>(entry & 0x7fffffff));
+    evict(<i32>(entry >> 30), <i32>(entry & 0x3fffffff));
   }
 }
 

@@ -40,7 +40,7 @@ import {
   quantized, quantile, qAlpha, qOffset, trainedAt, rng, codeStride, levels, links0, upper, deleted,
   chunkShift, codeShift, vecPtr, vecPtrW, codePtr, codePtrW, codeCorr, setParams, dtype, vecBytes, DT_F32, DT_T4, setCount, setEntry, setDeletedCount, setRng, setQuantState,
   reserve, reserveCodes, pending, pendingCount, setPendingCount,
-  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, multiPtrW, reserveArena, setArenaUsed, multiStart, arenaRowBytes, listStart, codeMask,
+  qMethod, QM_INT8, QM_BINARY15, QM_PRODUCT, QM_TURBO, setQuantMethod, setQueryBits, binaryCodes, multi, setMulti, mvStart, mvCount, multiPtr, multiPtrW, reserveArena, setArenaUsed, multiStart, arenaRowBytes, listStart, codeMask, linksAt, linksAtW, linkShift, linkRowBytes,
 } from "./layout";
 import { permutation, restorePermutation } from "./permute";
 import { storedVectors } from "./hnsw";
@@ -49,7 +49,7 @@ import { codebookBytes, productTailBytes, readProductTail, writeProductTail } fr
 import { fitCodebook } from "./quantize";
 import { turboReadTrailer, turboRestoreBits, turboTrailerBytes, turboWriteTrailer } from "./turbo-quant";
 import { turbo4Setup } from "./turbo4";
-import { REGION_CODES, REGION_VECS, pagedCodes, pagedVecs, pinPage, safePoint, unpinPage } from "./pages";
+import { REGION_CODES, REGION_LINKS, REGION_VECS, pagedCodes, pagedLinks, pagedVecs, pinPage, safePoint, unpinPage } from "./pages";
 
 const MAGIC: u32 = 0x31525651; // "QVR1"
 const VERSION: u32 = 10;
@@ -139,6 +139,16 @@ function spanAt(): bool {
     const bytes = blockBytes(id);
     if (!saving) store<u32>(upper + (<usize>id << 2), heap.alloc(bytes));
     return span(load<u32>(upper + (<usize>id << 2)), bytes);
+  }
+  if (stage == S_LINKS0 && pagedLinks) {
+    // Paged links, a page at a time (the span before this one is consumed: its page may go).
+    const from = item << linkShift;
+    if (from >= count) return false;
+    safePoint();
+    const page = saving ? linksAt(from, 0) : linksAtW(from, 0);
+    pinPage(REGION_LINKS, item);
+    item++;
+    return span(page, <usize>min(count - from, 1 << linkShift) * linkRowBytes());
   }
   if (stage == S_VECS && !multi && legacyT4) return false; // its records come where codes do
   if (!multi && (stage == S_VECS && !legacyT4 || stage == S_CODES && legacyT4)) {

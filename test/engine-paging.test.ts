@@ -39,19 +39,22 @@ class BytePages implements PageStore {
   }
 }
 
-function paging(vectors: boolean, codes: boolean, store = new BytePages()): Paging & { store: BytePages } {
-  return { vectors, codes, budgetBytes: BUDGET, store };
+function paging(vectors: boolean, codes: boolean, graph: boolean, store = new BytePages()): Paging & { store: BytePages } {
+  return { vectors, codes, graph, budgetBytes: BUDGET, store };
 }
 
-const CASES: { label: string; config: IndexConfig; vectors: boolean; codes: boolean; viaOptimizer?: boolean }[] = [
+interface Case { label: string; config: IndexConfig; vectors: boolean; codes: boolean; graph?: boolean; viaOptimizer?: boolean }
+
+const CASES: Case[] = [
   // Euclid fits the dimension order at 1024 vectors: every stored vector is rewritten in place.
-  { label: 'float32 Euclid, vectors paged', config: { dim: DIM, distance: 'Euclid' }, vectors: true, codes: false },
+  { label: 'float32 Euclid, vectors and graph paged', config: { dim: DIM, distance: 'Euclid' }, vectors: true, codes: false, graph: true },
   { label: 'float16 Dot, vectors paged', config: { dim: DIM, distance: 'Dot', datatype: 'float16' }, vectors: true, codes: false },
   { label: 'uint8 Manhattan, vectors paged', config: { dim: DIM, distance: 'Manhattan', datatype: 'uint8' }, vectors: true, codes: false },
-  { label: 'int8 Cosine, vectors and codes paged', config: { dim: DIM, distance: 'Cosine', quantization: { quantile: 0.99 } }, vectors: true, codes: true },
+  { label: 'int8 Cosine, vectors, codes and graph paged', config: { dim: DIM, distance: 'Cosine', quantization: { quantile: 0.99 } }, vectors: true, codes: true, graph: true },
   { label: 'int8 Euclid, codes paged only', config: { dim: DIM, distance: 'Euclid', quantization: {} }, vectors: false, codes: true },
+  { label: 'float32 Dot, graph paged only', config: { dim: DIM, distance: 'Dot' }, vectors: false, codes: false, graph: true },
   { label: 'binary two_bits Dot, vectors paged only', config: { dim: DIM, distance: 'Dot', quantization: { method: 'binary', encoding: 'two_bits' } }, vectors: true, codes: false },
-  { label: 'product x8 Euclid, both paged, trained by the optimizer', config: { dim: DIM, distance: 'Euclid', quantization: { method: 'product', compression: 'x8' } }, vectors: true, codes: true, viaOptimizer: true },
+  { label: 'product x8 Euclid, all paged, trained by the optimizer', config: { dim: DIM, distance: 'Euclid', quantization: { method: 'product', compression: 'x8' } }, vectors: true, codes: true, graph: true, viaOptimizer: true },
   { label: 'TurboQuant bits2 Cosine, both paged, trained by the optimizer', config: { dim: DIM, distance: 'Cosine', quantization: { method: 'turbo', bits: 'bits2' } }, vectors: true, codes: true, viaOptimizer: true },
   { label: 'turbo4 datatype Dot, records paged', config: { dim: DIM, distance: 'Dot', datatype: 'turbo4' }, vectors: true, codes: false },
 ];
@@ -88,7 +91,7 @@ for (const c of CASES) {
     const data = clustered(N, DIM, 12, 31);
     const queries = clustered(20, DIM, 12, 32);
     const pinned = await VectorIndex.create(module, c.config);
-    const paged = paging(c.vectors, c.codes);
+    const paged = paging(c.vectors, c.codes, c.graph ?? false);
     const cold = await VectorIndex.create(module, { ...c.config, paging: paged });
     fill(pinned, data, c.viaOptimizer ?? false);
     fill(cold, data, c.viaOptimizer ?? false);
@@ -101,7 +104,7 @@ for (const c of CASES) {
 
     const image = cold.serialize();
     t.same(image, pinned.serialize(), 'the image is the one the unpaged index writes');
-    const reloaded = await VectorIndex.load(module, image, { paging: paging(c.vectors, c.codes) });
+    const reloaded = await VectorIndex.load(module, image, { paging: paging(c.vectors, c.codes, c.graph ?? false) });
     t.equal(answers(reloaded, queries), answers(pinned, queries), 'loaded paged from the image: the same answers');
     t.ok(reloaded.residentPageBytes <= BUDGET, 'and after a load');
   });
@@ -112,8 +115,8 @@ for (const c of CASES) {
 // left in the file) or shorter (kept in place), some deleted; then a vacuum compacts the arena in
 // place in the file, and the answers must still be those of the index in memory.
 const LISTS = 800;
-const MULTI_CASES: { label: string; config: IndexConfig; vectors: boolean; codes: boolean; viaOptimizer?: boolean }[] = [
-  { label: 'float32 Dot lists paged', config: { dim: DIM, distance: 'Dot' }, vectors: true, codes: false },
+const MULTI_CASES: Case[] = [
+  { label: 'float32 Dot lists and graph paged', config: { dim: DIM, distance: 'Dot' }, vectors: true, codes: false, graph: true },
   { label: 'int8 Cosine lists and codes paged', config: { dim: DIM, distance: 'Cosine', quantization: {} }, vectors: true, codes: true },
   { label: 'binary Euclid codes paged only', config: { dim: DIM, distance: 'Euclid', quantization: { method: 'binary' } }, vectors: false, codes: true },
   { label: 'product x4 Dot, both paged, trained by the optimizer', config: { dim: DIM, distance: 'Dot', quantization: { method: 'product', compression: 'x4' } }, vectors: true, codes: true, viaOptimizer: true },
@@ -160,7 +163,7 @@ for (const c of MULTI_CASES) {
     const queries = clustered(40, DIM, 12, 42);
     const config: IndexConfig = { ...c.config, multivector: { comparator: 'max_sim' } };
     const pinned = await VectorIndex.create(module, config);
-    const paged = paging(c.vectors, c.codes);
+    const paged = paging(c.vectors, c.codes, c.graph ?? false);
     const cold = await VectorIndex.create(module, { ...config, paging: paged });
     fillLists(pinned, data, c.viaOptimizer ?? false);
     fillLists(cold, data, c.viaOptimizer ?? false);
@@ -178,7 +181,7 @@ for (const c of MULTI_CASES) {
     for (const offset of [0, 7, 13, LISTS - 1]) t.same(cold.vector(offset), pinned.vector(offset), `list ${offset} reads back after it`);
     const image = cold.serialize();
     t.same(image, pinned.serialize(), 'and the same image');
-    const reloaded = await VectorIndex.load(module, image, { paging: paging(c.vectors, c.codes) });
+    const reloaded = await VectorIndex.load(module, image, { paging: paging(c.vectors, c.codes, c.graph ?? false) });
     t.equal(listAnswers(reloaded, queries), listAnswers(pinned, queries), 'loaded paged from the image: the same answers');
     t.ok(reloaded.residentPageBytes <= BUDGET, 'and after a load');
   });

@@ -1,6 +1,7 @@
 // Qdrant's memory placement through the real server: originals placed `cold` (`on_disk: true` or
-// `memory: cold`) and quantized codes placed `cold` (their `memory`, or following the originals
-// when `always_ram` is not true) are read on demand from page files (src/shard/page-files.ts);
+// `memory: cold`), quantized codes placed `cold` (their `memory`, or following the originals
+// when `always_ram` is not true) and HNSW graphs placed `cold` (`hnsw_config.on_disk` or
+// `memory`) are read on demand from page files (src/shard/page-files.ts);
 // `cached` / `pinned` data and `always_ram: true` codes stay in memory. The same points in a
 // collection with every row in memory answer every search identically; a PATCH to `on_disk:
 // false` and a restart after kill -9 keep the answers; the page files are the server's own open,
@@ -54,16 +55,16 @@ async function answers(client: QdrantClient, collection: string): Promise<unknow
 
 const COLLECTIONS = {
   memory: { vectors: { size: DIM, distance: 'Cosine' }, quantization_config: { scalar: { type: 'int8' } } },
-  // Both regions paged: codes follow the cold originals.
-  cold: { vectors: { size: DIM, distance: 'Cosine', on_disk: true }, quantization_config: { scalar: { type: 'int8' } } },
-  // Qdrant's memory-lean setup: originals read on demand, codes in memory.
-  lean: { vectors: { size: DIM, distance: 'Cosine', memory: 'cold' }, quantization_config: { scalar: { type: 'int8', always_ram: true } } },
+  // Every region paged: codes follow the cold originals, the graph on disk.
+  cold: { vectors: { size: DIM, distance: 'Cosine', on_disk: true }, quantization_config: { scalar: { type: 'int8' } }, hnsw_config: { on_disk: true } },
+  // Qdrant's memory-lean setup: originals read on demand, codes in memory; the graph cold too.
+  lean: { vectors: { size: DIM, distance: 'Cosine', memory: 'cold' }, quantization_config: { scalar: { type: 'int8', always_ram: true } }, hnsw_config: { memory: 'cold' } },
   // Codes alone paged.
   codes: { vectors: { size: DIM, distance: 'Cosine' }, quantization_config: { scalar: { type: 'int8', memory: 'cold' } } },
 } as const;
-const PAGED_REGIONS = 2 + 1 + 1;
+const PAGED_REGIONS = 3 + 2 + 1;
 
-t.test('cold originals and codes answer as in memory, across a PATCH and a restart', async (t) => {
+t.test('cold originals, codes and graphs answer as in memory, across PATCHes and a restart', async (t) => {
   // A budget of a few pages: every request reads pages back and lets others go.
   const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
   let server = await startServer({ workers: 1, env });
@@ -81,8 +82,12 @@ t.test('cold originals and codes answer as in memory, across a PATCH and a resta
   t.equal(info.config.params.vectors && 'memory' in info.config.params.vectors ? info.config.params.vectors.memory : undefined, 'cold', 'the placement is reported as given');
 
   await client.updateCollection('cold', { vectors: { '': { on_disk: false } } });
-  t.equal(pageFiles(server), PAGED_REGIONS - 2, 'after PATCH on_disk: false, the cold collection holds no page file');
+  t.equal(pageFiles(server), PAGED_REGIONS - 2, 'after PATCH on_disk: false, the cold collection holds its graph\'s page file alone');
   t.same(await answers(client, 'cold'), truth, 'and answers the same');
+  await client.updateCollection('cold', { hnsw_config: { on_disk: false } });
+  await waitIndexed(client, 'cold', N);
+  t.equal(pageFiles(server), PAGED_REGIONS - 3, 'after PATCH hnsw_config on_disk: false, none');
+  t.same(await answers(client, 'cold'), truth, 'and answers the same again');
 
   // kill -9: the page files were unlinked when opened, so none is left in the storage folder.
   await server.stop('SIGKILL');
@@ -90,7 +95,7 @@ t.test('cold originals and codes answer as in memory, across a PATCH and a resta
   server = await startServer({ workers: 1, env, storage: server.storage });
   client = new QdrantClient({ url: server.url, checkCompatibility: false });
   for (const name of Object.keys(COLLECTIONS)) await waitIndexed(client, name, N);
-  t.equal(pageFiles(server), PAGED_REGIONS - 2, 'a restart opens the page files again');
+  t.equal(pageFiles(server), PAGED_REGIONS - 3, 'a restart opens the page files again');
   for (const name of ['cold', 'lean', 'codes']) t.same(await answers(client, name), truth, `${name}: the same answers after a restart`);
 });
 
@@ -105,7 +110,7 @@ const listQueries = queries.map((q, i) => [q, queries[(i + 1) % queries.length]]
 const MULTI = { size: DIM, distance: 'Dot', multivector_config: { comparator: 'max_sim' } } as const;
 const MULTI_COLLECTIONS = {
   memory: { vectors: MULTI, quantization_config: { scalar: { type: 'int8' } } },
-  cold: { vectors: { ...MULTI, on_disk: true }, quantization_config: { scalar: { type: 'int8' } } },
+  cold: { vectors: { ...MULTI, on_disk: true }, quantization_config: { scalar: { type: 'int8' } }, hnsw_config: { on_disk: true } },
   lean: { vectors: { ...MULTI, on_disk: true }, quantization_config: { scalar: { type: 'int8', always_ram: true } } },
 } as const;
 
@@ -120,7 +125,7 @@ async function listAnswers(client: QdrantClient, collection: string): Promise<un
   return out;
 }
 
-t.test('cold multivector lists and codes answer as in memory, across rewrites and a restart', async (t) => {
+t.test('cold multivector lists, codes and graphs answer as in memory, across rewrites and a restart', async (t) => {
   const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
   let server = await startServer({ workers: 1, env });
   let client = new QdrantClient({ url: server.url, checkCompatibility: false });
@@ -137,7 +142,7 @@ t.test('cold multivector lists and codes answer as in memory, across rewrites an
     await client.updateCollection(name, { optimizers_config: GRAPH_NOW });
     await waitIndexed(client, name, LISTS - Math.ceil((LISTS - 5) / 13));
   }
-  t.equal(pageFiles(server), 2 + 1, 'one open page file per paged region (lists, codes)');
+  t.equal(pageFiles(server), 3 + 1, 'one open page file per paged region (lists, codes, graph)');
   const truth = await listAnswers(client, 'memory');
   for (const name of ['cold', 'lean']) t.same(await listAnswers(client, name), truth, `${name}: every answer as with all in memory`);
 
@@ -146,6 +151,6 @@ t.test('cold multivector lists and codes answer as in memory, across rewrites an
   server = await startServer({ workers: 1, env, storage: server.storage });
   client = new QdrantClient({ url: server.url, checkCompatibility: false });
   for (const name of Object.keys(MULTI_COLLECTIONS)) await waitIndexed(client, name, LISTS - Math.ceil((LISTS - 5) / 13));
-  t.equal(pageFiles(server), 2 + 1, 'a restart opens the page files again');
+  t.equal(pageFiles(server), 3 + 1, 'a restart opens the page files again');
   for (const name of ['cold', 'lean']) t.same(await listAnswers(client, name), truth, `${name}: the same answers after a restart`);
 });

@@ -117,7 +117,7 @@ export async function multivectorMode(options: MultivectorBenchOptions, progress
     for (const b of built) {
       const pages = PageFiles.anonymous([0]);
       try {
-        const cold = await VectorIndex.load(await engineModule(), b.index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: pages } });
+        const cold = await VectorIndex.load(await engineModule(), b.index.serializeParts(), { paging: { vectors: true, codes: false, graph: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: pages } });
         timedPass(cold, queries, options.queries, options.k, options.efs[0], false, b.oversampling);
         series.splice(series.length - 1, 0, {
           engine: `${b.name} cold`, m: options.m, efConstruct: options.efConstruct, buildSeconds: b.buildSeconds, memoryBytes: cold.memoryBytes,

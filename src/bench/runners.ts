@@ -72,11 +72,12 @@ export interface RunnerParams {
 /**
  * Where Quiver's engines keep the stored vectors: in linear memory, or `cold` as a collection
  * with `on_disk: true` originals and `always_ram: true` codes keeps them (read on demand from a
- * page file, at most the server's 8 MiB of pages between searches; assembly/pages.ts). A cold
+ * page file, at most the server's 8 MiB of pages between searches; assembly/pages.ts), or
+ * `cold+graph`: the graph's level-0 links too, as with `hnsw_config: {on_disk: true}`. A cold
  * engine is built in memory and loaded cold from its image: its build time includes the save
  * and the load.
  */
-export const ORIGINALS = ['memory', 'cold'] as const;
+export const ORIGINALS = ['memory', 'cold', 'cold+graph'] as const;
 export type Originals = (typeof ORIGINALS)[number];
 
 /**
@@ -112,7 +113,7 @@ function quiverEngineOf(config: (params: RunnerParams) => { label: string; quant
     make: (params) => {
       const { label, quantization } = config(params);
       const { graph, oversampling, datatype, originals } = params;
-      const name = `${label}${originals === 'cold' ? ' cold' : ''}`;
+      const name = `${label}${originals === 'memory' ? '' : ` ${originals}`}`;
       return new QuiverRunner(datatype === 'float32' ? name : `${name} [${datatype}]`, graph, quantization, quantization ? oversampling : 1, exact, datatype, originals);
     },
   };
@@ -216,8 +217,11 @@ class QuiverRunner implements AnnRunner {
     // Cold originals: the index built in memory is loaded from its image with them paged, as a
     // shard loads its graph image on a restart (linking straight into paged originals reads a
     // page per neighbour measured: see the README's note on cold builds).
-    this.index = this.originals === 'cold'
-      ? await VectorIndex.load(await engineModule(), index.serializeParts(), { paging: { vectors: true, codes: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: (this.pages = PageFiles.anonymous([0])) } })
+    const graph = this.originals === 'cold+graph';
+    this.index = this.originals !== 'memory'
+      ? await VectorIndex.load(await engineModule(), index.serializeParts(), {
+        paging: { vectors: true, codes: false, graph, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: (this.pages = PageFiles.anonymous(graph ? [0, 2] : [0])) },
+      })
       : index;
   }
 

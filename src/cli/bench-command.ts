@@ -82,7 +82,7 @@ export const BENCH_SPECS: Record<BenchMode, CommandSpec> = {
       { name: 'datatype', value: 'LIST', default: 'float32', help: `element types Quiver's engines store vectors in, each run in turn (${DATATYPES.join(', ')}; Qdrant's datatype)` },
       { name: 'pq-compression', value: 'LIST', default: 'x16', help: `quiver-pq: product quantization's compressions, each run in turn (${COMPRESSIONS.join(', ')}; Qdrant's product.compression)` },
       { name: 'turbo-bits', value: 'LIST', default: 'bits4', help: `quiver-turbo: TurboQuant's bit widths, each run in turn (${TURBO_BITS.join(', ')}; Qdrant's turbo.bits)` },
-      { name: 'originals', value: 'LIST', default: 'memory', help: `where Quiver's engines keep the stored vectors, each run in turn (${ORIGINALS.join(', ')}: cold = read on demand from a page file, as a collection with on_disk: true originals and always_ram: true codes)` },
+      { name: 'originals', value: 'LIST', default: 'memory', help: `where Quiver's engines keep the stored vectors, each run in turn (${ORIGINALS.join(', ')}: cold = read on demand from a page file, as a collection with on_disk: true originals and always_ram: true codes; cold+graph = the HNSW graph too, as hnsw_config on_disk: true)` },
       ...OUTPUT_OPTIONS,
     ],
     epilog: [

@@ -124,11 +124,11 @@ export function walSpecOf(config: CollectionConfig): WalSpec {
 }
 
 /**
- * Where Qdrant keeps a vector's originals: `memory` over the deprecated `on_disk` (true: cold),
- * else cached.
+ * Where Qdrant keeps a vector's originals or an HNSW graph: `memory` over the deprecated
+ * `on_disk` (true: cold), else cached.
  */
-function vectorMemory(v: VectorParams): Memory {
-  return v.memory ?? (v.onDisk === true ? 'cold' : 'cached');
+function placedMemory(placed: { memory?: Memory | null; onDisk?: boolean | null }): Memory {
+  return placed.memory ?? (placed.onDisk === true ? 'cold' : 'cached');
 }
 
 /**
@@ -141,14 +141,15 @@ function codeMemory(q: QuantizationConfig, originals: Memory): Memory {
 }
 
 /**
- * The regions the engine pages (reads on demand): those placed `cold`, dense rows and multivector
- * lists alike. `cached` and `pinned` data stay in the engine's memory (Qdrant's page cache may
- * drop cached pages under pressure; an engine's linear memory cannot).
+ * The regions the engine pages (reads on demand): those placed `cold` (dense rows and multivector
+ * lists alike, their codes, the HNSW graph). `cached` and `pinned` data stay in the engine's
+ * memory (Qdrant's page cache may drop cached pages under pressure; an engine's linear memory
+ * cannot).
  */
-function pagingOf(v: VectorParams, q: QuantizationConfig | null): VectorPaging | null {
-  const originals = vectorMemory(v);
-  const codes = q !== null && codeMemory(q, originals) === 'cold';
-  return originals === 'cold' || codes ? { vectors: originals === 'cold', codes } : null;
+function pagingOf(v: VectorParams, q: QuantizationConfig | null, hnsw: HnswConfig): VectorPaging | null {
+  const originals = placedMemory(v);
+  const paging = { vectors: originals === 'cold', codes: q !== null && codeMemory(q, originals) === 'cold', graph: placedMemory(hnsw) === 'cold' };
+  return paging.vectors || paging.codes || paging.graph ? paging : null;
 }
 
 export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
@@ -166,7 +167,7 @@ export function vectorSpecsOf(config: CollectionConfig): VectorSpec[] {
       quantization,
       multivector: v.multivector ?? null,
       datatype: v.datatype ?? 'float32',
-      paging: pagingOf(v, quantizationConfig),
+      paging: pagingOf(v, quantizationConfig, hnsw),
     };
   });
 }

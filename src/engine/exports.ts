@@ -81,7 +81,7 @@ export interface EngineExports {
   storedVectors(): number;
   arenaCapacity(): number;
   checkAsReached(confirmedBits: number): void;
-  setPaging(vectors: number, codes: number, budgetBytes: number): void;
+  setPaging(vectors: number, codes: number, links: number, budgetBytes: number): void;
   trimPages(): void;
   residentPageBytes(): number;
   maxListRows(): number;
@@ -102,7 +102,8 @@ export interface EngineHost {
 
 /**
  * Where an index keeps the pages of its paged regions (Qdrant's `cold` vectors or codes) while
- * they are out of its linear memory: a file per region (0 = stored vectors, 1 = codes), each page
+ * they are out of its linear memory: a file per region (0 = stored vectors, 1 = codes, 2 = the
+ * graph's level-0 links), each page
  * at byte `position` of it. Dense pages are all one size; a multivector list is a page of its own
  * length at its arena position. Bytes never written read as zeros. Calls are synchronous: the
  * engine asks in the middle of a search.

@@ -61,22 +61,23 @@ export interface MultivectorConfig {
 
 /**
  * Regions of an index read on demand (Qdrant's `cold` placement): the stored vectors (a
- * multivector index's lists) and/or their codes live in `store` and in linear memory only while
- * used, at most `budgetBytes` of them between calls (assembly/pages.ts). Answers are the same as
- * with every row in memory.
+ * multivector index's lists), their codes and/or the graph's level-0 links live in `store` and in
+ * linear memory only while used, at most `budgetBytes` of them between calls (assembly/pages.ts).
+ * Answers are the same as with every row in memory.
  */
 export interface Paging {
   vectors: boolean;
   codes: boolean;
+  graph: boolean;
   budgetBytes: number;
   store: PageStore;
 }
 
 /** Hands `paging` to a fresh instance, before anything is reserved. */
 function startPaging(wasm: EngineExports, host: EngineHost, paging: Paging | null | undefined): void {
-  if (!paging || (!paging.vectors && !paging.codes)) return;
+  if (!paging || (!paging.vectors && !paging.codes && !paging.graph)) return;
   host.pages = paging.store;
-  wasm.setPaging(paging.vectors ? 1 : 0, paging.codes ? 1 : 0, Math.max(0, Math.floor(paging.budgetBytes)));
+  wasm.setPaging(paging.vectors ? 1 : 0, paging.codes ? 1 : 0, paging.graph ? 1 : 0, Math.max(0, Math.floor(paging.budgetBytes)));
 }
 
 export interface IndexConfig {

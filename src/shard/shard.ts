@@ -54,13 +54,15 @@ export interface VectorSpec {
   multivector?: MultivectorConfig | null;
   /** The element type vectors are stored in (Qdrant's datatype); absent: float32. */
   datatype?: Datatype;
-  /** Regions read on demand (Qdrant's `cold` placement; dense vectors only); absent or null: all in memory. */
+  /** Regions read on demand (Qdrant's `cold` placement); absent or null: all in memory. */
   paging?: VectorPaging | null;
 }
 
+/** Which regions of a vector's index are paged: its vectors (lists), their codes, its graph's links. */
 export interface VectorPaging {
   vectors: boolean;
   codes: boolean;
+  graph: boolean;
 }
 
 /**
@@ -260,8 +262,9 @@ export class Shard implements FilterSource {
 
   /** The engine's paging of vector `v` (the `index`th of the spec), its page files opened; null when all stays in memory. */
   private pagingOf(index: number, v: VectorSpec): Paging | null {
-    if (!v.paging || (!v.paging.vectors && !v.paging.codes)) return null;
-    const files = new PageFiles(this.spec.path, index, [...(v.paging.vectors ? [0] : []), ...(v.paging.codes ? [1] : [])]);
+    if (!v.paging || (!v.paging.vectors && !v.paging.codes && !v.paging.graph)) return null;
+    const regions = [v.paging.vectors, v.paging.codes, v.paging.graph].flatMap((paged, region) => (paged ? [region] : []));
+    const files = new PageFiles(this.spec.path, index, regions);
     this.pageFiles.push(files);
     return { ...v.paging, budgetBytes: PAGE_BUDGET_BYTES, store: files };
   }
