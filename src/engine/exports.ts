@@ -101,12 +101,12 @@ export interface EngineHost {
 }
 
 /**
- * Where an index keeps the pages of its paged regions (Qdrant's `cold` vectors or codes) while
- * they are out of its linear memory: a file per region (0 = stored vectors, 1 = codes, 2 = the
- * graph's level-0 links), each page
- * at byte `position` of it. Dense pages are all one size; a multivector list is a page of its own
- * length at its arena position. Bytes never written read as zeros. Calls are synchronous: the
- * engine asks in the middle of a search.
+ * Where an index keeps the pages of its paged regions (Qdrant's `cold` vectors, codes or graph)
+ * while they are out of its linear memory: a file per region (0 = stored vectors, 1 = codes,
+ * 2 = the graph's level-0 links), each page at byte `position` of it. A region's pages are all
+ * one size, but for multivector lists: a list is a page of its own length at its arena position.
+ * Bytes never written read as zeros. Calls are synchronous: the engine asks in the middle of a
+ * search.
  */
 export interface PageStore {
   read(region: number, position: number, into: Uint8Array): void;

@@ -37,7 +37,7 @@ export class PageFiles implements PageStore {
     }
   }
 
-  /** Files for the regions of `regions` (0 vectors, 1 codes) of the vector numbered `vector` in the shard. */
+  /** Files for the regions of `regions` (0 vectors, 1 codes, 2 graph links) of the vector numbered `vector` in the shard. */
   constructor(dir: string, vector: number, regions: readonly number[]) {
     for (const region of regions) {
       const path = join(dir, `${PREFIX}${vector}-${region}`);
