@@ -41,6 +41,12 @@ function leftPageFiles(dir: string): string[] {
   return (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.includes('quiver-pages-'));
 }
 
+/** A server (on `storage`, else fresh) keeping a budget of a few pages per index, so every request reads pages back and lets others go; its client. */
+async function pagedServer(storage?: string): Promise<{ server: RunningServer; client: QdrantClient }> {
+  const server = await startServer({ workers: 1, env: { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) }, ...(storage === undefined ? {} : { storage }) });
+  return { server, client: new QdrantClient({ url: server.url, checkCompatibility: false }) };
+}
+
 async function answers(client: QdrantClient, collection: string): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const query of queries) {
@@ -65,10 +71,7 @@ const COLLECTIONS = {
 const PAGED_REGIONS = 3 + 2 + 1;
 
 t.test('cold originals, codes and graphs answer as in memory, across PATCHes and a restart', async (t) => {
-  // A budget of a few pages: every request reads pages back and lets others go.
-  const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
-  let server = await startServer({ workers: 1, env });
-  let client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  let { server, client } = await pagedServer();
   t.teardown(() => server.stop());
   for (const [name, config] of Object.entries(COLLECTIONS)) {
     await client.createCollection(name, { ...config, optimizers_config: GRAPH_NOW } as Parameters<QdrantClient['createCollection']>[1]);
@@ -92,8 +95,7 @@ t.test('cold originals, codes and graphs answer as in memory, across PATCHes and
   // kill -9: the page files were unlinked when opened, so none is left in the storage folder.
   await server.stop('SIGKILL');
   t.same(leftPageFiles(server.storage), [], 'a killed server leaves no page file behind');
-  server = await startServer({ workers: 1, env, storage: server.storage });
-  client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  ({ server, client } = await pagedServer(server.storage));
   for (const name of Object.keys(COLLECTIONS)) await waitIndexed(client, name, N);
   t.equal(pageFiles(server), PAGED_REGIONS - 3, 'a restart opens the page files again');
   for (const name of ['cold', 'lean', 'codes']) t.same(await answers(client, name), truth, `${name}: the same answers after a restart`);
@@ -126,9 +128,7 @@ async function listAnswers(client: QdrantClient, collection: string): Promise<un
 }
 
 t.test('cold multivector lists, codes and graphs answer as in memory, across rewrites and a restart', async (t) => {
-  const env = { QUIVER_COLD_PAGE_BUDGET_BYTES: String(16 * 1024) };
-  let server = await startServer({ workers: 1, env });
-  let client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  let { server, client } = await pagedServer();
   t.teardown(() => server.stop());
   for (const [name, config] of Object.entries(MULTI_COLLECTIONS)) {
     // The graph and the codebook are built once every write is in (PATCH below), so they are
@@ -148,8 +148,7 @@ t.test('cold multivector lists, codes and graphs answer as in memory, across rew
 
   await server.stop('SIGKILL');
   t.same(leftPageFiles(server.storage), [], 'a killed server leaves no page file behind');
-  server = await startServer({ workers: 1, env, storage: server.storage });
-  client = new QdrantClient({ url: server.url, checkCompatibility: false });
+  ({ server, client } = await pagedServer(server.storage));
   for (const name of Object.keys(MULTI_COLLECTIONS)) await waitIndexed(client, name, LISTS - Math.ceil((LISTS - 5) / 13));
   t.equal(pageFiles(server), 3 + 1, 'a restart opens the page files again');
   for (const name of ['cold', 'lean']) t.same(await listAnswers(client, name), truth, `${name}: the same answers after a restart`);
