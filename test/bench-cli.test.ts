@@ -8,7 +8,7 @@
 
 import t, { type Test } from 'tap';
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { access, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -22,6 +22,7 @@ import { terminalProgress } from '../src/cli/progress.js';
 import { qpsAtRecall } from '../src/cli/targets.js';
 import { fillEmbeddings } from '../src/bench/embeddings.js';
 import { startServer } from './helpers/server.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const CLI = new URL('../src/cli/quiver.js', import.meta.url).pathname;
 
@@ -49,7 +50,7 @@ interface BenchOptions {
 
 /** Runs a bench into a fresh output folder; returns its parsed JSON result, the folder's files and the run's output. */
 async function bench(args: string[], options: BenchOptions = {}): Promise<{ result: BenchResult; files: string[]; run: Run }> {
-  const out = await mkdtemp(join(tmpdir(), 'quiver-bench-out-'));
+  const out = await tempDir('quiver-bench-out-');
   const run = await quiver([...args, '--out', out, '--cache-dir', options.cacheDir ?? join(out, 'cache'), ...(options.progress ? [] : ['--quiet'])], options.env);
   if (run.code !== 0) throw new Error(`quiver ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   const files = (await readdir(out)).filter((f) => f !== 'cache');
@@ -229,7 +230,7 @@ t.test('quiver-pq, asked for by name: one series per --pq-compression ratio, res
 
 t.test('the plot as PNG exactly when a converter is on PATH', async (t) => {
   const args = ['bench', 'engine', '--dataset', 'synthetic', '--size', '500', '--dim', '8', '--queries', '10', '--engines', 'quiver-f32,flat', '--ef', '16', '--repeats', '1'];
-  const none = await mkdtemp(join(tmpdir(), 'quiver-path-'));
+  const none = await tempDir('quiver-path-');
   const without = await bench(args, { env: { PATH: none } });
   t.same(without.files.map((f) => f.slice(-4)).sort(), ['.svg', 'json'], 'no converter: JSON and SVG, nothing else');
   t.notMatch(without.run.stdout, '.png', 'and no PNG announced');
@@ -239,7 +240,7 @@ t.test('the plot as PNG exactly when a converter is on PATH', async (t) => {
     t.fail('no rsvg-convert or ImageMagick installed: apt-get install librsvg2-bin (.ci/run does)');
     return;
   }
-  const converterDir = await mkdtemp(join(tmpdir(), 'quiver-path-'));
+  const converterDir = await tempDir('quiver-path-');
   await symlink(converter, join(converterDir, converter.split('/').pop()!));
   const withPng = await bench(args, { env: { PATH: converterDir } });
   const png = withPng.files.find((f) => f.endsWith('.png'));
@@ -251,7 +252,7 @@ t.test('the plot as PNG exactly when a converter is on PATH', async (t) => {
 });
 
 t.test('ground truth is computed once, cached, and recomputed when the cache is damaged', async (t) => {
-  const cacheDir = await mkdtemp(join(tmpdir(), 'quiver-gt-cache-'));
+  const cacheDir = await tempDir('quiver-gt-cache-');
   const args = ['bench', 'engine', '--dataset', 'synthetic', '--size', '800', '--dim', '16', '--queries', '25', '--seed', '5', '--distance', 'Euclid', '--engines', 'flat', '--repeats', '1'];
   const first = await bench(args, { cacheDir, progress: true });
   const file = first.result.groundTruth.file;
@@ -343,7 +344,7 @@ t.test('Fashion-MNIST with the ann-benchmarks split', async (t) => {
 t.test('engine mode with --datatype: each Quiver engine per datatype, memory per point shrinking', async (t) => {
   // Integer pixels 0..255 (as Fashion-MNIST's): lossless in float16 and uint8, so the exact scan
   // over any datatype finds the true neighbours.
-  const dir = await mkdtemp(join(tmpdir(), 'quiver-bench-files-'));
+  const dir = await tempDir('quiver-bench-files-');
   // Enough vectors that they, not the engine's first megabyte of linear memory, set its size.
   const dim = 256;
   const next = seededRandom(5);
@@ -361,7 +362,7 @@ t.test('engine mode with --datatype: each Quiver engine per datatype, memory per
 });
 
 t.test('the embedding-like set: generated once into the cache, then reused, ground truth exact', async (t) => {
-  const cacheDir = await mkdtemp(join(tmpdir(), 'quiver-emb-cache-'));
+  const cacheDir = await tempDir('quiver-emb-cache-');
   const args = ['bench', 'engine', '--dataset', 'embeddings', '--size', '1500', '--dim', '64', '--clusters', '12', '--queries', '20', '--engines', 'quiver-f32,usearch', '--ef', '64', '--repeats', '1'];
   const first = await bench(args, { cacheDir, progress: true });
   t.match(first.run.stderr, 'embeddings: generating 1520 x 64 (12 topics, seed 7)', 'the first run generates base and queries');
@@ -379,7 +380,7 @@ t.test('the embedding-like set: generated once into the cache, then reused, grou
 });
 
 t.test('user vector files: .fvecs, .npy and .json', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'quiver-bench-files-'));
+  const dir = await tempDir('quiver-bench-files-');
   const dim = 12;
   const data = clusteredVectors(430, dim, 8, seededRandom(11));
   const fvecs = Buffer.alloc(430 * (4 + 4 * dim));

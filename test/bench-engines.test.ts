@@ -4,9 +4,8 @@
 // recall against a brute force computed here for each distance it has.
 
 import t from 'tap';
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { tempDir } from './helpers/temp-dir.js';
 import { embeddingCacheFile, fillEmbeddings, loadEmbeddings, type EmbeddingSpec } from '../src/bench/embeddings.js';
 import type { Progress } from '../src/bench/progress.js';
 import type { BenchResult, Series } from '../src/bench/result.js';
@@ -85,7 +84,7 @@ function recorder(): { progress: Progress; events: string[] } {
 }
 
 t.test('embedding set: cached by its parameters, reused, regenerated when the file is damaged', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'quiver-embeddings-'));
+  const dir = await tempDir('quiver-embeddings-');
   const first = recorder();
   const generated = await loadEmbeddings(SPEC, dir, first.progress);
   const file = embeddingCacheFile(SPEC, dir);

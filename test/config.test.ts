@@ -1,10 +1,10 @@
 // Configuration layers: defaults < YAML file < QDRANT__SECTION__KEY environment < flags.
 
 import t from 'tap';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defaultConfig, isLoopback, loadConfig } from '../src/config/config.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 t.test('defaults are Qdrant\'s, bound to loopback', async (t) => {
   const config = loadConfig([], {});
@@ -18,7 +18,7 @@ t.test('defaults are Qdrant\'s, bound to loopback', async (t) => {
 });
 
 t.test('each layer overrides the one before', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'quiver-config-'));
+  const dir = await tempDir('quiver-config-');
   const file = join(dir, 'config.yaml');
   await writeFile(file, 'service:\n  http_port: 7000\n  host: 127.0.0.2\n  unknown_key: 1\nstorage:\n  storage_path: /from/yaml\nlog_level: DEBUG\n');
   const fromFile = loadConfig(['--config-path', file], {});

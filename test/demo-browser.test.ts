@@ -15,6 +15,7 @@ import { DEMO_DIR } from '../src/demo/build.js';
 import { serveStatic } from '../src/demo/serve.js';
 import { decodeSubset, imageVector, type ImageSubset } from '../src/demo/subset-format.js';
 import { freePort } from './helpers/server.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const CLI = new URL('../src/cli/quiver.js', import.meta.url).pathname;
 const SUBSET = new URL('../build/demo/fashion-mnist-subset.bin', import.meta.url);
@@ -143,7 +144,7 @@ t.test('demo page in Chromium shows the exact nearest neighbours', async (t) => 
   t.match(timing, /^10 hits in \d+\.\d\d ms/, 'search timing is shown');
 
   // The built folder on another path of a plain static server: every URL in it is relative.
-  const root = await mkdtemp(join(tmpdir(), 'quiver-static-'));
+  const root = await tempDir('quiver-static-');
   await mkdir(join(root, 'nested'));
   await symlink(DEMO_DIR, join(root, 'nested', 'quiver-demo'));
   const host = await serveStatic(root, '127.0.0.1', 0);

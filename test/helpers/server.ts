@@ -1,10 +1,7 @@
 // Starts real Quiver servers (`src/main.ts` in a child process) on loopback ports for tests.
 // The spawning and readiness wait are the benchmark CLI's own (src/bench/quiver-process.ts).
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import t from 'tap';
+import { tempDir } from './temp-dir.js';
 import { freePort, freePorts, startQuiver, type QuiverProcess, type QuiverProcessOptions } from '../../src/bench/quiver-process.js';
 
 export { freePort, freePorts };
@@ -14,19 +11,12 @@ export type RunningServer = QuiverProcess;
 /** The environment that starts a single node even when ONE_PEER_CLUSTER is set. */
 export const SINGLE_NODE_ENV = { QDRANT__CLUSTER__ENABLED: 'false' } as const;
 
-/** Temp storages this test file made (a cluster peer's holds ~120 MB of etcd files). */
-const made: string[] = [];
-
 /**
  * A fresh storage folder, removed when the test file ends (after its tests' teardowns stopped
- * their servers), so that a run of the suite leaves none behind.
+ * their servers; a cluster peer's holds ~120 MB of etcd files).
  */
-export async function tempStorage(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'quiver-test-'));
-  // A folder a still-running process writes into may not go at once: what is left is no failure of the tests.
-  if (made.length === 0) t.teardown(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined))).then(() => undefined));
-  made.push(dir);
-  return dir;
+export function tempStorage(): Promise<string> {
+  return tempDir('quiver-test-');
 }
 
 export type StartOptions = Partial<Omit<QuiverProcessOptions, 'echo'>>;
