@@ -370,9 +370,11 @@ function selectNeighbors<K>(out: usize, maxSel: i32): i32 {
 /** Adds the edge n -> id at `level`, pruning n's list with the heuristic when it is full. */
 function addLink<K>(n: i32, id: i32, level: i32): void {
   const cap = level == 0 ? M0 : M;
+  const seen = linksAt(n, level);
+  const cnt = <i32>load<u32>(seen);
+  for (let j = 0; j < cnt; j++) if (<i32>load<u32>(seen + 4 + (<usize>j << 2)) == id) return;
+  // Taken for writing only now: an edge already there leaves a cold graph's page clean.
   const l = linksAtW(n, level);
-  const cnt = <i32>load<u32>(l);
-  for (let j = 0; j < cnt; j++) if (<i32>load<u32>(l + 4 + (<usize>j << 2)) == id) return;
   if (cnt < cap) {
     store<u32>(l + 4 + (<usize>cnt << 2), id);
     store<u32>(l, cnt + 1);

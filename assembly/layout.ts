@@ -288,7 +288,9 @@ export function compactArena(): void {
   let total = 0;
   for (let v = 0; v < arenaUsed; v++) {
     const o = <i32>load<u32>(owner + (<usize>v << 2));
-    if (o > 0) total = listStart(total, multiCount(o - 1)) + multiCount(o - 1);
+    if (o == 0) continue;
+    const k = multiCount(o - 1);
+    total = listStart(total, k) + k;
   }
   const cap = <usize>max(total, 1);
   const rowBytes = arenaRowBytes();

@@ -153,17 +153,18 @@ function baseAndQueries(n: number, q: number, dim: number, seed: number): { base
   return { base: rows(0, n), queries: rows(n, q) };
 }
 
-t.test('cold originals (--originals cold): the same answers as in memory, the runner named so', async (t) => {
+t.test('cold originals (--originals cold, cold+graph): the same answers as in memory, the runners named so', async (t) => {
   const dim = 32;
   const { base, queries } = baseAndQueries(3000, 20, dim, 12);
   const graph = { m: 16, efConstruct: 64, distance: 'Cosine' } as const;
   const task = { tick: () => {}, done: () => {} };
-  const runners = (['memory', 'cold'] as const).map((originals) => makeRunner('quiver-int8', graph, 2, 'float32', 'x16', 'bits4', originals));
-  t.same(runners.map((r) => r.name), ['quiver int8', 'quiver int8 cold']);
+  const runners = (['memory', 'cold', 'cold+graph'] as const).map((originals) => makeRunner('quiver-int8', graph, 2, 'float32', 'x16', 'bits4', originals));
+  t.same(runners.map((r) => r.name), ['quiver int8', 'quiver int8 cold', 'quiver int8 cold+graph']);
   for (const runner of runners) await runner.build(base.map((v) => runner.prepare(v)), dim, task);
   for (const ef of [16, 64]) {
     const answers = runners.map((r) => queries.map((q) => Array.from(r.search(r.prepare(q), 10, ef))));
-    t.same(answers[1], answers[0], `ef ${ef}: every query answered alike`);
+    t.same(answers[1], answers[0], `ef ${ef}: every query answered alike with the originals cold`);
+    t.same(answers[2], answers[0], `ef ${ef}: and with the graph's links cold too`);
   }
   for (const runner of runners) await runner.close?.();
 });

@@ -5,7 +5,7 @@
 
 import { VectorIndex, type Distance } from '../engine/index.js';
 import { engineModule } from '../runtime/wasm-module.js';
-import { DEFAULT_PAGE_BUDGET_BYTES, PageFiles } from '../shard/page-files.js';
+import { loadCold } from './cold-index.js';
 import { listOf, syntheticMultivectors, type MultivectorSet } from './multivector-data.js';
 import type { Progress } from './progress.js';
 import type { Series } from './result.js';
@@ -115,9 +115,8 @@ export async function multivectorMode(options: MultivectorBenchOptions, progress
   }
   if (options.cold) {
     for (const b of built) {
-      const pages = PageFiles.anonymous([0]);
+      const { index: cold, pages } = await loadCold(b.index, false);
       try {
-        const cold = await VectorIndex.load(await engineModule(), b.index.serializeParts(), { paging: { vectors: true, codes: false, graph: false, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: pages } });
         timedPass(cold, queries, options.queries, options.k, options.efs[0], false, b.oversampling);
         series.splice(series.length - 1, 0, {
           engine: `${b.name} cold`, m: options.m, efConstruct: options.efConstruct, buildSeconds: b.buildSeconds, memoryBytes: cold.memoryBytes,

@@ -11,7 +11,8 @@ import { bruteForce } from './exact.js';
 import type { ProgressTask } from './progress.js';
 import { withScratchDir } from './scratch.js';
 import { UsearchRunner } from './usearch-runner.js';
-import { DEFAULT_PAGE_BUDGET_BYTES, PageFiles } from '../shard/page-files.js';
+import type { PageFiles } from '../shard/page-files.js';
+import { loadCold } from './cold-index.js';
 
 export interface AnnRunner {
   readonly name: string;
@@ -217,12 +218,11 @@ class QuiverRunner implements AnnRunner {
     // Cold originals: the index built in memory is loaded from its image with them paged, as a
     // shard loads its graph image on a restart (linking straight into paged originals reads a
     // page per neighbour measured: see the README's note on cold builds).
-    const graph = this.originals === 'cold+graph';
-    this.index = this.originals !== 'memory'
-      ? await VectorIndex.load(await engineModule(), index.serializeParts(), {
-        paging: { vectors: true, codes: false, graph, budgetBytes: DEFAULT_PAGE_BUDGET_BYTES, store: (this.pages = PageFiles.anonymous(graph ? [0, 2] : [0])) },
-      })
-      : index;
+    if (this.originals === 'memory') {
+      this.index = index;
+    } else {
+      ({ index: this.index, pages: this.pages } = await loadCold(index, this.originals === 'cold+graph'));
+    }
   }
 
   prepare(query: Float32Array): unknown {
